@@ -1,0 +1,55 @@
+"""Spec values -> Python and Markdown source text. The only place a spec string becomes code.
+
+Every value is emitted through `repr()` (or a Markdown/Mermaid escape), never spliced into code, so a YAML
+value such as `"x'); import os #"` stays a string. Long literals are wrapped one element per line, the way a
+formatter would, so a one-value spec change is a one-line diff.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LINE_WIDTH = 110
+
+
+def py(value: Any, indent: int = 0) -> str:
+    """A deterministic Python literal for JSON-like values, tuples and None, wrapped to LINE_WIDTH."""
+    flat = _flat(value)
+    if len(flat) + indent <= LINE_WIDTH or not isinstance(value, (dict, list, tuple)) or not value:
+        return flat
+    inner = " " * (indent + 4)
+    if isinstance(value, dict):
+        items = [f"{inner}{_flat(key)}: {py(item, indent + 4)}," for key, item in value.items()]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+    items = [f"{inner}{py(item, indent + 4)}," for item in value]
+    open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+    return open_ + "\n" + "\n".join(items) + "\n" + " " * indent + close
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_flat(key)}: {_flat(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flat(item) for item in value) + "]"
+    if isinstance(value, tuple):
+        if len(value) == 1:
+            return f"({_flat(value[0])},)"
+        return "(" + ", ".join(_flat(item) for item in value) + ")"
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return repr(value)
+    raise TypeError(f"cannot emit a literal for {type(value).__name__}")
+
+
+def md_cell(text: str) -> str:
+    """Text safe inside one Markdown table cell."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def md_code(name: str) -> str:
+    """An identifier-like value as inline code (names are validated, so no backtick can occur)."""
+    return f"`{md_cell(name)}`"
+
+
+def mermaid_label(text: str) -> str:
+    """A Mermaid transition label: no characters that end the label or start a new statement."""
+    return "".join(character if character.isalnum() or character in " _-[]" else " " for character in text)

@@ -1,0 +1,106 @@
+"""Load spec YAML safely, keeping the line and column of every key and value.
+
+PyYAML's SafeLoader silently keeps the last of two equal keys and reads `on`/`off`/`yes`/`no` as booleans;
+a contract spec must do neither, so this module composes the node graph itself and builds plain Python
+values from it, recording a `Mark` for every path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import Mark, SpecError
+
+# A spec path is the tuple of keys and indexes leading to a value, e.g. ("failpoints", 3, "id").
+SpecPath = tuple[str | int, ...]
+
+
+class _ContractYamlLoader(yaml.SafeLoader):
+    """SafeLoader whose booleans are only true/false (YAML 1.2), so `on`, `off`, `yes`, `no` stay strings."""
+
+
+_ContractYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_ContractYamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+@dataclass
+class LoadedFile:
+    """One spec file: its data as plain Python values, and where each value and key stands."""
+
+    name: str
+    data: Any
+    value_marks: dict[SpecPath, Mark] = field(default_factory=dict)
+    key_marks: dict[SpecPath, Mark] = field(default_factory=dict)
+
+    def mark(self, path: SpecPath) -> Mark:
+        """The mark of the value at `path`, or of its nearest enclosing value."""
+        while path not in self.value_marks and path:
+            path = path[:-1]
+        return self.value_marks.get(path, Mark(self.name, 1, 1))
+
+    def key_mark(self, path: SpecPath) -> Mark:
+        """The mark of the key that names `path` (falls back to the value's mark)."""
+        return self.key_marks.get(path) or self.mark(path)
+
+
+def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, list[SpecError]]:
+    """Read one YAML file; return it with its marks, or None and the errors that stop it being read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return None, [SpecError(Mark(display_name, 1, 1), f"cannot read the file: {error}")]
+    loader = _ContractYamlLoader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as error:
+        problem_mark = error.problem_mark or error.context_mark
+        line, column = (problem_mark.line + 1, problem_mark.column + 1) if problem_mark else (1, 1)
+        return None, [SpecError(Mark(display_name, line, column), f"invalid YAML: {error.problem}")]
+    finally:
+        loader.dispose()
+    loaded = LoadedFile(display_name, None)
+    errors: list[SpecError] = []
+    if root is None:
+        return None, [SpecError(Mark(display_name, 1, 1), "the file is empty")]
+    loaded.data = _build(root, (), loaded, errors, _ContractYamlLoader(""))
+    return loaded, errors
+
+
+def _mark_of(node: yaml.Node, file_name: str) -> Mark:
+    return Mark(file_name, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _build(node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader) -> Any:
+    loaded.value_marks[path] = _mark_of(node, loaded.name)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                errors.append(SpecError(_mark_of(key_node, loaded.name), "merge keys ('<<') are not allowed in the spec"))
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                errors.append(SpecError(_mark_of(key_node, loaded.name), "a key must be a plain string"))
+                continue
+            key = key_node.value
+            if key in result:
+                first = loaded.key_marks[path + (key,)]
+                errors.append(
+                    SpecError(_mark_of(key_node, loaded.name), f"duplicate key '{key}' (first defined at {first})")
+                )
+                continue
+            loaded.key_marks[path + (key,)] = _mark_of(key_node, loaded.name)
+            result[key] = _build(value_node, path + (key,), loaded, errors, loader)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, path + (index,), loaded, errors, loader) for index, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)

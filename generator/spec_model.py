@@ -1,0 +1,166 @@
+"""The validated spec as frozen dataclasses: what every renderer reads, and nothing else does.
+
+Each record keeps the `Mark` of its definition so that later checks and the review diff can name the line a
+person has to edit. Ordering is the spec's own order everywhere; nothing depends on set or hash order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import Mark
+
+
+@dataclass(frozen=True)
+class Failpoint:
+    id: str
+    boundary: str
+    committed_prefix: str
+    note: str | None
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class LedgerEvent:
+    """One canonical event; `wire_by_outcome` is the full RuntimeEvent per outcome, as JSON text."""
+
+    name: str
+    wire_by_outcome: tuple[tuple[str, str], ...]
+    mark: Mark
+
+    def wire(self, outcome: str) -> str:
+        return dict(self.wire_by_outcome)[outcome]
+
+
+@dataclass(frozen=True)
+class Prefix:
+    name: str
+    through: str | None
+    length: int
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class CanonicalLedger:
+    session_id: str
+    run_id: str
+    outcomes: tuple[tuple[str, str], ...]
+    events: tuple[LedgerEvent, ...]
+    prefixes: tuple[Prefix, ...]
+
+    @property
+    def outcome_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.outcomes)
+
+    def prefix(self, name: str) -> Prefix:
+        return next(prefix for prefix in self.prefixes if prefix.name == name)
+
+
+@dataclass(frozen=True)
+class Decision:
+    prefix: str
+    summary: str
+    same_tool_decision_as: str | None
+    disposition: str
+    operation_statuses: tuple[tuple[str, tuple[str, ...]], ...]
+    diagnostics: tuple[str, ...]
+    rejection_reasons: tuple[str, ...]
+    replay: tuple[str, ...]
+    terminal_fact: bool
+    mark: Mark
+
+    def statuses(self, outcome: str) -> tuple[str, ...]:
+        return dict(self.operation_statuses)[outcome]
+
+
+@dataclass(frozen=True)
+class LedgerRules:
+    high_water_rule: str
+    high_water_diagnostic: str
+    corruption_rule: str
+    corruption_kinds: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class State:
+    name: str
+    description: str
+    status: str | None
+    requires_verification: bool
+    final: bool
+    at_end: str | None
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class EventKind:
+    name: str
+    description: str
+    content_kind: str
+    is_error: bool
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A transition (`target`) or an anomaly (`anomaly`, the state is kept) for one state x event x condition."""
+
+    source: str
+    event: str
+    when: str | None
+    target: str | None
+    anomaly: str | None
+    mark: Mark
+
+    @property
+    def next_state(self) -> str:
+        return self.target if self.target is not None else self.source
+
+
+@dataclass(frozen=True)
+class DiagnosticSpec:
+    code: str
+    reason: str
+    message: str
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Projector:
+    initial: str
+    states: tuple[State, ...]
+    events: tuple[EventKind, ...]
+    rules: tuple[Rule, ...]
+    after_terminal_anomaly: str
+    diagnostics: tuple[DiagnosticSpec, ...]
+    reasons: tuple[tuple[str, str], ...]
+    directive: str
+
+    def state(self, name: str) -> State:
+        return next(state for state in self.states if state.name == name)
+
+
+@dataclass(frozen=True)
+class Scope:
+    phase: str
+    summary: str
+    pipeline: tuple[str, ...]
+    harness_scope: str
+    out_of_scope: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The whole validated contract, plus the files it came from and their combined sha256."""
+
+    failpoints: tuple[Failpoint, ...]
+    ledger: CanonicalLedger
+    decisions: tuple[Decision, ...]
+    ledger_rules: LedgerRules
+    projector: Projector
+    scope: Scope
+    source_files: tuple[str, ...]
+    sha256: str
+
+    def decision(self, prefix: str) -> Decision:
+        return next(decision for decision in self.decisions if decision.prefix == prefix)

@@ -1,0 +1,556 @@
+"""Turn loaded spec files into the frozen `Spec`, or raise `SpecInvalid` with every error found.
+
+Three passes, each only when the one before found nothing, so one mistake is not reported five times:
+schema (shape, names, allowed values) -> references and machine structure -> the decision table run
+against the projector over the canonical ledger.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from statemachine import StateMachine
+
+from resume_contract.events import event_from_wire
+from resume_contract.projection import ProjectorTable, ResumePlan, project
+
+from .errors import Mark, SpecError, SpecInvalid
+from .loader import LoadedFile, load_spec_file
+from .schema_check import load_schema, schema_errors
+from .spec_model import (
+    CanonicalLedger,
+    Decision,
+    DiagnosticSpec,
+    EventKind,
+    Failpoint,
+    LedgerEvent,
+    LedgerRules,
+    Prefix,
+    Projector,
+    Rule,
+    Scope,
+    Spec,
+    State,
+)
+
+SPEC_DIR = "spec"
+SCHEMA_DIR = "spec/schema"
+SPEC_FILES = ("failpoints", "ledger", "decisions", "projector", "scope")
+CONDITIONS = ("name_matches", "name_differs")
+# The three (content kind, isError) combinations a committed tool event can have; each needs one event kind.
+TOOL_EVENT_SHAPES = (("function_call", False), ("function_response", False), ("function_response", True))
+# Names the generated StateMachine class already uses; a state or event called one of these would shadow it.
+_RESERVED_NAMES = frozenset(name for name in dir(StateMachine) if not name.startswith("_")) | set(CONDITIONS)
+
+
+def spec_sha256(root: Path) -> str:
+    """sha256 over every spec YAML file's name and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in SPEC_FILES:
+        path = root / SPEC_DIR / f"{name}.yaml"
+        digest.update(f"{SPEC_DIR}/{name}.yaml\0".encode())
+        digest.update(path.read_bytes() if path.exists() else b"<missing>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def load_spec(root: Path) -> Spec:
+    """Load, check and freeze the spec under `root/spec`; raise SpecInvalid listing every problem."""
+    errors: list[SpecError] = []
+    files: dict[str, LoadedFile] = {}
+    spec_dir = root / SPEC_DIR
+    if not spec_dir.is_dir():
+        raise SpecInvalid([SpecError(Mark(SPEC_DIR, 1, 1), f"no spec directory at {spec_dir}")])
+    for path in sorted(spec_dir.iterdir()):
+        if path.is_file() and path.suffix in (".yaml", ".yml") and path.stem not in SPEC_FILES:
+            allowed = ", ".join(f"{name}.yaml" for name in SPEC_FILES)
+            errors.append(SpecError(Mark(f"{SPEC_DIR}/{path.name}", 1, 1), f"unknown spec file; the spec files are [{allowed}]"))
+    for name in SPEC_FILES:
+        display = f"{SPEC_DIR}/{name}.yaml"
+        path = root / display
+        if not path.is_file():
+            errors.append(SpecError(Mark(display, 1, 1), "missing spec file"))
+            continue
+        loaded, load_errors = load_spec_file(path, display)
+        errors.extend(load_errors)
+        if loaded is None or load_errors:
+            continue
+        validator = load_schema(root / SCHEMA_DIR / f"{name}.schema.json")
+        errors.extend(schema_errors(loaded, validator))
+        files[name] = loaded
+    if errors:
+        raise SpecInvalid(errors)
+
+    checker = _Checker(files)
+    spec = checker.build(root)
+    if checker.errors:
+        raise SpecInvalid(checker.errors)
+    contradictions = check_decisions_against_projector(spec)
+    if contradictions:
+        raise SpecInvalid(contradictions)
+    return spec
+
+
+def projector_table(projector: Projector, rules: LedgerRules) -> ProjectorTable:
+    """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
+    step: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
+    for rule in projector.rules:
+        matches = (True, False) if rule.when is None else (rule.when == "name_matches",)
+        for names_match in matches:
+            step[(rule.source, rule.event, names_match)] = (rule.next_state, rule.anomaly)
+    return ProjectorTable(
+        initial_state=projector.initial,
+        step=step,
+        event_kinds={(kind.content_kind, kind.is_error): kind.name for kind in projector.events},
+        state_status={state.name: state.status for state in projector.states},
+        settled_states=frozenset(state.name for state in projector.states if state.final),
+        verification_states=frozenset(state.name for state in projector.states if state.requires_verification),
+        at_end={state.name: state.at_end for state in projector.states if state.at_end is not None},
+        diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in projector.diagnostics},
+        reason_order=tuple(name for name, _ in projector.reasons),
+        after_terminal_diagnostic=projector.after_terminal_anomaly,
+        high_water_diagnostic=rules.high_water_diagnostic,
+        directive=projector.directive,
+    )
+
+
+def canonical_events(spec: Spec, outcome: str, length: int) -> list[Any]:
+    """The first `length` canonical events for `outcome`, as RuntimeEvents."""
+    return [event_from_wire(json.loads(event.wire(outcome))) for event in spec.ledger.events[:length]]
+
+
+def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
+    """Run every canonical prefix through the projector; report each field that contradicts the decision table."""
+    table = projector_table(spec.projector, spec.ledger_rules)
+    rule_by_step = {}
+    for rule in spec.projector.rules:
+        for names_match in ((True, False) if rule.when is None else (rule.when == "name_matches",)):
+            rule_by_step[(rule.source, rule.event, names_match)] = rule
+    errors = []
+    for decision in spec.decisions:
+        prefix = spec.ledger.prefix(decision.prefix)
+        for outcome in spec.ledger.outcome_names:
+            trace: list[tuple[str, str, bool]] = []
+            events = canonical_events(spec, outcome, prefix.length)
+            plan = project(events, table, trace=trace)
+            fired = [rule_by_step[step] for step in trace]
+            deciding = f"the projector ({', '.join(str(rule.mark) for rule in fired)})" if fired else "the projector (no rule fired)"
+            for field, expected, actual in _decision_fields(spec, decision, outcome, plan):
+                if expected != actual:
+                    errors.append(
+                        SpecError(
+                            decision.mark,
+                            f"prefix '{decision.prefix}' with outcome '{outcome}': the decision table says {field} "
+                            f"{_show(expected)} but {deciding} gives {_show(actual)}",
+                        )
+                    )
+    return errors
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return repr(value) if isinstance(value, str) else str(value).lower()
+
+
+def expected_replay_ids(spec: Spec, decision: Decision, outcome: str) -> tuple[str, ...]:
+    """The event ids the decision table says the provider replay keeps."""
+    ids = {event.name: json.loads(event.wire(outcome))["id"] for event in spec.ledger.events}
+    return tuple(ids[name] for name in decision.replay)
+
+
+def _decision_fields(spec: Spec, decision: Decision, outcome: str, plan: ResumePlan) -> list[tuple[str, Any, Any]]:
+    return [
+        ("disposition", decision.disposition, plan.disposition),
+        ("operation statuses", decision.statuses(outcome), tuple(operation.status for operation in plan.operations)),
+        ("diagnostics", decision.diagnostics, tuple(diagnostic.code for diagnostic in plan.diagnostics)),
+        ("rejection reasons", decision.rejection_reasons, plan.rejection_reasons),
+        ("replay", expected_replay_ids(spec, decision, outcome), tuple(event.id for event in plan.replay_runtime_events)),
+        ("terminal fact", decision.terminal_fact, plan.terminal_runtime_event_id is not None),
+    ]
+
+
+class _Checker:
+    """Builds the model from schema-valid data, collecting reference and structure errors on the way."""
+
+    def __init__(self, files: dict[str, LoadedFile]) -> None:
+        self.files = files
+        self.errors: list[SpecError] = []
+
+    def error(self, mark: Mark, message: str) -> None:
+        self.errors.append(SpecError(mark, message))
+
+    def build(self, root: Path) -> Spec:
+        ledger = self._ledger(self.files["ledger"])
+        projector = self._projector(self.files["projector"])
+        decisions, rules = self._decisions(self.files["decisions"], ledger, projector)
+        failpoints = self._failpoints(self.files["failpoints"], ledger)
+        self._unused(ledger, projector, failpoints, rules)
+        scope_data = self.files["scope"].data
+        scope = Scope(
+            phase=scope_data["phase"],
+            summary=scope_data["summary"],
+            pipeline=tuple(scope_data["pipeline"]),
+            harness_scope=scope_data["harness_scope"],
+            out_of_scope=tuple(scope_data["out_of_scope"]),
+        )
+        return Spec(
+            failpoints=failpoints,
+            ledger=ledger,
+            decisions=decisions,
+            ledger_rules=rules,
+            projector=projector,
+            scope=scope,
+            source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
+            sha256=spec_sha256(root),
+        )
+
+    # -- ledger ---------------------------------------------------------------------------------------------
+    def _ledger(self, file: LoadedFile) -> CanonicalLedger:
+        data = file.data
+        outcomes = tuple(data["outcomes"].items())
+        outcome_names = [name for name, _ in outcomes]
+        events: list[LedgerEvent] = []
+        seen_names: dict[str, Mark] = {}
+        seen_ids: dict[tuple[str, str], Mark] = {}
+        for index, item in enumerate(data["events"]):
+            path = ("events", index)
+            mark = file.mark(path)
+            name = item["name"]
+            if name in seen_names:
+                self.error(file.mark(path + ("name",)), f"duplicate event name '{name}' (first defined at {seen_names[name]})")
+            seen_names.setdefault(name, mark)
+            if ("event" in item) == ("by_outcome" in item):
+                self.error(mark, f"event '{name}' needs exactly one of 'event' or 'by_outcome'")
+                continue
+            if "by_outcome" in item:
+                given = list(item["by_outcome"])
+                if sorted(given) != sorted(outcome_names):
+                    self.error(
+                        file.mark(path + ("by_outcome",)),
+                        f"event '{name}' gives outcomes [{', '.join(given)}]; the outcomes are [{', '.join(outcome_names)}]",
+                    )
+                    continue
+                raw = {outcome: (item["by_outcome"][outcome], path + ("by_outcome", outcome)) for outcome in outcome_names}
+            else:
+                raw = {outcome: (item["event"], path + ("event",)) for outcome in outcome_names}
+            wires = []
+            for outcome, (fields, field_path) in raw.items():
+                wire = {**data["common"], **fields}
+                try:
+                    event = event_from_wire(wire)
+                except msgspec.ValidationError as error:
+                    self.error(file.mark(field_path), f"event '{name}' is not a valid RuntimeEvent: {error}")
+                    continue
+                if event.session_id != data["session_id"] or event.run_id != data["run_id"]:
+                    self.error(file.mark(field_path), f"event '{name}' must carry sessionId '{data['session_id']}' and runId '{data['run_id']}'")
+                if (outcome, event.id) in seen_ids:
+                    self.error(file.mark(field_path), f"event id '{event.id}' is used twice (first at {seen_ids[(outcome, event.id)]})")
+                seen_ids.setdefault((outcome, event.id), file.mark(field_path))
+                wires.append((outcome, json.dumps(wire, ensure_ascii=False, separators=(", ", ": "))))
+            events.append(LedgerEvent(name=name, wire_by_outcome=tuple(wires), mark=mark))
+        names = [event.name for event in events]
+        prefixes = []
+        for prefix_name, prefix_data in data["prefixes"].items():
+            through = prefix_data["through"]
+            mark = file.key_mark(("prefixes", prefix_name))
+            if through is not None and through not in names:
+                self.error(file.mark(("prefixes", prefix_name, "through")), f"prefix '{prefix_name}' ends at unknown event '{through}'; the events are [{', '.join(names)}]")
+                continue
+            length = 0 if through is None else names.index(through) + 1
+            prefixes.append(Prefix(name=prefix_name, through=through, length=length, mark=mark))
+        longest = max((prefix.length for prefix in prefixes), default=0)
+        for event in events[longest:]:
+            self.error(event.mark, f"event '{event.name}' is in no prefix")
+        return CanonicalLedger(
+            session_id=data["session_id"],
+            run_id=data["run_id"],
+            outcomes=outcomes,
+            events=tuple(events),
+            prefixes=tuple(prefixes),
+        )
+
+    # -- projector ------------------------------------------------------------------------------------------
+    def _projector(self, file: LoadedFile) -> Projector:
+        data = file.data
+        states = tuple(
+            State(
+                name=name,
+                description=item["description"],
+                status=item.get("status"),
+                requires_verification=item.get("requires_verification", False),
+                final=item.get("final", False),
+                at_end=item.get("at_end"),
+                mark=file.key_mark(("states", name)),
+            )
+            for name, item in data["states"].items()
+        )
+        events = tuple(
+            EventKind(
+                name=name,
+                description=item["description"],
+                content_kind=item["content_kind"],
+                is_error=item.get("is_error", False),
+                mark=file.key_mark(("events", name)),
+            )
+            for name, item in data["events"].items()
+        )
+        diagnostics = tuple(
+            DiagnosticSpec(code=code, reason=item["reason"], message=item["message"], mark=file.key_mark(("diagnostics", code)))
+            for code, item in data["diagnostics"].items()
+        )
+        rules = tuple(
+            Rule(
+                source=item["from"],
+                event=item["on"],
+                when=item.get("when"),
+                target=item.get("to"),
+                anomaly=item.get("anomaly"),
+                mark=file.mark(("rules", index)),
+            )
+            for index, item in enumerate(data["rules"])
+        )
+        projector = Projector(
+            initial=data["initial"],
+            states=states,
+            events=events,
+            rules=rules,
+            after_terminal_anomaly=data["ledger_anomalies"]["after_terminal"],
+            diagnostics=diagnostics,
+            reasons=tuple(data["reasons"].items()),
+            directive=data["directive"],
+        )
+        self._check_projector(file, projector)
+        return projector
+
+    def _check_projector(self, file: LoadedFile, projector: Projector) -> None:
+        state_names = [state.name for state in projector.states]
+        event_names = [event.name for event in projector.events]
+        codes = [diagnostic.code for diagnostic in projector.diagnostics]
+        reason_names = [name for name, _ in projector.reasons]
+
+        for name, mark in [(state.name, state.mark) for state in projector.states] + [(event.name, event.mark) for event in projector.events]:
+            if keyword.iskeyword(name) or name in _RESERVED_NAMES:
+                self.error(mark, f"'{name}' is reserved in the generated state machine; choose another name")
+        for name in set(state_names) & set(event_names):
+            self.error(file.key_mark(("events", name)), f"'{name}' names both a state and an event")
+
+        if projector.initial not in state_names:
+            self.error(file.mark(("initial",)), f"unknown initial state '{projector.initial}'; the states are [{', '.join(state_names)}]")
+            return
+        for state in projector.states:
+            if state.name == projector.initial and state.status is not None:
+                self.error(state.mark, f"initial state '{state.name}' stands for 'no operation yet' and must have no status")
+            if state.name != projector.initial and state.status is None:
+                self.error(state.mark, f"state '{state.name}' needs a status: only the initial state has no operation")
+            if state.at_end is not None and state.at_end not in codes:
+                self.error(file.mark(("states", state.name, "at_end")), f"unknown diagnostic '{state.at_end}'; the diagnostics are [{', '.join(codes)}]")
+            if state.final and (state.requires_verification or state.at_end):
+                self.error(state.mark, f"final state '{state.name}' is settled: it cannot require verification or raise at_end")
+
+        shapes: dict[tuple[str, bool], EventKind] = {}
+        for event in projector.events:
+            if event.content_kind == "function_call" and event.is_error:
+                self.error(file.mark(("events", event.name, "is_error")), "a function_call has no isError; only function_response events may set is_error")
+                continue
+            shape = (event.content_kind, event.is_error)
+            if shape in shapes:
+                self.error(event.mark, f"events '{shapes[shape].name}' and '{event.name}' match the same committed events")
+            shapes.setdefault(shape, event)
+        for shape in TOOL_EVENT_SHAPES:
+            if shape not in shapes:
+                self.error(file.mark(("events",)), f"no event kind matches content_kind {shape[0]} with is_error {str(shape[1]).lower()}")
+        kind_of = {event.name: event for event in projector.events}
+        state_of = {state.name: state for state in projector.states}
+
+        rules_by_pair: dict[tuple[str, str], list[Rule]] = {}
+        for index, rule in enumerate(projector.rules):
+            ok = True
+            if rule.source not in state_names:
+                self.error(file.mark(("rules", index, "from")), f"unknown state '{rule.source}'; the states are [{', '.join(state_names)}]")
+                ok = False
+            if rule.event not in event_names:
+                self.error(file.mark(("rules", index, "on")), f"unknown event '{rule.event}'; the events are [{', '.join(event_names)}]")
+                ok = False
+            if (rule.target is None) == (rule.anomaly is None):
+                self.error(rule.mark, "a rule needs exactly one of 'to' (a transition) or 'anomaly' (a diagnostic)")
+                ok = False
+            if rule.target is not None and rule.target not in state_names:
+                self.error(file.mark(("rules", index, "to")), f"unknown state '{rule.target}'; the states are [{', '.join(state_names)}]")
+                ok = False
+            if rule.anomaly is not None and rule.anomaly not in codes:
+                self.error(file.mark(("rules", index, "anomaly")), f"unknown diagnostic '{rule.anomaly}'; the diagnostics are [{', '.join(codes)}]")
+                ok = False
+            if not ok:
+                continue
+            source = state_of[rule.source]
+            kind = kind_of[rule.event]
+            if rule.when is not None and (source.status is None or kind.content_kind != "function_response"):
+                self.error(file.mark(("rules", index, "when")), f"'when: {rule.when}' compares a response with its call: it needs a function_response event from a state with a status")
+            if rule.target is not None:
+                target = state_of[rule.target]
+                if rule.target == projector.initial:
+                    self.error(file.mark(("rules", index, "to")), f"no rule may return to the initial state '{rule.target}': an operation, once created, exists")
+                elif source.final and rule.target != rule.source:
+                    self.error(rule.mark, f"final state '{rule.source}' is settled: its rules must be anomalies, not a transition to '{rule.target}'")
+                elif source.status is None and kind.content_kind != "function_call":
+                    self.error(rule.mark, f"only a function_call can create an operation; '{rule.event}' cannot leave '{rule.source}'")
+                elif source.status is not None and kind.content_kind == "function_call" and rule.target != rule.source:
+                    self.error(rule.mark, f"a function_call for an existing operation cannot move '{rule.source}' to '{target.name}'")
+            rules_by_pair.setdefault((rule.source, rule.event), []).append(rule)
+
+        # Deterministic and complete: for every state x event exactly one rule applies, whatever the names.
+        for state in projector.states:
+            for event in projector.events:
+                rules = rules_by_pair.get((state.name, event.name), [])
+                if not rules:
+                    self.error(file.mark(("rules",)), f"incomplete machine: no rule for state '{state.name}' on event '{event.name}'")
+                    continue
+                seen: dict[str | None, Rule] = {}
+                for rule in rules:
+                    clash = [other for when, other in seen.items() if when is None or rule.when is None or when == rule.when]
+                    if clash:
+                        self.error(rule.mark, f"nondeterministic machine: this rule and the one at {clash[0].mark} both apply to state '{state.name}' on event '{event.name}'")
+                    seen.setdefault(rule.when, rule)
+                if None not in seen and set(seen) != set(CONDITIONS):
+                    missing = [condition for condition in CONDITIONS if condition not in seen]
+                    self.error(rules[0].mark, f"incomplete machine: state '{state.name}' on event '{event.name}' has no rule for when: {', '.join(missing)}")
+
+        transitions = {(rule.source, rule.target) for rule in projector.rules if rule.target is not None and rule.target in state_names}
+        reachable = _closure({projector.initial}, transitions)
+        for state in projector.states:
+            if state.name not in reachable:
+                self.error(state.mark, f"unreachable state '{state.name}': no transition leads to it from '{projector.initial}'")
+            elif not state.final and not (_closure({state.name}, transitions) & {s.name for s in projector.states if s.final}):
+                self.error(state.mark, f"trap state '{state.name}': it is not final and no transition leads from it to a final state")
+
+        for diagnostic in projector.diagnostics:
+            if diagnostic.reason not in reason_names:
+                self.error(file.mark(("diagnostics", diagnostic.code, "reason")), f"unknown reason '{diagnostic.reason}'; the reasons are [{', '.join(reason_names)}]")
+        if projector.after_terminal_anomaly not in codes:
+            self.error(file.mark(("ledger_anomalies", "after_terminal")), f"unknown diagnostic '{projector.after_terminal_anomaly}'; the diagnostics are [{', '.join(codes)}]")
+
+    # -- decisions ------------------------------------------------------------------------------------------
+    def _decisions(self, file: LoadedFile, ledger: CanonicalLedger, projector: Projector) -> tuple[tuple[Decision, ...], LedgerRules]:
+        data = file.data
+        prefix_names = [prefix.name for prefix in ledger.prefixes]
+        codes = [diagnostic.code for diagnostic in projector.diagnostics]
+        reasons = [name for name, _ in projector.reasons]
+        decisions = []
+        for name, item in data["prefixes"].items():
+            path = ("prefixes", name)
+            if name not in prefix_names:
+                self.error(file.key_mark(path), f"decision for unknown prefix '{name}'; the prefixes are [{', '.join(prefix_names)}]")
+                continue
+            statuses = item["operation_statuses"]
+            if sorted(statuses) != sorted(ledger.outcome_names):
+                self.error(file.mark(path + ("operation_statuses",)), f"operation_statuses gives outcomes [{', '.join(statuses)}]; the outcomes are [{', '.join(ledger.outcome_names)}]")
+            for index, code in enumerate(item["diagnostics"]):
+                if code not in codes:
+                    self.error(file.mark(path + ("diagnostics", index)), f"unknown diagnostic '{code}'; the diagnostics are [{', '.join(codes)}]")
+            for index, reason in enumerate(item["rejection_reasons"]):
+                if reason not in reasons:
+                    self.error(file.mark(path + ("rejection_reasons", index)), f"unknown reason '{reason}'; the reasons are [{', '.join(reasons)}]")
+            prefix = ledger.prefix(name)
+            in_prefix = [event.name for event in ledger.events[: prefix.length]]
+            for index, event_name in enumerate(item["replay"]):
+                if event_name not in in_prefix:
+                    self.error(file.mark(path + ("replay", index)), f"replay names '{event_name}', which is not in prefix '{name}' [{', '.join(in_prefix)}]")
+            decisions.append(
+                Decision(
+                    prefix=name,
+                    summary=item["summary"],
+                    same_tool_decision_as=item.get("same_tool_decision_as"),
+                    disposition=item["disposition"],
+                    operation_statuses=tuple((outcome, tuple(statuses.get(outcome, ()))) for outcome in ledger.outcome_names),
+                    diagnostics=tuple(item["diagnostics"]),
+                    rejection_reasons=tuple(item["rejection_reasons"]),
+                    replay=tuple(item["replay"]),
+                    terminal_fact=item["terminal_fact"],
+                    mark=file.key_mark(path),
+                )
+            )
+        decided = {decision.prefix for decision in decisions}
+        for prefix in ledger.prefixes:
+            if prefix.name not in decided and prefix.name not in data["prefixes"]:
+                self.error(prefix.mark, f"prefix '{prefix.name}' has no decision in spec/decisions.yaml")
+        by_name = {decision.prefix: decision for decision in decisions}
+        for decision in decisions:
+            other_name = decision.same_tool_decision_as
+            if other_name is None:
+                continue
+            other = by_name.get(other_name)
+            if other is None:
+                self.error(file.mark(("prefixes", decision.prefix, "same_tool_decision_as")), f"unknown prefix '{other_name}'; the prefixes are [{', '.join(by_name)}]")
+                continue
+            for field in ("disposition", "operation_statuses", "diagnostics", "rejection_reasons"):
+                if getattr(decision, field) != getattr(other, field):
+                    self.error(decision.mark, f"prefix '{decision.prefix}' claims the same tool decision as '{other_name}' ({other.mark}) but its {field.replace('_', ' ')} differ")
+        rules_data = data["ledger_rules"]
+        diagnostic = rules_data["high_water_mismatch"]["diagnostic"]
+        if diagnostic not in codes:
+            self.error(file.mark(("ledger_rules", "high_water_mismatch", "diagnostic")), f"unknown diagnostic '{diagnostic}'; the diagnostics are [{', '.join(codes)}]")
+        rules = LedgerRules(
+            high_water_rule=rules_data["high_water_mismatch"]["rule"],
+            high_water_diagnostic=diagnostic,
+            corruption_rule=rules_data["storage_corruption"]["rule"],
+            corruption_kinds=tuple(rules_data["storage_corruption"]["kinds"].items()),
+        )
+        return tuple(decisions), rules
+
+    # -- failpoints -----------------------------------------------------------------------------------------
+    def _failpoints(self, file: LoadedFile, ledger: CanonicalLedger) -> tuple[Failpoint, ...]:
+        prefix_names = [prefix.name for prefix in ledger.prefixes]
+        failpoints = []
+        seen: dict[str, Mark] = {}
+        previous = -1
+        for index, item in enumerate(file.data["failpoints"]):
+            path = ("failpoints", index)
+            mark = file.mark(path)
+            failpoint_id = item["id"]
+            if failpoint_id in seen:
+                self.error(file.mark(path + ("id",)), f"duplicate failpoint id '{failpoint_id}' (first defined at {seen[failpoint_id]})")
+            elif int(failpoint_id[1:]) <= previous:
+                self.error(file.mark(path + ("id",)), f"failpoint '{failpoint_id}' is out of order: ids increase down the table")
+            seen.setdefault(failpoint_id, mark)
+            previous = max(previous, int(failpoint_id[1:]))
+            if item["committed_prefix"] not in prefix_names:
+                self.error(file.mark(path + ("committed_prefix",)), f"unknown prefix '{item['committed_prefix']}'; the prefixes are [{', '.join(prefix_names)}]")
+            failpoints.append(
+                Failpoint(id=failpoint_id, boundary=item["boundary"], committed_prefix=item["committed_prefix"], note=item.get("note"), mark=mark)
+            )
+        return tuple(failpoints)
+
+    # -- defined but unused ---------------------------------------------------------------------------------
+    def _unused(self, ledger: CanonicalLedger, projector: Projector, failpoints: tuple[Failpoint, ...], rules: LedgerRules) -> None:
+        used_prefixes = {failpoint.committed_prefix for failpoint in failpoints}
+        for prefix in ledger.prefixes:
+            if prefix.name not in used_prefixes:
+                self.error(prefix.mark, f"prefix '{prefix.name}' is defined but no failpoint commits it")
+        used_codes = {rule.anomaly for rule in projector.rules} | {state.at_end for state in projector.states}
+        used_codes |= {projector.after_terminal_anomaly, rules.high_water_diagnostic}
+        for diagnostic in projector.diagnostics:
+            if diagnostic.code not in used_codes:
+                self.error(diagnostic.mark, f"diagnostic '{diagnostic.code}' is defined but nothing raises it")
+        used_reasons = {diagnostic.reason for diagnostic in projector.diagnostics}
+        file = self.files["projector"]
+        for name, _ in projector.reasons:
+            if name not in used_reasons:
+                self.error(file.key_mark(("reasons", name)), f"reason '{name}' is defined but no diagnostic rejects with it")
+
+
+def _closure(start: set[str], edges: set[tuple[str, str | None]]) -> set[str]:
+    seen = set(start)
+    frontier = list(start)
+    while frontier:
+        current = frontier.pop()
+        for source, target in edges:
+            if source == current and target is not None and target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return seen

@@ -1,0 +1,5 @@
+"""`python -m resume_contract` is the `resume-contract` command."""
+
+from resume_contract.cli import main
+
+raise SystemExit(main())
