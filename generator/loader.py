@@ -63,17 +63,23 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
-        problem_mark = error.problem_mark or error.context_mark
-        line, column = (problem_mark.line + 1, problem_mark.column + 1) if problem_mark else (1, 1)
-        return None, [SpecError(Mark(display_name, line, column), f"invalid YAML: {error.problem}")]
+        return None, [SpecError(_mark_of_problem(error, display_name), f"invalid YAML: {error.problem}")]
     finally:
         loader.dispose()
     loaded = LoadedFile(display_name, None)
     errors: list[SpecError] = []
     if root is None:
         return None, [SpecError(Mark(display_name, 1, 1), "the file is empty")]
-    loaded.data = _build(root, (), loaded, errors, _ContractYamlLoader(""))
+    try:
+        loaded.data = _build(root, (), loaded, errors, _ContractYamlLoader(""))
+    except yaml.MarkedYAMLError as error:
+        return None, [SpecError(_mark_of_problem(error, display_name), f"invalid YAML: {error.problem}")]
     return loaded, errors
+
+
+def _mark_of_problem(error: yaml.MarkedYAMLError, file_name: str) -> Mark:
+    problem_mark = error.problem_mark or error.context_mark
+    return Mark(file_name, problem_mark.line + 1, problem_mark.column + 1) if problem_mark else Mark(file_name, 1, 1)
 
 
 def _mark_of(node: yaml.Node, file_name: str) -> Mark:

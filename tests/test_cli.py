@@ -1,0 +1,60 @@
+"""The command line as a person meets it: help, exit codes, `python -m`, and one name per module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_help_teaches_the_loop_and_the_exit_codes(run_cli, capsys) -> None:
+    code, _, _ = run_cli("--help")
+    text = capsys.readouterr().out
+    assert code == 0
+    for word in ("generate", "check", "exit codes", "edit spec/*.yaml"):
+        assert word in text
+
+
+def test_usage_errors_exit_2(run_cli, capsys) -> None:
+    assert run_cli("frobnicate")[0] == 2
+    assert run_cli()[0] == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_root_without_a_spec_is_a_usage_error(tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(tmp_path), "check")
+    assert (code, out) == (2, "")
+    assert err == f"resume-contract: --root {tmp_path}: no spec/ directory there\n"
+
+
+def test_a_missing_spec_file_is_reported(project: Path, run_cli) -> None:
+    (project / "spec" / "scope.yaml").unlink()
+    code, _, err = run_cli("--root", str(project), "check")
+    assert code == 2
+    assert err.startswith("spec/scope.yaml:1:1: missing spec file\n")
+
+
+def test_an_unknown_spec_file_is_reported(project: Path, run_cli) -> None:
+    (project / "spec" / "extras.yaml").write_text("a: 1\n")
+    code, _, err = run_cli("--root", str(project), "check")
+    assert code == 2
+    assert "spec/extras.yaml:1:1: unknown spec file; the spec files are [failpoints.yaml," in err
+
+
+def test_python_dash_m_runs_the_same_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "resume_contract", "check"], cwd=REPO, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("generated/ matches spec/")
+
+
+def test_the_fixed_directories_are_not_importable_under_a_second_name() -> None:
+    for name in ("generator", "generated.resume_contract_generated"):
+        result = subprocess.run(
+            [sys.executable, "-c", f"import {name}"], cwd=REPO, capture_output=True, text=True
+        )
+        assert result.returncode == 1
+        assert "ImportError: import this package as 'resume_contract_gen" in result.stderr

@@ -1,0 +1,39 @@
+"""The YAML loader: marks, duplicate keys, and YAML 1.1 booleans kept as strings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from resume_contract_generator.errors import Mark
+from resume_contract_generator.loader import load_spec_file
+
+
+def _load(tmp_path: Path, text: str):
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    return load_spec_file(path, "spec/x.yaml")
+
+
+def test_on_off_yes_no_stay_strings_and_true_false_are_booleans(tmp_path: Path) -> None:
+    loaded, errors = _load(tmp_path, "a: on\nb: off\nc: yes\nd: no\ne: true\nf: false\n")
+    assert errors == []
+    assert loaded.data == {"a": "on", "b": "off", "c": "yes", "d": "no", "e": True, "f": False}
+
+
+def test_duplicate_keys_are_errors_naming_both_places(tmp_path: Path) -> None:
+    _, errors = _load(tmp_path, "a: 1\nb:\n  c: 2\n  c: 3\n")
+    assert [str(error) for error in errors] == ["spec/x.yaml:4:3: duplicate key 'c' (first defined at spec/x.yaml:3:3)"]
+
+
+def test_values_and_keys_keep_their_marks(tmp_path: Path) -> None:
+    loaded, _ = _load(tmp_path, "items:\n  - name: x\n    value: 7\n")
+    assert loaded.mark(("items", 0, "value")) == Mark("spec/x.yaml", 3, 12)
+    assert loaded.key_mark(("items", 0, "value")) == Mark("spec/x.yaml", 3, 5)
+
+
+def test_tags_that_build_objects_are_refused(tmp_path: Path) -> None:
+    loaded, errors = _load(tmp_path, "a: !!python/object:os.system x\n")
+    assert loaded is None
+    assert [str(error) for error in errors] == [
+        "spec/x.yaml:1:4: invalid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"
+    ]
