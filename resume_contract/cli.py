@@ -101,6 +101,123 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL
 
 
+def _ledger_from_args(args: argparse.Namespace) -> Path:
+    from .store import ledger_path
+
+    if args.ledger is not None:
+        if args.workspace or args.session or args.run:
+            raise UsageError("give either LEDGER or --workspace/--session/--run, not both")
+        return Path(args.ledger)
+    if args.workspace is None or not (args.session and args.run):
+        raise UsageError("give a LEDGER file, or --workspace DIR with --session S and --run R")
+    try:
+        return ledger_path(Path(args.workspace), args.session, args.run)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _read(path: Path):
+    from .store import read_ledger
+
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path}: not a file")
+    try:
+        return read_ledger(path)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import msgspec
+
+    from .plan import build_resume_plan
+
+    if args.ledger is None and args.workspace is not None and not args.session and not args.run:
+        return _audit_workspace(args, out, err)
+    path = _ledger_from_args(args)
+    if args.expected_high_water is not None and args.expected_high_water < 0:
+        raise UsageError("--expected-high-water must be 0 or more")
+    ledger = _read(path)
+    plan = build_resume_plan(ledger.events, args.expected_high_water)
+    if args.json:
+        out.write(msgspec.json.encode(plan).decode() + "\n")
+    else:
+        from .report import plan_text
+
+        out.write(plan_text(path, plan))
+    return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
+
+
+def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import msgspec
+
+    from .audit import CORRUPT, UNREADABLE, audit, default_workers, discover
+
+    if args.expected_high_water is not None:
+        raise UsageError("--expected-high-water applies to one run; give --session and --run")
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace}: not a directory")
+    found = discover(workspace)
+    for skipped in found.skipped:
+        print(f"skipped {skipped}", file=err)
+    workers = args.jobs or default_workers()
+    progress = None
+    if err.isatty() and not args.json:
+        def progress(done: int, total: int) -> None:
+            if done == total or done % 50 == 0:
+                err.write(f"\rplanned {done}/{total} runs")
+                if done == total:
+                    err.write("\n")
+                err.flush()
+    counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, UNREADABLE: 0}
+    for summary in audit(found.ledgers, workers, progress):
+        counts[summary.status] += 1
+        if args.json:
+            out.write(msgspec.json.encode(summary).decode() + "\n")
+        elif summary.status != "safe_replay":
+            detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
+            out.write(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}\n")
+    total = sum(counts.values())
+    if args.json:
+        out.write(msgspec.json.encode({"summary": {**counts, "total": total, "skipped": len(found.skipped)}}).decode() + "\n")
+    else:
+        out.write(
+            f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
+            f"{counts[CORRUPT]} corrupt, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
+        )
+    if counts[CORRUPT]:
+        return EXIT_CORRUPT
+    if counts[UNREADABLE] or found.skipped:
+        return EXIT_USAGE
+    return EXIT_FAIL if counts["blocked"] else EXIT_OK
+
+
+def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .store import StoreError, repair_ledger
+
+    path = _ledger_from_args(args)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such ledger")
+    try:
+        result = repair_ledger(path)
+    except StoreError as error:
+        print(f"resume-contract repair: {error}", file=err)
+        return EXIT_FAIL
+    if result.quarantine is None:
+        print(f"{path}: no torn tail; nothing changed", file=out)
+    else:
+        print(f"{path}: moved {result.torn_bytes} torn bytes to {result.quarantine}; {result.committed_bytes} committed bytes kept", file=out)
+    return EXIT_OK
+
+
+def _add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ledger", nargs="?", metavar="LEDGER.jsonl", help="a runtime-events.jsonl file")
+    parser.add_argument("--workspace", metavar="DIR", help="a workspace holding sessions/<S>/runs/<R>/runtime-events.jsonl")
+    parser.add_argument("--session", metavar="S", help="session id (with --workspace)")
+    parser.add_argument("--run", metavar="R", help="run id (with --workspace)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="resume-contract",
@@ -130,12 +247,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file")
     check.set_defaults(handler=cmd_check)
+
+    plan = commands.add_parser(
+        "plan",
+        help="decide whether a crashed run may be replayed (safe_replay) or not (blocked)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read a run's committed ledger strictly and print its ResumePlan.\n\n"
+        "  resume-contract plan path/to/runtime-events.jsonl\n"
+        "  resume-contract plan --workspace DIR --session S --run R --expected-high-water 42\n"
+        "  resume-contract plan --workspace DIR          # audit every run, on all cores\n",
+        epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input, 3 corrupt ledger (never a plan).\n"
+        "An audit exits with the worst of its runs.",
+    )
+    _add_ledger_arguments(plan)
+    plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON (an audit prints JSON lines and a summary line)")
+    plan.add_argument("--jobs", type=int, metavar="N", help="worker processes for an audit (default: all cores)")
+    plan.set_defaults(handler=cmd_plan)
+
+    repair = commands.add_parser(
+        "repair",
+        help="quarantine a ledger's torn tail so it can be read and appended again",
+        description="Move the bytes after the last complete row to `runtime-events.jsonl.torn-<offset>-<hash>` "
+        "beside the ledger, then truncate the ledger to its last complete row. Nothing is lost; only a torn "
+        "tail is repaired (any other corruption is left for a person).",
+        epilog="exit: 0 repaired or nothing to do, 1 refused (a live writer holds the ledger), 2 usage.",
+    )
+    _add_ledger_arguments(repair)
+    repair.set_defaults(handler=cmd_repair)
     return parser
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command line; return the exit code."""
     from resume_contract_generator.errors import SpecInvalid
+
+    from .store import LedgerCorruption
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -155,3 +302,6 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     except UsageError as error:
         print(f"resume-contract: {error}", file=err)
         return EXIT_USAGE
+    except LedgerCorruption as error:
+        print(f"resume-contract: corrupt ledger, no plan: {error}", file=err)
+        return EXIT_CORRUPT

@@ -2,7 +2,7 @@
 # source: spec/failpoints.yaml, spec/ledger.yaml, spec/decisions.yaml, spec/projector.yaml, spec/scope.yaml
 # regenerate: resume-contract generate
 # spec-sha256: 37ab3a60aae59f75c4fee98c69c21a8787cc23d889ea7b881984b7be92338097
-# content-sha256: bc7148a97faa0bf333430b21cd986b62695627920a4d16bc67a82e7cd3a711ff
+# content-sha256: 453ce22a8b4f6adf6e1521e42630181f1f05a749c26ac02fa4cf9d92f83993e5
 """The ToolOperation projector as a python-statemachine `StateMachine` (strict: an event with no rule raises).
 
 One instance follows one tool call id. Each spec rule is a transition: a move to another state, or an anomaly
@@ -44,10 +44,10 @@ class ToolOperationMachine(StateMachine):
         | failed.to.itself(internal=True, on='raise_duplicate_tool_result')
     )
 
-    def __init__(self) -> None:
-        self.call_tool_name: str | None = None
+    def __init__(self, start_value: str | None = None, call_tool_name: str | None = None) -> None:
+        self.call_tool_name = call_tool_name
         self.raised: list[str] = []
-        super().__init__()
+        super().__init__(start_value=start_value)
 
     def name_matches(self, tool_name: str) -> bool:
         """The response names the tool its call named."""

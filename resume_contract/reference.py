@@ -1,0 +1,45 @@
+"""The plan computed by the generated python-statemachine class itself: slow, for debugging and as a reference.
+
+`project()` takes its transitions from a mapping; here that mapping asks a `ToolOperationMachine`, started in
+the operation's current state, to take each step. Everything else (the walk, the assembly) is shared, so a
+difference between the two plans can only come from the table and the class disagreeing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+
+from resume_contract_generated.projector_machine import ToolOperationMachine
+from resume_contract_generated.projector_table import TABLE
+
+from .events import RuntimeEvent
+from .projection import ResumePlan, project
+
+_CALL_TOOL = "call_tool"
+_OTHER_TOOL = "other_tool"
+
+
+class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, str | None]]):
+    """(state, event kind, names match) -> (next state, anomaly), each answer computed by the machine class."""
+
+    def __getitem__(self, key: tuple[str, str, bool]) -> tuple[str, str | None]:
+        state, kind, names_match = key
+        machine = ToolOperationMachine(start_value=state, call_tool_name=_CALL_TOOL)
+        machine.send(kind, tool_name=_CALL_TOOL if names_match else _OTHER_TOOL)
+        (current,) = machine.configuration
+        return current.id, (machine.raised[0] if machine.raised else None)
+
+    def __iter__(self) -> Iterator[tuple[str, str, bool]]:
+        return iter(TABLE.step)
+
+    def __len__(self) -> int:
+        return len(TABLE.step)
+
+
+_REFERENCE_TABLE = dataclasses.replace(TABLE, step=MachineSteps())
+
+
+def build_resume_plan_with_machine(events: Sequence[RuntimeEvent], expected_high_water: int | None = None) -> ResumePlan:
+    """The same plan as `build_resume_plan`, with every transition taken by python-statemachine."""
+    return project(events, _REFERENCE_TABLE, expected_high_water)
