@@ -49,3 +49,50 @@ def run_cli() -> Callable[..., tuple[int, str, str]]:
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+class EventFactory:
+    """Builds valid RuntimeEvents for one run with readable one-liners."""
+
+    def __init__(self, session_id: str = "s1", run_id: str = "r1") -> None:
+        self.session_id = session_id
+        self.run_id = run_id
+
+    def _event(self, event_id: str, author: str, role: str, content: dict | None, **extra):
+        from resume_contract.events import event_from_wire
+
+        wire = {
+            "id": event_id,
+            "ts": 1,
+            "partial": extra.pop("partial", False),
+            "author": author,
+            "role": role,
+            "sessionId": self.session_id,
+            "invocationId": "i1",
+            "runId": self.run_id,
+            "turnId": "t1",
+        }
+        if content is not None:
+            wire["content"] = content
+        wire.update(extra)
+        return event_from_wire(wire)
+
+    def text(self, event_id: str, text: str = "hello", **extra):
+        return self._event(event_id, "user", "user", {"kind": "text", "text": text}, **extra)
+
+    def call(self, event_id: str, call_id: str, name: str = "write_file", **extra):
+        return self._event(event_id, "agent", "model", {"kind": "function_call", "id": call_id, "name": name, "args": {"n": 1}}, **extra)
+
+    def response(self, event_id: str, call_id: str, name: str = "write_file", is_error: bool = False, **extra):
+        content = {"kind": "function_response", "id": call_id, "name": name, "result": {"ok": not is_error}}
+        if is_error:
+            content["isError"] = True
+        return self._event(event_id, "tool", "tool", content, **extra)
+
+    def terminal(self, event_id: str, **extra):
+        return self._event(event_id, "agent", "model", {"kind": "text", "text": "done"}, status="completed", **extra)
+
+
+@pytest.fixture
+def events() -> EventFactory:
+    return EventFactory()

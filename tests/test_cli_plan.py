@@ -1,0 +1,129 @@
+"""`resume-contract plan` and `repair` as an operator uses them: exit codes, corrupt ledgers, the audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from resume_contract.events import RuntimeEvent
+from resume_contract.store import RuntimeEventStore
+from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, PREFIX_LENGTHS
+
+
+def _write(workspace: Path, session: str, run: str, prefix: str, outcome: str = "ok") -> Path:
+    with RuntimeEventStore(workspace) as store:
+        for row in CANONICAL_LEDGER_ROWS[outcome][: PREFIX_LENGTHS[prefix]]:
+            event = msgspec.json.decode(row, type=RuntimeEvent)
+            store.append(msgspec.structs.replace(event, session_id=session, run_id=run))
+        return store.path(session, run)
+
+
+def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> None:
+    safe = _write(tmp_path, "s", "safe", "after_function_response")
+    blocked = _write(tmp_path, "s", "blocked", "after_function_call")
+    code, out, err = run_cli("plan", str(safe))
+    assert (code, err) == (0, "") and "disposition:   safe_replay" in out
+    code, out, _ = run_cli("plan", "--workspace", str(tmp_path), "--session", "s", "--run", "blocked")
+    assert code == 1 and "disposition:   blocked" in out and "reasons:       dangling_tool_state" in out
+    code, out, _ = run_cli("plan", str(blocked), "--json")
+    plan = json.loads(out)
+    assert code == 1
+    assert list(plan)[:7] == [
+        "disposition",
+        "operations",
+        "diagnostics",
+        "rejectionReasons",
+        "requiresVerification",
+        "sourceRuntimeEventHighWater",
+        "replayRuntimeEvents",
+    ]
+    assert plan["operations"][0]["status"] == "indeterminate" and "directive" in plan
+
+
+def test_expected_high_water_mismatch_is_blocked(tmp_path: Path, run_cli) -> None:
+    safe = _write(tmp_path, "s", "r", "after_function_response")
+    code, out, _ = run_cli("plan", str(safe), "--expected-high-water", "2", "--json")
+    assert code == 1 and json.loads(out)["rejectionReasons"] == ["runtime_offset_mismatch"]
+    assert run_cli("plan", str(safe), "--expected-high-water", "3")[0] == 0
+
+
+def test_a_corrupt_ledger_exits_3_names_line_and_offset_and_never_says_safe_replay(tmp_path: Path, run_cli) -> None:
+    path = _write(tmp_path, "s", "r", "after_function_response")
+    committed = path.stat().st_size
+    with path.open("ab") as handle:
+        handle.write(b'{"id":"torn"')
+    code, out, err = run_cli("plan", str(path), "--json")
+    assert (code, out) == (3, "")
+    assert err == f"resume-contract: corrupt ledger, no plan: {path}:4: byte offset {committed}: torn_row: the last 12 bytes have no terminating newline\n"
+    assert "safe_replay" not in out + err
+
+
+def test_repair_makes_the_ledger_plannable_again(tmp_path: Path, run_cli) -> None:
+    path = _write(tmp_path, "s", "r", "after_function_response")
+    with path.open("ab") as handle:
+        handle.write(b'{"id":"torn"')
+    code, out, _ = run_cli("repair", "--workspace", str(tmp_path), "--session", "s", "--run", "r")
+    assert code == 0 and "moved 12 torn bytes to" in out
+    assert run_cli("plan", str(path))[0] == 0
+    code, out, _ = run_cli("repair", str(path))
+    assert code == 0 and out.endswith("no torn tail; nothing changed\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan"], "give a LEDGER file, or --workspace DIR with --session S and --run R"),
+        (["plan", "--workspace", "WS", "--session", "..", "--run", "r"], "invalid session id '..'"),
+        (["plan", "--workspace", "WS", "--session", "s"], "give a LEDGER file, or --workspace DIR"),
+        (["plan", "x.jsonl", "--workspace", "WS"], "not both"),
+        (["plan", "--workspace", "WS", "--expected-high-water", "3"], "applies to one run"),
+        (["plan", "WS"], "not a file"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, run_cli, args: list[str], message: str) -> None:
+    (tmp_path / "WS").mkdir()
+    args = [str(tmp_path / "WS") if arg == "WS" else arg for arg in args]
+    code, out, err = run_cli(*args)
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_a_missing_ledger_is_an_empty_safe_prefix(tmp_path: Path, run_cli) -> None:
+    code, out, _ = run_cli("plan", str(tmp_path / "none.jsonl"))
+    assert code == 0 and "high-water:    0 committed events" in out
+
+
+def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path, run_cli) -> None:
+    for index in range(6):
+        _write(tmp_path, "s1", f"safe-{index}", "after_terminal_event", "error")
+    _write(tmp_path, "s2", "blocked", "after_function_call")
+    corrupt = _write(tmp_path, "s2", "corrupt", "after_function_call")
+    with corrupt.open("ab") as handle:
+        handle.write(b"{")
+    bad_dir = tmp_path / "sessions" / "bad id" / "runs" / "r"
+    bad_dir.mkdir(parents=True)
+    (bad_dir / "runtime-events.jsonl").write_text("")
+
+    code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--jobs", "2")
+    assert code == 3
+    assert out.splitlines() == [
+        "blocked    s2/blocked: dangling_tool_state",
+        f"corrupt    s2/corrupt: {corrupt}:3: byte offset {corrupt.stat().st_size - 1}: torn_row: the last 1 bytes have no terminating newline",
+        "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 unreadable, 1 skipped",
+    ]
+    assert "skipped" in err and "invalid session id 'bad id'" in err
+
+    code, out, _ = run_cli("plan", "--workspace", str(tmp_path), "--json", "--jobs", "1")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 3
+    assert [line["status"] for line in lines[:-1]] == ["safe_replay"] * 6 + ["blocked", "corrupt"]
+    assert lines[-1] == {"summary": {"safe_replay": 6, "blocked": 1, "corrupt": 1, "unreadable": 0, "total": 8, "skipped": 1}}
+
+
+def test_an_all_safe_workspace_exits_0(tmp_path: Path, run_cli) -> None:
+    _write(tmp_path, "s", "r", "before_function_call")
+    code, out, _ = run_cli("plan", "--workspace", str(tmp_path))
+    assert (code, out) == (0, "1 runs: 1 safe_replay, 0 blocked, 0 corrupt, 0 unreadable, 0 skipped\n")
