@@ -18,7 +18,7 @@ Status = Literal["streaming", "completed", "failed", "aborted", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "aborted", "cancelled"})
 
 
-class _Content(msgspec.Struct, frozen=True, tag_field="kind", forbid_unknown_fields=True, rename="camel"):
+class _Content(msgspec.Struct, frozen=True, gc=False, tag_field="kind", forbid_unknown_fields=True, rename="camel"):
     pass
 
 
@@ -45,7 +45,7 @@ class FunctionResponseContent(_Content, tag="function_response", omit_defaults=T
 
 
 class ErrorContent(
-    msgspec.Struct, frozen=True, tag_field="kind", tag="error", forbid_unknown_fields=False, rename="camel"
+    msgspec.Struct, frozen=True, gc=False, tag_field="kind", tag="error", forbid_unknown_fields=False, rename="camel"
 ):
     # The runtime attaches provider-specific detail to errors; only the message is part of the contract.
     message: str
@@ -54,7 +54,7 @@ class ErrorContent(
 Content = TextContent | ThinkingContent | FunctionCallContent | FunctionResponseContent | ErrorContent
 
 
-class RuntimeEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
+class RuntimeEvent(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
     """One committed ledger row."""
 
     id: str

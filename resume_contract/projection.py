@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from .events import FunctionCallContent, FunctionResponseContent, RuntimeEvent
+from .events import TERMINAL_STATUSES, FunctionCallContent, FunctionResponseContent, RuntimeEvent
+from .gcpause import gc_paused
 
 Disposition = Literal["safe_replay", "blocked"]
 
@@ -106,13 +107,23 @@ def project(
     `trace`, when given, receives every (state, event kind, name matches) step taken, so a caller can say
     which spec rules decided a plan.
     """
+    with gc_paused():
+        return _project(events, table, expected_high_water, trace)
+
+
+def _project(
+    events: Sequence[RuntimeEvent], table: ProjectorTable, expected_high_water: int | None, trace: Trace | None
+) -> ResumePlan:
     step = table.step
     call_kind = table.event_kinds[("function_call", False)]
     response_kind = table.event_kinds[("function_response", False)]
     error_kind = table.event_kinds[("function_response", True)]
     initial = table.initial_state
     operations: dict[str, _OpenOperation] = {}
+    find_operation = operations.get
     diagnostics: list[Diagnostic] = []
+    # Indexes of events the provider must not see again; every other event is replayed as it stands.
+    not_replayed: list[int] = []
     terminal_event_id: str | None = None
 
     if expected_high_water is not None and expected_high_water != len(events):
@@ -126,48 +137,53 @@ def project(
 
     for index, event in enumerate(events):
         if event.partial:
+            not_replayed.append(index)
             continue
         if terminal_event_id is not None:
             diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
-        elif event.is_terminal:
+        elif event.status in TERMINAL_STATUSES or (event.actions is not None and event.actions.get("endInvocation") is True):
             terminal_event_id = event.id
         content = event.content
-        if type(content) is FunctionCallContent:
+        content_type = type(content)
+        if content_type is FunctionCallContent:
             is_error = False
             kind = call_kind
-        elif type(content) is FunctionResponseContent:
+        elif content_type is FunctionResponseContent:
             is_error = content.is_error is True
             kind = error_kind if is_error else response_kind
         else:
             continue
-        operation = operations.get(content.id)
-        state = operation.state if operation is not None else initial
-        names_match = operation is None or operation.call.name == content.name
+        operation = find_operation(content.id)
+        if operation is None:
+            state = initial
+            names_match = True
+        else:
+            state = operation.state
+            names_match = operation.call.name == content.name
         if trace is not None:
             trace.append((state, kind, names_match))
         target, anomaly = step[(state, kind, names_match)]
         if anomaly is not None:
+            not_replayed.append(index)
             detail = None
-            if operation is not None and not names_match:
-                detail = {"callToolName": operation.call.name, "responseToolName": content.name}
+            if not names_match:
+                detail = {"callToolName": operation.call.name, "responseToolName": content.name}  # type: ignore[union-attr]
             diagnostics.append(
                 _diagnostic(table, anomaly, event_id=event.id, tool_call_id=content.id, tool_name=content.name, detail=detail)
             )
-            continue
-        if operation is None:
+        elif operation is None:
             # The spec's checks guarantee only a function_call leaves a status-less state.
             operations[content.id] = _OpenOperation(target, content, index, event.id)  # type: ignore[arg-type]
-            continue
-        operation.state = target
-        if type(content) is FunctionResponseContent:
-            operation.response_index = index
-            operation.response_event_id = event.id
-            operation.response_is_error = is_error
+        else:
+            operation.state = target
+            if content_type is FunctionResponseContent:
+                if operation.response_index >= 0:
+                    not_replayed.append(operation.response_index)  # superseded: only the settling response pairs
+                operation.response_index = index
+                operation.response_event_id = event.id
+                operation.response_is_error = is_error
 
-    return _assemble(events, table, operations, diagnostics, terminal_event_id)
-
-
-_TOOL_CONTENT = (FunctionCallContent, FunctionResponseContent)
+    return _assemble(events, table, operations, diagnostics, not_replayed, terminal_event_id)
 
 
 def _assemble(
@@ -175,31 +191,36 @@ def _assemble(
     table: ProjectorTable,
     operations: dict[str, _OpenOperation],
     diagnostics: list[Diagnostic],
+    not_replayed: list[int],
     terminal_event_id: str | None,
 ) -> ResumePlan:
+    state_status = table.state_status
+    settled_states = table.settled_states
+    verification_states = table.verification_states
+    at_end = table.at_end
     tool_operations: list[ToolOperation] = []
-    paired_indexes: set[int] = set()
     requires_verification = False
     for call_id, operation in operations.items():
-        status = table.state_status[operation.state]
-        assert status is not None, "an open operation is always in a state with a status"
+        state = operation.state
         tool_operations.append(
             ToolOperation(
-                tool_call_id=call_id,
-                tool_name=operation.call.name,
-                args=operation.call.args,
-                status=status,
-                call_runtime_event_id=operation.call_event_id,
-                response_runtime_event_id=operation.response_event_id,
-                response_is_error=operation.response_is_error,
+                call_id,
+                operation.call.name,
+                operation.call.args,
+                state_status[state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
+                operation.call_event_id,
+                operation.response_event_id,
+                operation.response_is_error,
             )
         )
-        if operation.state in table.verification_states:
+        if state in verification_states:
             requires_verification = True
-        if operation.state in table.settled_states and operation.response_index >= 0:
-            paired_indexes.add(operation.call_index)
-            paired_indexes.add(operation.response_index)
-        end_code = table.at_end.get(operation.state)
+        if state not in settled_states or operation.response_index < 0:
+            # Calls and responses are replayed only as matched pairs.
+            not_replayed.append(operation.call_index)
+            if operation.response_index >= 0:
+                not_replayed.append(operation.response_index)
+        end_code = at_end.get(state)
         if end_code is not None:
             diagnostics.append(
                 _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.call.name)
@@ -207,12 +228,11 @@ def _assemble(
 
     raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
     reasons = tuple(reason for reason in table.reason_order if reason in raised)
-    replay = tuple(
-        event
-        for index, event in enumerate(events)
-        if not event.partial
-        and (type(event.content) not in _TOOL_CONTENT or index in paired_indexes)
-    )
+    if not_replayed:
+        skip = set(not_replayed)
+        replay = tuple(event for index, event in enumerate(events) if index not in skip)
+    else:
+        replay = tuple(events)
     disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
     return ResumePlan(
         disposition=disposition,

@@ -14,8 +14,8 @@ a second writer fails at once, and the kernel drops the lock when the writer die
 from __future__ import annotations
 
 import errno
-import gc
 import hashlib
+import operator
 import os
 import re
 import sys
@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from .events import RuntimeEvent, encode_event
+from .gcpause import gc_paused
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -155,10 +156,7 @@ def decode_ledger(path: Path, data: bytes) -> tuple[RuntimeEvent, ...]:
     if not data.endswith(b"\n"):
         start = data.rfind(b"\n") + 1
         raise LedgerCorruption(path, data.count(b"\n", 0, start) + 1, start, TORN_ROW, f"the last {len(data) - start} bytes have no terminating newline")
-    # A million live objects make every cyclic collection walk them all; nothing here creates cycles.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         try:
             events = _DECODER.decode_lines(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -168,9 +166,6 @@ def decode_ledger(path: Path, data: bytes) -> tuple[RuntimeEvent, ...]:
             _locate_bad_row(path, data)  # decode_lines skips blank rows; a blank row is not an event
         _check_unique_ids(path, data, events)
         return tuple(events)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _rows(data: bytes):
@@ -201,6 +196,8 @@ def _locate_bad_row(path: Path, data: bytes) -> None:
 
 
 def _check_unique_ids(path: Path, data: bytes, events: list[RuntimeEvent]) -> None:
+    if len(set(map(_EVENT_ID, events))) == len(events):
+        return  # the common case, checked at C speed
     seen: set[str] = set()
     for index, event in enumerate(events):
         if event.id in seen:
@@ -208,6 +205,9 @@ def _check_unique_ids(path: Path, data: bytes, events: list[RuntimeEvent]) -> No
             first = next(i for i, other in enumerate(events) if other.id == event.id) + 1
             raise LedgerCorruption(path, line, offset, DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first}")
         seen.add(event.id)
+
+
+_EVENT_ID = operator.attrgetter("id")
 
 
 class _Writer:

@@ -149,7 +149,10 @@ def test_the_table_and_the_python_statemachine_class_give_identical_plans(events
     for _ in range(300):
         ledger = _random_ledger(rng, events, rng.randrange(0, 9))
         expected_high_water = rng.choice([None, len(ledger), len(ledger) + 1])
-        assert build_resume_plan_with_machine(ledger, expected_high_water) == build_resume_plan(ledger, expected_high_water)
+        plan = build_resume_plan(ledger, expected_high_water)
+        assert build_resume_plan_with_machine(ledger, expected_high_water) == plan
+        first_terminal = next((event.id for event in ledger if not event.partial and event.is_terminal), None)
+        assert plan.terminal_runtime_event_id == first_terminal
 
 
 def test_planning_is_pure_and_deterministic(events) -> None:
