@@ -96,6 +96,7 @@ def _outputs(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
         (f"{PACKAGE}/projector_machine.py", _machine_context),
         ("CONTRACT.md", _contract_context),
         ("tests/test_contract_decisions.py", _decision_tests_context),
+        ("tests/test_crash_harness.py", _crash_tests_context),
     ]
     return [(relative, f"{relative.removeprefix(PACKAGE + '/')}.jinja", build(spec)) for relative, build in builders]
 
@@ -296,19 +297,64 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
+def _expected(spec: Spec, prefix: str, outcome: str) -> dict[str, Any]:
+    """A case's expectations, straight from the decision table and the canonical ledger."""
+    decision = spec.decision(prefix)
+    length = spec.ledger.prefix(prefix).length
+    return {
+        "committed_event_ids": tuple(json.loads(event.wire(outcome))["id"] for event in spec.ledger.events[:length]),
+        "disposition": decision.disposition,
+        "operation_statuses": decision.statuses(outcome),
+        "diagnostics": decision.diagnostics,
+        "rejection_reasons": decision.rejection_reasons,
+        "replay_event_ids": expected_replay_ids(spec, decision, outcome),
+        "terminal_fact": decision.terminal_fact,
+    }
+
+
+def _case_id(*parts: str) -> str:
+    return py("-".join(parts))
+
+
+def _crash_tests_context(spec: Spec) -> dict[str, Any]:
+    outcomes = spec.ledger.outcome_names
+    crash_cases, boundary_cases = [], []
+    for fp in spec.failpoints:
+        for outcome in outcomes:
+            common = {"failpoint": py(fp.id), "outcome": py(outcome), "prefix": py(fp.committed_prefix)}
+            expected = py(_expected(spec, fp.committed_prefix, outcome), 8)
+            crash_cases.append({"id": _case_id(fp.id, slug(fp.boundary), outcome), **common, "expected": expected})
+            boundary_cases.append(
+                {"id": _case_id("loop", fp.id, "kill", outcome), **common, "action": py("kill"), "expected": expected}
+            )
+        first = outcomes[0]
+        boundary_cases.append(
+            {
+                "id": _case_id("loop", fp.id, "pause", first),
+                "failpoint": py(fp.id),
+                "outcome": py(first),
+                "prefix": py(fp.committed_prefix),
+                "action": py("pause"),
+                "expected": py(_expected(spec, fp.committed_prefix, first), 8),
+            }
+        )
+    torn_cases = [
+        {
+            "id": _case_id("torn", prefix.name, outcomes[0]),
+            "prefix": py(prefix.name),
+            "outcome": py(outcomes[0]),
+            "expected": py(_expected(spec, prefix.name, outcomes[0]), 8),
+        }
+        for prefix in spec.ledger.prefixes
+    ]
+    return {"crash_cases": crash_cases, "boundary_cases": boundary_cases, "torn_cases": torn_cases}
+
+
 def _decision_tests_context(spec: Spec) -> dict[str, Any]:
     cases = []
     for fp in spec.failpoints:
-        decision = spec.decision(fp.committed_prefix)
         for outcome in spec.ledger.outcome_names:
-            expected = {
-                "disposition": decision.disposition,
-                "operation_statuses": decision.statuses(outcome),
-                "diagnostics": decision.diagnostics,
-                "rejection_reasons": decision.rejection_reasons,
-                "replay_event_ids": expected_replay_ids(spec, decision, outcome),
-                "terminal_fact": decision.terminal_fact,
-            }
+            expected = _expected(spec, fp.committed_prefix, outcome)
             cases.append(
                 (
                     py(fp.id),

@@ -29,6 +29,10 @@ from .gcpause import gc_paused
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+# Crash-harness hook: hand each row to the OS in pieces of at most this many bytes, the way a signal or a
+# slow device splits a large write, so a kill can land mid-row. None (always, outside the harness): one piece.
+WRITE_PIECE_BYTES: int | None = None
 _DECODER = msgspec.json.Decoder(RuntimeEvent)
 _UNTYPED = msgspec.json.Decoder()
 
@@ -247,8 +251,9 @@ class _Writer:
         payload = row + b"\n"
         written = 0
         try:
+            piece = WRITE_PIECE_BYTES or len(payload)
             while written < len(payload):
-                written += os.write(self.fd, payload[written:])
+                written += os.write(self.fd, payload[written : written + piece])
             if self.durable:
                 os.fsync(self.fd)
         except OSError as error:

@@ -2,7 +2,7 @@
 # source: spec/failpoints.yaml, spec/ledger.yaml, spec/decisions.yaml, spec/projector.yaml, spec/scope.yaml
 # regenerate: resume-contract generate
 # spec-sha256: 37ab3a60aae59f75c4fee98c69c21a8787cc23d889ea7b881984b7be92338097
-# content-sha256: 537a698e159045604cde8a98bed602aa58d2d61f6cb27f2f1e696a52a02b8364
+# content-sha256: 705fb4a48a5ccb5365d12c57b88ede43b49ffa13d4d2ad6f1185fbdfb8218e6d
 """The contract's required decisions, one case per failpoint x tool outcome, projected in-process.
 
 Expected values are literals rendered from spec/decisions.yaml; nothing here asks the projector what to
@@ -24,6 +24,7 @@ CASES = [
         'ok',
         'before_function_call',
         {
+            'committed_event_ids': ('evt-user-text',),
             'disposition': 'safe_replay',
             'operation_statuses': (),
             'diagnostics': (),
@@ -38,6 +39,7 @@ CASES = [
         'error',
         'before_function_call',
         {
+            'committed_event_ids': ('evt-user-text',),
             'disposition': 'safe_replay',
             'operation_statuses': (),
             'diagnostics': (),
@@ -52,6 +54,7 @@ CASES = [
         'ok',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -66,6 +69,7 @@ CASES = [
         'error',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -80,6 +84,7 @@ CASES = [
         'ok',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -94,6 +99,7 @@ CASES = [
         'error',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -108,6 +114,7 @@ CASES = [
         'ok',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -122,6 +129,7 @@ CASES = [
         'error',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -136,6 +144,7 @@ CASES = [
         'ok',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -150,6 +159,7 @@ CASES = [
         'error',
         'after_function_call',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call'),
             'disposition': 'blocked',
             'operation_statuses': ('indeterminate',),
             'diagnostics': ('pending_tool_result',),
@@ -164,6 +174,7 @@ CASES = [
         'ok',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -178,6 +189,7 @@ CASES = [
         'error',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -192,6 +204,7 @@ CASES = [
         'ok',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -206,6 +219,7 @@ CASES = [
         'error',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -220,6 +234,7 @@ CASES = [
         'ok',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -234,6 +249,7 @@ CASES = [
         'error',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -248,6 +264,7 @@ CASES = [
         'ok',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -262,6 +279,7 @@ CASES = [
         'error',
         'after_function_response',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -276,6 +294,7 @@ CASES = [
         'ok',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -290,6 +309,7 @@ CASES = [
         'error',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -304,6 +324,7 @@ CASES = [
         'ok',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -318,6 +339,7 @@ CASES = [
         'error',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -332,6 +354,7 @@ CASES = [
         'ok',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('succeeded',),
             'diagnostics': (),
@@ -346,6 +369,7 @@ CASES = [
         'error',
         'after_terminal_event',
         {
+            'committed_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'disposition': 'safe_replay',
             'operation_statuses': ('failed',),
             'diagnostics': (),
@@ -362,6 +386,7 @@ CASES = [
 def test_required_decision(failpoint: str, outcome: str, prefix: str, expected: dict) -> None:
     rows = CANONICAL_LEDGER_ROWS[outcome][: PREFIX_LENGTHS[prefix]]
     events = [msgspec.json.decode(row, type=RuntimeEvent) for row in rows]
+    assert tuple(event.id for event in events) == tuple(expected["committed_event_ids"])
     plan = build_resume_plan(events)
     assert plan == build_resume_plan(events), "projecting twice must give the same plan"
     assert plan.disposition == expected["disposition"]

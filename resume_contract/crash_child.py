@@ -1,0 +1,50 @@
+"""The child process of the crash harness: commit rows through the store, say so, then wait to be killed.
+
+    python -m resume_contract.crash_child WORKSPACE MARKER [LARGE_ROW_BYTES]  < rows.jsonl
+
+Reads RuntimeEvent rows on stdin and appends each through a real RuntimeEventStore. Only after every append
+has returned does it print "committed". Then it either waits (the parent kills it), or, with
+LARGE_ROW_BYTES, prints "tearing" and appends one more event that large, in small pieces, so that the
+kill lands mid-row. Its `finally` writes MARKER: a SIGKILL never lets it run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+
+from . import store as store_module
+from .events import RuntimeEvent
+from .store import RuntimeEventStore
+
+LARGE_EVENT_ID = "evt-torn-large-row"
+PIECE_BYTES = 4096
+
+
+def main(argv: list[str]) -> int:
+    workspace, marker = Path(argv[0]), Path(argv[1])
+    large_row_bytes = int(argv[2]) if len(argv) > 2 else 0
+    events = [msgspec.json.decode(line, type=RuntimeEvent) for line in sys.stdin.buffer.read().splitlines()]
+    try:
+        with RuntimeEventStore(workspace) as store:
+            for event in events:
+                store.append(event)
+            print("committed", flush=True)
+            if large_row_bytes:
+                template = events[-1]
+                large = msgspec.structs.replace(template, id=LARGE_EVENT_ID, content=None, actions={"blob": "x" * large_row_bytes})
+                store_module.WRITE_PIECE_BYTES = PIECE_BYTES
+                print("tearing", flush=True)
+                store.append(large)
+                print("whole", flush=True)
+            while True:
+                time.sleep(3600)
+    finally:
+        marker.write_text("cleanup ran\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,57 @@
+"""The generated crash tests take their expectations from the decision table, so they can fail.
+
+Flip the `after_function_call` decision to safe_replay without changing the projector: the generator's own
+check refuses such a spec (see tests/bad_specs/decision_contradicts_machine); rendering it anyway, bypassing
+that check, must give a crash module whose P1-P4 cases fail against the real projector.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from resume_contract_generator.render import render_all
+from resume_contract_generator.validate import load_spec
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_tests(tmp_path: Path) -> None:
+    spec = load_spec(REPO)
+    relaxed = dataclasses.replace(
+        spec.decision("after_function_call"), disposition="safe_replay", diagnostics=(), rejection_reasons=()
+    )
+    mutant = dataclasses.replace(
+        spec, decisions=tuple(relaxed if d.prefix == "after_function_call" else d for d in spec.decisions)
+    )
+    module = render_all(mutant)["generated/tests/test_crash_harness.py"]
+    assert "'disposition': 'safe_replay'" in module
+    (tmp_path / "test_mutant_crash.py").write_text(module)
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mutant_crash.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+
+    assert result.returncode == 1, result.stdout[-2000:]
+    failed = sorted(set(re.findall(r"^FAILED \S+\[(\S+)\]", result.stdout, re.MULTILINE)))
+    after_call = ["P1", "P2", "P3", "P4"]
+    expected = sorted(
+        [f"{fp}-{slug}-{outcome}" for fp, slug in zip(after_call, _slugs(spec, after_call)) for outcome in ("ok", "error")]
+        + [f"loop-{fp}-kill-{outcome}" for fp in after_call for outcome in ("ok", "error")]
+        + [f"loop-{fp}-pause-ok" for fp in after_call]
+        + ["torn-after_function_call-ok"]
+    )
+    assert failed == expected
+    assert re.search(r"\b21 failed, 43 passed\b", result.stdout)
+
+
+def _slugs(spec, ids: list[str]) -> list[str]:
+    from resume_contract_generator.render import slug
+
+    return [slug(next(fp.boundary for fp in spec.failpoints if fp.id == fp_id)) for fp_id in ids]

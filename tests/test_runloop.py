@@ -1,0 +1,60 @@
+"""The reference run loop and its failpoint hooks, and `resume-contract crash`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resume_contract.crash import run_boundary_case
+from resume_contract.failpoints import FailpointConfigError, Failpoints, parse
+from resume_contract.runloop import run
+from resume_contract.store import read_ledger
+from resume_contract_generated.catalog import RUNTIME_RESUME_FAILPOINTS
+
+
+def test_the_loop_passes_one_hook_per_catalog_failpoint_in_order(tmp_path: Path) -> None:
+    passed = run(tmp_path, "ok", Failpoints({}))
+    assert passed == [fp.id for fp in RUNTIME_RESUME_FAILPOINTS]
+    ledger = read_ledger(tmp_path / "sessions/canonical-session/runs/canonical-run/runtime-events.jsonl")
+    assert ledger.high_water == 4
+    assert (tmp_path / "side-effects" / "notes.md").read_text() == "Release notes."
+
+
+@pytest.mark.parametrize("failpoint", [fp.id for fp in RUNTIME_RESUME_FAILPOINTS])
+def test_the_tool_side_effect_is_visible_only_from_p4_on(failpoint: str) -> None:
+    prefix = next(fp.committed_prefix for fp in RUNTIME_RESUME_FAILPOINTS if fp.id == failpoint)
+    observation = run_boundary_case(failpoint, "ok", prefix)
+    assert observation.problems == []
+    # P1-P3 leave a committed call whose side effect has not happened; P4 one whose side effect has:
+    # the same prefix, so the plan must call both indeterminate.
+    assert observation.side_effect_written == (int(failpoint[1:]) >= 4)
+
+
+def test_failpoint_configuration_is_checked_against_the_catalog() -> None:
+    assert parse("P3=kill, P5=pause,P6=off") == {"P3": "kill", "P5": "pause", "P6": "off"}
+    with pytest.raises(FailpointConfigError, match="unknown failpoint 'P99'"):
+        parse("P99=kill")
+    with pytest.raises(FailpointConfigError, match="unknown action 'explode' for P3"):
+        parse("P3=explode")
+    with pytest.raises(FailpointConfigError, match="not a failpoint of the spec's catalog"):
+        Failpoints({}).hit("P99")
+
+
+def test_resume_contract_crash_prints_the_table_and_verifies(run_cli) -> None:
+    code, out, err = run_cli("crash", "--failpoint", "P3", "--outcome", "error")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "outcome", "boundary", "committed", "prefix", "decision", "reasons", "sigkill", "real", "boundary"]
+    assert lines[1].split()[:2] == ["P3", "error"] and lines[1].split()[-4:] == ["blocked", "dangling_tool_state", "verified", "verified"]
+    assert lines[2].startswith("torn write after after_function_call: verified (corruption at byte 624")
+    assert "bare `python -c pass` children" in lines[3]
+    assert lines[4] == "3 of 3 cases verified"
+
+
+def test_resume_contract_crash_rejects_unknown_failpoints(run_cli) -> None:
+    assert run_cli("crash", "--failpoint", "P99") == (
+        2,
+        "",
+        "resume-contract: unknown failpoint 'P99'; the failpoints are P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11\n",
+    )
