@@ -6,7 +6,8 @@ person has to edit. Ordering is the spec's own order everywhere; nothing depends
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .errors import Mark
 
@@ -161,6 +162,18 @@ class Spec:
     scope: Scope
     source_files: tuple[str, ...]
     sha256: str
+    # "file:key/path" -> where that key stands, e.g. "projector:diagnostics/pending_tool_result/message".
+    locations: Mapping[str, Mark] = field(default_factory=dict)
 
     def decision(self, prefix: str) -> Decision:
         return next(decision for decision in self.decisions if decision.prefix == prefix)
+
+    def location(self, file: str, *path: str | int) -> Mark:
+        """The mark of a key, or of its nearest enclosing key, or the file's first line."""
+        steps = [str(step) for step in path]
+        while steps:
+            mark = self.locations.get(f"{file}:{'/'.join(steps)}")
+            if mark is not None:
+                return mark
+            steps.pop()
+        return Mark(f"spec/{file}.yaml", 1, 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import keyword
+from types import MappingProxyType
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,13 @@ class _Checker:
             scope=scope,
             source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
             sha256=spec_sha256(root),
+            locations=MappingProxyType(
+                {
+                    f"{name}:{'/'.join(str(step) for step in path)}": mark
+                    for name, file in self.files.items()
+                    for path, mark in sorted(file.key_marks.items(), key=lambda item: item[1])
+                }
+            ),
         )
 
     # -- ledger ---------------------------------------------------------------------------------------------

@@ -211,6 +211,42 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from resume_contract_generator.errors import SpecInvalid
+    from resume_contract_generator.review import review
+    from resume_contract_generator.review_report import as_json, as_markdown, as_text
+    from resume_contract_generator.spec_source import WORKING_TREE, SpecSourceError, default_base, load_side
+
+    root = _root(args)
+    if args.depth < 0 or args.depth > 6:
+        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    try:
+        base_source = args.base if args.base is not None else default_base(root)
+        head_source = args.head if args.head is not None else WORKING_TREE
+        sides = []
+        for label, source in (("base", base_source), ("head", head_source)):
+            try:
+                sides.append(load_side(root, source))
+            except SpecInvalid as invalid:
+                for error in invalid.errors:
+                    print(f"{label} ({source}): {error}", file=err)
+                print(f"resume-contract diff: the {label} spec is invalid; nothing was compared", file=err)
+                return EXIT_USAGE
+    except SpecSourceError as error:
+        raise UsageError(str(error)) from None
+    result = review(sides[0], sides[1], depth=args.depth)
+    base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
+    head_label = "working tree" if head_source == WORKING_TREE else head_source
+    render = {"text": as_text, "markdown": as_markdown, "json": as_json}[args.format]
+    out.write(render(result, base_label, head_label))
+    fail_on = args.fail_on
+    if fail_on == "any" and result.changes:
+        return EXIT_FAIL
+    if fail_on in ("weakens-safety", "tightens") and result.counts[fail_on]:
+        return EXIT_FAIL
+    return EXIT_OK
+
+
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import functools
     import subprocess
@@ -358,6 +394,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_ledger_arguments(repair)
     repair.set_defaults(handler=cmd_repair)
+
+    diff = commands.add_parser(
+        "diff",
+        help="review a contract change: every semantic change, classified by safety",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare two specs and list every semantic change with a stable rule name, its spec location on\n"
+        "both sides and a class: weakens-safety, tightens or neutral. Changes whose effect is not obvious are\n"
+        "decided by running both projectors over the canonical ledgers and every ledger up to --depth events.\n\n"
+        "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
+        "branch, against the working tree.\n\n"
+        "  resume-contract diff                          # this branch's change\n"
+        "  resume-contract diff main HEAD --format markdown --fail-on weakens-safety\n"
+        "  resume-contract diff old/spec new/spec --format json\n",
+        epilog="exit: 0 no change of the --fail-on class, 1 such a change, 2 bad input (an invalid spec on either side\n"
+        "is reported with its file:line and not compared).",
+    )
+    diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
+    diff.add_argument("head", nargs="?", metavar="HEAD", help="git revision or spec directory (default: the working tree)")
+    diff.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="text for a terminal, markdown for a pull-request comment, json for scripts")
+    diff.add_argument("--fail-on", choices=("weakens-safety", "tightens", "any"), help="exit 1 when a change of this class is present")
+    diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
+    diff.set_defaults(handler=cmd_diff)
 
     crash = commands.add_parser(
         "crash",

@@ -1,0 +1,103 @@
+"""A Review as text (terminal), Markdown (a pull-request comment) or JSON (scripts)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from resume_contract.events import event_to_wire
+
+from .literals import md_cell
+from .review import CLASSES, Review
+
+EXAMPLES_SHOWN = 5
+
+
+def _summary(review: Review) -> str:
+    counts = review.counts
+    total = len(review.changes)
+    parts = ", ".join(f"{counts[name]} {name}" for name in CLASSES)
+    return f"{total} change{'s' if total != 1 else ''}: {parts}"
+
+
+def _evidence_heading(review: Review) -> str:
+    canonical = sum(1 for item in review.evidence if item.label.startswith("canonical"))
+    return (
+        f"{len(review.evidence)} of {review.ledgers_explored} ledgers decide differently "
+        f"({canonical} canonical; every ledger up to {review.depth} events explored), smallest first"
+    )
+
+
+def as_text(review: Review, base_label: str, head_label: str) -> str:
+    lines = [f"resume-contract diff {base_label} -> {head_label}", _summary(review)]
+    for change in review.changes:
+        lines.append(f"  {change.change_class:<15} {change.rule}: {change.message}")
+        where = [f"base {change.base}" if change.base else "", f"head {change.head}" if change.head else ""]
+        if any(where):
+            lines.append(f"  {'':<15} {'  '.join(part for part in where if part)}")
+    if review.evidence:
+        lines.append(_evidence_heading(review) + ":")
+        for item in review.evidence[:EXAMPLES_SHOWN]:
+            lines.append(f"  {item.effect:<15} {item.label}: {item.base} -> {item.head}")
+        if len(review.evidence) > EXAMPLES_SHOWN:
+            lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them all)")
+    return "\n".join(lines) + "\n"
+
+
+def as_markdown(review: Review, base_label: str, head_label: str) -> str:
+    verdict = review.verdict
+    lines = [
+        f"### Contract review: **{verdict}**",
+        "",
+        f"`{md_cell(base_label)}` -> `{md_cell(head_label)}`: {_summary(review)}.",
+        "",
+    ]
+    if review.changes:
+        lines += ["| Class | Rule | Change | Base | Head |", "|---|---|---|---|---|"]
+        for change in review.changes:
+            lines.append(
+                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)} | "
+                f"{md_cell(str(change.base or ''))} | {md_cell(str(change.head or ''))} |"
+            )
+        lines.append("")
+    if review.evidence:
+        lines += [f"#### {_evidence_heading(review)}", "", "| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
+        for item in review.evidence[:EXAMPLES_SHOWN]:
+            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(str(item.base))} | {md_cell(str(item.head))} |")
+        if len(review.evidence) > EXAMPLES_SHOWN:
+            lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def as_json(review: Review, base_label: str, head_label: str) -> str:
+    document: dict[str, Any] = {
+        "base": base_label,
+        "head": head_label,
+        "verdict": review.verdict,
+        "summary": {**review.counts, "total": len(review.changes)},
+        "changes": [
+            {
+                "rule": change.rule,
+                "class": change.change_class,
+                "message": change.message,
+                "base": str(change.base) if change.base else None,
+                "head": str(change.head) if change.head else None,
+            }
+            for change in review.changes
+        ],
+        "evidence": {
+            "ledgersExplored": review.ledgers_explored,
+            "depth": review.depth,
+            "ledgers": [
+                {
+                    "label": item.label,
+                    "effect": item.effect,
+                    "base": {"disposition": item.base.disposition, "rejectionReasons": list(item.base.rejection_reasons)},
+                    "head": {"disposition": item.head.disposition, "rejectionReasons": list(item.head.rejection_reasons)},
+                    "events": [event_to_wire(event) for event in item.events],
+                }
+                for item in review.evidence
+            ],
+        },
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,0 +1,70 @@
+"""Load a spec from a git revision or a directory, for `resume-contract diff`.
+
+A revision's spec/ is copied out with `git show` into a temporary directory and loaded through the same
+validated path as the working tree, so both sides of a diff are held to the same checks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .errors import Mark, SpecError, SpecInvalid
+from .spec_model import Spec
+from .validate import SCHEMA_DIR, SPEC_DIR, SPEC_FILES, load_spec
+
+WORKING_TREE = "WORKTREE"
+
+
+class SpecSourceError(Exception):
+    """The revision or directory cannot be read (not a spec error: exit 2 all the same)."""
+
+
+def _git(root: Path, *args: str) -> str:
+    result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SpecSourceError(f"git {' '.join(args)}: {result.stderr.strip() or 'failed'}")
+    return result.stdout
+
+
+def default_base(root: Path) -> str:
+    """The merge base of HEAD with the default branch (origin's HEAD, else main, else master)."""
+    candidates = []
+    try:
+        candidates.append(_git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD").strip())
+    except SpecSourceError:
+        pass
+    candidates += ["main", "master"]
+    for branch in candidates:
+        try:
+            return _git(root, "merge-base", "HEAD", branch).strip()
+        except SpecSourceError:
+            continue
+    raise SpecSourceError("cannot find the default branch (origin/HEAD, main or master) to diff against; name BASE")
+
+
+def load_side(root: Path, source: str) -> Spec:
+    """A spec from `source`: WORKTREE, a directory (a project root or its spec/), or a git revision."""
+    if source == WORKING_TREE:
+        return load_spec(root)
+    path = Path(source)
+    if path.is_dir():
+        project = path.parent if (path / "projector.yaml").is_file() else path
+        if not (project / SPEC_DIR).is_dir():
+            raise SpecSourceError(f"{source}: neither a spec/ directory nor a directory that holds one")
+        return load_spec(project)
+    revision = _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip()
+    with tempfile.TemporaryDirectory(prefix="resume-contract-diff-") as scratch:
+        project = Path(scratch)
+        names = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
+        for name in names:
+            shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{name}"], capture_output=True)
+            if shown.returncode != 0:
+                if name.startswith(SCHEMA_DIR):
+                    raise SpecSourceError(f"{source}: {name} is missing at that revision")
+                raise SpecInvalid([SpecError(Mark(name, 1, 1), f"missing spec file at revision {source}")])
+            target = project / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(shown.stdout)
+        return load_spec(project)

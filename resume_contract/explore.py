@@ -1,0 +1,86 @@
+"""Every small ledger: all event sequences up to a length, over an alphabet that reaches every spec rule.
+
+The alphabet has two tool call ids, calls, successful and failed responses, a response naming another tool,
+a partial event, plain text and a terminal event. Sequences are produced shortest first, then in alphabet
+order, so the first sequence found with a property is a shortest one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from .events import (
+    FunctionCallContent,
+    FunctionResponseContent,
+    RuntimeEvent,
+    TextContent,
+)
+
+SESSION_ID = "explore-session"
+RUN_ID = "explore-run"
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One letter of the alphabet: a readable name and how to build its event at a position."""
+
+    name: str
+    build: Callable[[str], RuntimeEvent]
+
+
+def _event(event_id: str, author: str, role: str, content: object, *, partial: bool = False, status: str | None = None) -> RuntimeEvent:
+    return RuntimeEvent(
+        id=event_id,
+        ts=0,
+        partial=partial,
+        author=author,  # type: ignore[arg-type]
+        role=role,  # type: ignore[arg-type]
+        session_id=SESSION_ID,
+        invocation_id="explore-invocation",
+        run_id=RUN_ID,
+        turn_id="explore-turn",
+        status=status,  # type: ignore[arg-type]
+        content=content,  # type: ignore[arg-type]
+    )
+
+
+def _call(call_id: str, tool: str, partial: bool = False) -> Callable[[str], RuntimeEvent]:
+    return lambda event_id: _event(event_id, "agent", "model", FunctionCallContent(call_id, tool, {"path": "x"}), partial=partial)
+
+
+def _response(call_id: str, tool: str, is_error: bool | None) -> Callable[[str], RuntimeEvent]:
+    return lambda event_id: _event(event_id, "tool", "tool", FunctionResponseContent(call_id, tool, {"ok": not is_error}, is_error))
+
+
+ALPHABET: tuple[Symbol, ...] = (
+    Symbol("text", lambda event_id: _event(event_id, "user", "user", TextContent("go on"))),
+    Symbol("call(a)", _call("a", "write")),
+    Symbol("call(b)", _call("b", "write")),
+    Symbol("ok(a)", _response("a", "write", None)),
+    Symbol("error(a)", _response("a", "write", True)),
+    Symbol("ok(a, other tool)", _response("a", "delete", None)),
+    Symbol("ok(b)", _response("b", "write", None)),
+    Symbol("partial call(a)", _call("a", "write", partial=True)),
+    Symbol("terminal", lambda event_id: _event(event_id, "agent", "model", TextContent("done"), status="completed")),
+)
+
+
+def build(word: tuple[int, ...]) -> list[RuntimeEvent]:
+    """The ledger spelled by `word` (indexes into ALPHABET); event ids are e1, e2, ... by position."""
+    return [ALPHABET[letter].build(f"e{position}") for position, letter in enumerate(word, 1)]
+
+
+def spell(word: tuple[int, ...]) -> str:
+    return ", ".join(ALPHABET[letter].name for letter in word) or "(empty ledger)"
+
+
+def words(max_length: int) -> Iterator[tuple[int, ...]]:
+    """Every word of length 0..max_length, shortest first."""
+    for length in range(max_length + 1):
+        yield from itertools.product(range(len(ALPHABET)), repeat=length)
+
+
+def count_words(max_length: int) -> int:
+    return sum(len(ALPHABET) ** length for length in range(max_length + 1))
