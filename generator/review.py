@@ -125,8 +125,14 @@ class Decided:
     replay: tuple[str, ...]
 
     def __str__(self) -> str:
-        reasons = f" [{', '.join(self.rejection_reasons)}]" if self.rejection_reasons else ""
-        return f"{self.disposition}{reasons}"
+        text = self.disposition
+        if self.rejection_reasons:
+            text += f" [{', '.join(self.rejection_reasons)}]"
+        if self.statuses:
+            text += f"; operations {', '.join(self.statuses)}"
+        if self.diagnostics:
+            text += f"; diagnostics {', '.join(self.diagnostics)}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -173,8 +179,13 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
         changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None))
     order = {name: index for index, name in enumerate(CLASSES)}
-    changes.sort(key=lambda change: (order[change.change_class], str(change.head or change.base), change.rule, change.message))
+    changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
     return Review(tuple(changes), tuple(evidence), explored, depth)
+
+
+def _place(change: Change) -> tuple[int, Mark | None]:
+    mark = change.head or change.base
+    return (0, mark) if mark is not None else (1, None)
 
 
 class _Collector:
@@ -228,7 +239,7 @@ class _Collector:
         new_prefixes = {prefix.name: prefix for prefix in head.prefixes}
         for key in self._keyed("PREFIX_REMOVED", "PREFIX_ADDED", "prefix", old_prefixes, new_prefixes, lambda k: old_prefixes[k].mark, lambda k: new_prefixes[k].mark):
             if old_prefixes[key].through != new_prefixes[key].through:
-                self.add("PREFIX_MOVED", f"prefix '{key}': through {old_prefixes[key].through} -> {new_prefixes[key].through}", old_prefixes[key].mark, new_prefixes[key].mark)
+                self.add("PREFIX_MOVED", f"prefix '{key}': through {old_prefixes[key].through or '(no event)'} -> {new_prefixes[key].through or '(no event)'}", old_prefixes[key].mark, new_prefixes[key].mark)
 
     def decisions(self) -> None:
         base = {d.prefix: d for d in self.base.decisions}
@@ -420,12 +431,19 @@ def _evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvidence],
         ledgers.append((f"{prefix_label} ({', '.join(outcomes)}): {names}", events))
     for word in words(depth):
         ledgers.append((spell(word), tuple(build(word))))
+    # Each canonical ledger once more, reopened where the caller expected one more event than it holds.
+    checked = [(label, events, None) for label, events in ledgers]
+    checked += [
+        (f"{label.partition(':')[0]} with expected high-water {len(events) + 1}", events, len(events) + 1)
+        for label, events in ledgers
+        if label.startswith("canonical")
+    ]
     changed = []
-    for label, events in ledgers:
-        before = _decided(project(events, base_table))
-        after = _decided(project(events, head_table))
+    for label, events, expected_high_water in checked:
+        before = _decided(project(events, base_table, expected_high_water))
+        after = _decided(project(events, head_table, expected_high_water))
         if before != after:
             changed.append(LedgerEvidence(label, events, before, after, effect(before, after)))
     # The canonical ledgers first (a reviewer knows them), then the explored ones; each smallest first.
     changed.sort(key=lambda item: (not item.label.startswith("canonical"), len(item.events)))
-    return changed, len(ledgers)
+    return changed, len(checked)

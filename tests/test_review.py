@@ -1,0 +1,137 @@
+"""`resume-contract diff` end to end, and the rules a valid spec cannot reach, on hand-built models."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from resume_contract_generator import review as review_module
+from resume_contract_generator.review import review
+from resume_contract_generator.validate import load_spec
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).parent / "review_cases"
+
+
+def _overlay(target: Path, case: str, side: str) -> Path:
+    shutil.copytree(REPO / "spec", target / "spec")
+    for overlay in sorted((CORPUS / case / side).glob("*.yaml")):
+        shutil.copyfile(overlay, target / "spec" / overlay.name)
+    return target / "spec"
+
+
+def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_canonical_ledger(tmp_path: Path, run_cli) -> None:
+    head = _overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current")
+    code, out, err = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--format", "markdown", "--fail-on", "weakens-safety")
+    assert (code, err) == (1, "")
+    assert out.startswith("### Contract review: **weakens-safety**\n")
+    assert "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |" in out
+    first_ledger = next(line for line in out.splitlines() if line.startswith("| weakens-safety | canonical"))
+    assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
+
+
+def test_a_wording_only_change_is_neutral_and_exits_0(tmp_path: Path, run_cli) -> None:
+    head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "weakens-safety")
+    assert code == 0
+    assert "1 change: 0 weakens-safety, 0 tightens, 1 neutral" in out
+    assert run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "any")[0] == 1
+    assert run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "tightens")[0] == 0
+
+
+def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> None:
+    head = _overlay(tmp_path / "head", "STATE_ADDED", "current")
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--format", "json", "--depth", "2")
+    document = json.loads(out)
+    assert code == 0
+    assert document["verdict"] == "weakens-safety"
+    assert document["summary"] == {"weakens-safety": 5, "tightens": 0, "neutral": 0, "total": 5}
+    ledger = document["evidence"]["ledgers"][0]
+    assert ledger["label"] == "call(a), ok(a, other tool)"
+    assert (ledger["base"]["disposition"], ledger["head"]["disposition"]) == ("blocked", "safe_replay")
+    assert [event["id"] for event in ledger["events"]] == ["e1", "e2"]
+
+
+def test_an_invalid_side_is_reported_with_its_location_and_not_compared(tmp_path: Path, run_cli) -> None:
+    head = tmp_path / "head"
+    shutil.copytree(REPO / "spec", head / "spec")
+    decisions = head / "spec" / "decisions.yaml"
+    decisions.write_text(decisions.read_text().replace("    disposition: blocked\n", "    dispostion: blocked\n"))
+    code, out, err = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head / "spec"))
+    assert (code, out) == (2, "")
+    assert f"head ({head / 'spec'}): spec/decisions.yaml:20:5: unknown key 'dispostion'" in err
+    assert err.endswith("resume-contract diff: the head spec is invalid; nothing was compared\n")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "spec", project / "spec")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "spec")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    _git(project, "checkout", "-qb", "feature")
+    for overlay in (CORPUS / "FAILPOINT_PREFIX_LATER" / "current").glob("*.yaml"):
+        shutil.copyfile(overlay, project / "spec" / overlay.name)
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "move P4")
+
+    code, out, _ = run_cli("--root", str(project), "diff", "main", "feature", "--fail-on", "weakens-safety")
+    assert code == 1 and "FAILPOINT_PREFIX_LATER: failpoint P4" in out
+    # Default: merge base of HEAD with main, against the working tree (which now also rewords P3).
+    failpoints = project / "spec" / "failpoints.yaml"
+    failpoints.write_text(failpoints.read_text().replace("Tool implementation in progress", "Tool running"))
+    code, out, _ = run_cli("--root", str(project), "diff")
+    assert code == 0
+    assert out.startswith("resume-contract diff merge-base ")
+    assert "FAILPOINT_PREFIX_LATER" in out and "FAILPOINT_BOUNDARY_REWORDED" in out
+    code, _, err = run_cli("--root", str(project), "diff", "no-such-revision")
+    assert code == 2 and "no-such-revision" in err
+
+
+@pytest.mark.parametrize(
+    ("state", "field", "value", "rule", "change_class"),
+    [
+        ("indeterminate", "final", True, "STATE_MADE_FINAL", "weakens-safety"),
+        ("succeeded", "final", False, "STATE_MADE_NOT_FINAL", "tightens"),
+        ("indeterminate", "at_end", "duplicate_tool_call", "STATE_AT_END_CHANGED", "weakens-safety"),
+    ],
+)
+def test_state_rules_on_hand_built_models(state: str, field: str, value: object, rule: str, change_class: str) -> None:
+    base = load_spec(REPO)
+    states = tuple(dataclasses.replace(s, **{field: value}) if s.name == state else s for s in base.projector.states)
+    head = dataclasses.replace(base, projector=dataclasses.replace(base.projector, states=states))
+    changes = [c for c in review(base, head, depth=2).changes if c.rule == rule]
+    assert [(c.change_class, c.base, c.head) for c in changes] == [(change_class, base.projector.state(state).mark, base.projector.state(state).mark)]
+
+
+def test_replay_reordered_on_a_hand_built_model() -> None:
+    base = load_spec(REPO)
+    reordered = dataclasses.replace(base.decision("after_function_response"), replay=("function_call", "user_text", "function_response"))
+    head = dataclasses.replace(base, decisions=tuple(reordered if d.prefix == reordered.prefix else d for d in base.decisions))
+    changes = review(base, head, depth=0).changes
+    assert [(c.rule, c.change_class, c.message) for c in changes] == [
+        ("DECISION_REPLAY_REORDERED", "neutral", "prefix 'after_function_response': replay order changed")
+    ]
+
+
+def test_a_weakening_no_rule_explains_is_still_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    base = load_spec(REPO)
+    head = load_spec(_overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current").parent)
+    # Blind the rules that see this change: only the ledgers can tell.
+    monkeypatch.setattr(review_module._Collector, "decisions", lambda self: None)
+    monkeypatch.setattr(review_module._Collector, "projector", lambda self: None)
+    changes = review(base, head, depth=1).changes
+    assert [(c.rule, c.change_class) for c in changes] == [("EVIDENCE_UNEXPLAINED_WEAKENING", "weakens-safety")]
+
+
+def test_identical_specs_have_no_change(run_cli) -> None:
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(REPO))
+    assert code == 0 and "0 changes" in out
