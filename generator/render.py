@@ -143,6 +143,7 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
         ],
         "high_water_diagnostic": py(spec.ledger_rules.high_water_diagnostic),
         "corruption_kinds": py(dict(spec.ledger_rules.corruption_kinds), 0),
+        "invariants": py({invariant.name: invariant.exempt_diagnostics for invariant in spec.invariants}, 0),
     }
 
 
@@ -273,6 +274,10 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         "diagnostic_rows": [[md_code(d.code), md_code(d.reason), md_cell(d.message)] for d in projector.diagnostics],
         "reason_rows": [[md_code(name), md_cell(text)] for name, text in projector.reasons],
         "directive": md_cell(projector.directive),
+        "invariant_rows": [
+            [md_code(i.name), md_cell(i.description), ", ".join(md_code(c) for c in i.exempt_diagnostics) or "none"]
+            for i in spec.invariants
+        ],
         "harness_scope": md_cell(spec.scope.harness_scope),
         "out_of_scope": [md_cell(item) for item in spec.scope.out_of_scope],
     }

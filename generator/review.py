@@ -100,6 +100,11 @@ RULES: dict[str, tuple[str, str]] = {
     "REASON_REWORDED": (NEUTRAL, "a reason's description changed"),
     "REASONS_REORDERED": (NEUTRAL, "rejection reasons are listed in another order"),
     "DIRECTIVE_REWORDED": (NEUTRAL, "the directive for indeterminate operations changed"),
+    "INVARIANT_REMOVED": (WEAKENS, "verify no longer proves an invariant"),
+    "INVARIANT_ADDED": (TIGHTENS, "verify proves a new invariant"),
+    "INVARIANT_EXEMPTION_ADDED": (WEAKENS, "an invariant exempts another diagnostic"),
+    "INVARIANT_EXEMPTION_REMOVED": (TIGHTENS, "an invariant exempts one diagnostic fewer"),
+    "INVARIANT_REWORDED": (NEUTRAL, "an invariant's description changed"),
     "SCOPE_REWORDED": (NEUTRAL, "the phase boundary's text changed"),
     "EVIDENCE_UNEXPLAINED_WEAKENING": (WEAKENS, "ledgers decide less safely and no other rule explains it"),
 }
@@ -168,6 +173,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.ledger()
     collector.decisions()
     collector.projector()
+    collector.invariants()
     collector.scope()
     evidence, explored = _evidence(base, head, depth)
     effects = {item.effect for item in evidence}
@@ -372,6 +378,20 @@ class _Collector:
                 self.add("RULE_ANOMALY_CHANGED", f"{key}: anomaly {old.anomaly} -> {new.anomaly}", old.mark, new.mark)
         if [k for k in base if k in head] != [k for k in head if k in base]:
             self.add("RULES_REORDERED", "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
+
+    def invariants(self) -> None:
+        base = {i.name: i for i in self.base.invariants}
+        head = {i.name: i for i in self.head.invariants}
+        for key in self._keyed("INVARIANT_REMOVED", "INVARIANT_ADDED", "invariant", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+            old, new = base[key], head[key]
+            for code in new.exempt_diagnostics:
+                if code not in old.exempt_diagnostics:
+                    self.add("INVARIANT_EXEMPTION_ADDED", f"invariant '{key}' now exempts {code}", old.mark, new.mark)
+            for code in old.exempt_diagnostics:
+                if code not in new.exempt_diagnostics:
+                    self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
+            if old.description != new.description:
+                self.add("INVARIANT_REWORDED", f"invariant '{key}': description changed", old.mark, new.mark)
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:

@@ -70,6 +70,10 @@ def _describe(error: ValidationError, loaded: LoadedFile) -> list[SpecError]:
         return [SpecError(loaded.mark(path), f"missing required key '{key}' in {where}") for key in absent]
     if kind == "enum":
         allowed = ", ".join(str(choice) for choice in error.validator_value)
+        container = _value_at(loaded.data, path)
+        if isinstance(container, dict) and isinstance(error.instance, str) and error.instance in container:
+            # propertyNames errors arrive on the key itself, with the mapping's path.
+            return [SpecError(loaded.key_mark(path + (error.instance,)), f"unknown key '{error.instance}'; allowed keys are [{allowed}]")]
         return [SpecError(loaded.mark(path), f"unknown value {error.instance!r}; allowed values are [{allowed}]")]
     if kind == "type":
         wanted = error.validator_value

@@ -142,6 +142,16 @@ class Projector:
 
 
 @dataclass(frozen=True)
+class Invariant:
+    """A property `resume-contract verify` checks on every explored ledger."""
+
+    name: str
+    description: str
+    exempt_diagnostics: tuple[str, ...]
+    mark: Mark
+
+
+@dataclass(frozen=True)
 class Scope:
     phase: str
     summary: str
@@ -159,6 +169,7 @@ class Spec:
     decisions: tuple[Decision, ...]
     ledger_rules: LedgerRules
     projector: Projector
+    invariants: tuple[Invariant, ...]
     scope: Scope
     source_files: tuple[str, ...]
     sha256: str

@@ -29,6 +29,7 @@ from .spec_model import (
     DiagnosticSpec,
     EventKind,
     Failpoint,
+    Invariant,
     LedgerEvent,
     LedgerRules,
     Prefix,
@@ -41,7 +42,7 @@ from .spec_model import (
 
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"
-SPEC_FILES = ("failpoints", "ledger", "decisions", "projector", "scope")
+SPEC_FILES = ("failpoints", "ledger", "decisions", "projector", "invariants", "scope")
 CONDITIONS = ("name_matches", "name_differs")
 # The three (content kind, isError) combinations a committed tool event can have; each needs one event kind.
 TOOL_EVENT_SHAPES = (("function_call", False), ("function_response", False), ("function_response", True))
@@ -192,6 +193,7 @@ class _Checker:
         decisions, rules = self._decisions(self.files["decisions"], ledger, projector)
         failpoints = self._failpoints(self.files["failpoints"], ledger)
         self._unused(ledger, projector, failpoints, rules)
+        invariants = self._invariants(self.files["invariants"], projector)
         scope_data = self.files["scope"].data
         scope = Scope(
             phase=scope_data["phase"],
@@ -206,6 +208,7 @@ class _Checker:
             decisions=decisions,
             ledger_rules=rules,
             projector=projector,
+            invariants=invariants,
             scope=scope,
             source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
             sha256=spec_sha256(root),
@@ -510,6 +513,20 @@ class _Checker:
             corruption_kinds=tuple(rules_data["storage_corruption"]["kinds"].items()),
         )
         return tuple(decisions), rules
+
+    # -- invariants -----------------------------------------------------------------------------------------
+    def _invariants(self, file: LoadedFile, projector: Projector) -> tuple[Invariant, ...]:
+        anomalies = {rule.anomaly for rule in projector.rules if rule.anomaly} | {projector.after_terminal_anomaly}
+        invariants = []
+        for name, item in file.data["invariants"].items():
+            exempt = tuple(item.get("exempt_diagnostics", ()))
+            if exempt and name != "monotonic_evidence":
+                self.error(file.mark(("invariants", name, "exempt_diagnostics")), "only monotonic_evidence takes exempt_diagnostics")
+            for index, code in enumerate(exempt):
+                if code not in anomalies:
+                    self.error(file.mark(("invariants", name, "exempt_diagnostics", index)), f"'{code}' is not an anomaly; the anomalies are [{', '.join(sorted(anomalies))}]")
+            invariants.append(Invariant(name=name, description=item["description"], exempt_diagnostics=exempt, mark=file.key_mark(("invariants", name))))
+        return tuple(invariants)
 
     # -- failpoints -----------------------------------------------------------------------------------------
     def _failpoints(self, file: LoadedFile, ledger: CanonicalLedger) -> tuple[Failpoint, ...]:
