@@ -1,7 +1,8 @@
 """Every small ledger: all event sequences up to a length, over an alphabet that reaches every spec rule.
 
-The alphabet has two tool call ids, calls, successful and failed responses, a response naming another tool,
-a partial event, plain text and a terminal event. Sequences are produced shortest first, then in alphabet
+The alphabet has two tool call ids, calls, successful and failed responses, responses naming another tool,
+a partial event, plain text and a terminal event: enough to reach every entry of the transition table that
+a ledger can reach. Sequences are produced shortest first, then in alphabet
 order, so the first sequence found with a property is a shortest one.
 """
 
@@ -61,6 +62,7 @@ ALPHABET: tuple[Symbol, ...] = (
     Symbol("ok(a)", _response("a", "write", None)),
     Symbol("error(a)", _response("a", "write", True)),
     Symbol("ok(a, other tool)", _response("a", "delete", None)),
+    Symbol("error(a, other tool)", _response("a", "delete", True)),
     Symbol("ok(b)", _response("b", "write", None)),
     Symbol("partial call(a)", _call("a", "write", partial=True)),
     Symbol("terminal", lambda event_id: _event(event_id, "agent", "model", TextContent("done"), status="completed")),

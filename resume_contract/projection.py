@@ -159,7 +159,8 @@ def _project(
             names_match = True
         else:
             state = operation.state
-            names_match = operation.call.name == content.name
+            # Only a response is compared with its call (the spec's `when` applies to responses alone).
+            names_match = kind is call_kind or operation.call.name == content.name
         if trace is not None:
             trace.append((state, kind, names_match))
         target, anomaly = step[(state, kind, names_match)]

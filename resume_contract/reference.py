@@ -21,9 +21,23 @@ _OTHER_TOOL = "other_tool"
 
 
 class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, str | None]]):
-    """(state, event kind, names match) -> (next state, anomaly), each answer computed by the machine class."""
+    """(state, event kind, names match) -> (next state, anomaly), each answer computed by the machine class.
+
+    With `memoize`, each distinct step asks the class once: the machine is started afresh in the given state
+    for every step, so a step's answer cannot depend on anything else, and the cache changes no answer.
+    """
+
+    def __init__(self, memoize: bool = False) -> None:
+        self._cache: dict[tuple[str, str, bool], tuple[str, str | None]] | None = {} if memoize else None
 
     def __getitem__(self, key: tuple[str, str, bool]) -> tuple[str, str | None]:
+        if self._cache is not None:
+            if key not in self._cache:
+                self._cache[key] = self._ask(key)
+            return self._cache[key]
+        return self._ask(key)
+
+    def _ask(self, key: tuple[str, str, bool]) -> tuple[str, str | None]:
         state, kind, names_match = key
         machine = ToolOperationMachine(start_value=state, call_tool_name=_CALL_TOOL)
         machine.send(kind, tool_name=_CALL_TOOL if names_match else _OTHER_TOOL)
@@ -38,8 +52,11 @@ class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, str | None]]):
 
 
 _REFERENCE_TABLE = dataclasses.replace(TABLE, step=MachineSteps())
+_MEMOIZED_TABLE = dataclasses.replace(TABLE, step=MachineSteps(memoize=True))
 
 
-def build_resume_plan_with_machine(events: Sequence[RuntimeEvent], expected_high_water: int | None = None) -> ResumePlan:
+def build_resume_plan_with_machine(
+    events: Sequence[RuntimeEvent], expected_high_water: int | None = None, *, memoize: bool = False
+) -> ResumePlan:
     """The same plan as `build_resume_plan`, with every transition taken by python-statemachine."""
-    return project(events, _REFERENCE_TABLE, expected_high_water)
+    return project(events, _MEMOIZED_TABLE if memoize else _REFERENCE_TABLE, expected_high_water)
