@@ -163,7 +163,7 @@ def decode_ledger(path: Path, data: bytes) -> tuple[RuntimeEvent, ...]:
     with gc_paused():
         try:
             events = _DECODER.decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             _locate_bad_row(path, data)
             raise  # pragma: no cover - _locate_bad_row always raises for data decode_lines rejects
         if len(events) != data.count(b"\n"):
@@ -192,10 +192,14 @@ def _locate_bad_row(path: Path, data: bytes) -> None:
             _UNTYPED.decode(row)
         except msgspec.DecodeError as error:
             raise LedgerCorruption(path, line, offset, INVALID_JSON, str(error) if row.strip() else "empty row") from None
+        except RecursionError:
+            raise LedgerCorruption(path, line, offset, INVALID_JSON, "nested deeper than a ledger row may be") from None
         try:
             _DECODER.decode(row)
         except msgspec.ValidationError as error:
             raise LedgerCorruption(path, line, offset, INVALID_EVENT, str(error)) from None
+        except RecursionError:  # pragma: no cover - the untyped decode above fails first
+            raise LedgerCorruption(path, line, offset, INVALID_JSON, "nested deeper than a ledger row may be") from None
     raise AssertionError("decode_lines rejected a ledger whose every row decodes")  # pragma: no cover
 
 

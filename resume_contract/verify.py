@@ -102,7 +102,7 @@ def _check(
         if plan.rejection_reasons or plan.requires_verification or any(op.status == "indeterminate" for op in plan.operations):
             fail("fail_closed", "safe_replay with a rejection reason, an indeterminate operation or something to verify")
     if "replay_well_formed" in invariants:
-        problem = _replay_problem(events, plan)
+        problem = replay_problem(events, plan)
         if problem:
             fail("replay_well_formed", problem)
     if "high_water_counts_committed_rows" in invariants and plan.source_runtime_event_high_water != len(events):
@@ -126,7 +126,8 @@ def _check(
     return anomalous
 
 
-def _replay_problem(events: Sequence[RuntimeEvent], plan: ResumePlan) -> str | None:
+def replay_problem(events: Sequence[RuntimeEvent], plan: ResumePlan) -> str | None:
+    """What is wrong with a plan's provider replay, or None: the replay_well_formed invariant."""
     position = {id(event): index for index, event in enumerate(events)}
     indexes = [position.get(id(event), -1) for event in plan.replay_runtime_events]
     if -1 in indexes or indexes != sorted(set(indexes)):

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property and fuzz tests: a bounded budget in CI; `HYPOTHESIS_PROFILE=long` for a longer run. No example
+# database, so a test run writes nothing into the checkout.
+settings.register_profile("ci", max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=20_000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 from resume_contract.cli import main
 
