@@ -355,8 +355,8 @@ class _Checker:
             self.error(file.mark(("initial",)), f"unknown initial state '{projector.initial}'; the states are [{', '.join(state_names)}]")
             return
         for state in projector.states:
-            if state.name == projector.initial and state.status is not None:
-                self.error(state.mark, f"initial state '{state.name}' stands for 'no operation yet' and must have no status")
+            if state.name == projector.initial and (state.status is not None or state.requires_verification or state.at_end or state.final):
+                self.error(state.mark, f"initial state '{state.name}' stands for 'no operation yet': it takes no status, requires_verification, at_end or final")
             if state.name != projector.initial and state.status is None:
                 self.error(state.mark, f"state '{state.name}' needs a status: only the initial state has no operation")
             if state.at_end is not None and state.at_end not in codes:
