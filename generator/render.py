@@ -95,8 +95,7 @@ def _outputs(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
         (f"{PACKAGE}/projector_table.py", _table_context),
         (f"{PACKAGE}/projector_machine.py", _machine_context),
         ("CONTRACT.md", _contract_context),
-        ("tests/test_contract_decisions.py", _decision_tests_context),
-        ("tests/test_crash_harness.py", _crash_tests_context),
+        ("tests/test_contract.py", _contract_tests_context),
     ]
     return [(relative, f"{relative.removeprefix(PACKAGE + '/')}.jinja", build(spec)) for relative, build in builders]
 
@@ -317,56 +316,16 @@ def _expected(spec: Spec, prefix: str, outcome: str) -> dict[str, Any]:
     }
 
 
-def _case_id(*parts: str) -> str:
-    return py("-".join(parts))
-
-
-def _crash_tests_context(spec: Spec) -> dict[str, Any]:
-    outcomes = spec.ledger.outcome_names
-    crash_cases, boundary_cases = [], []
-    for fp in spec.failpoints:
-        for outcome in outcomes:
-            common = {"failpoint": py(fp.id), "outcome": py(outcome), "prefix": py(fp.committed_prefix)}
-            expected = py(_expected(spec, fp.committed_prefix, outcome), 8)
-            crash_cases.append({"id": _case_id(fp.id, slug(fp.boundary), outcome), **common, "expected": expected})
-            boundary_cases.append(
-                {"id": _case_id("loop", fp.id, "kill", outcome), **common, "action": py("kill"), "expected": expected}
-            )
-        first = outcomes[0]
-        boundary_cases.append(
-            {
-                "id": _case_id("loop", fp.id, "pause", first),
-                "failpoint": py(fp.id),
-                "outcome": py(first),
-                "prefix": py(fp.committed_prefix),
-                "action": py("pause"),
-                "expected": py(_expected(spec, fp.committed_prefix, first), 8),
-            }
-        )
-    torn_cases = [
+def _contract_tests_context(spec: Spec) -> dict[str, Any]:
+    cases = [
         {
-            "id": _case_id("torn", prefix.name, outcomes[0]),
-            "prefix": py(prefix.name),
-            "outcome": py(outcomes[0]),
-            "expected": py(_expected(spec, prefix.name, outcomes[0]), 8),
+            "id": py(f"{fp.id}-{slug(fp.boundary)}-{outcome}"),
+            "failpoint": py(fp.id),
+            "outcome": py(outcome),
+            "prefix": py(fp.committed_prefix),
+            "expected": py(_expected(spec, fp.committed_prefix, outcome), 8),
         }
-        for prefix in spec.ledger.prefixes
+        for fp in spec.failpoints
+        for outcome in spec.ledger.outcome_names
     ]
-    return {"crash_cases": crash_cases, "boundary_cases": boundary_cases, "torn_cases": torn_cases}
-
-
-def _decision_tests_context(spec: Spec) -> dict[str, Any]:
-    cases = []
-    for fp in spec.failpoints:
-        for outcome in spec.ledger.outcome_names:
-            expected = _expected(spec, fp.committed_prefix, outcome)
-            cases.append(
-                (
-                    py(fp.id),
-                    py(outcome),
-                    py(fp.committed_prefix),
-                    py(expected, 8),
-                    py(f"{fp.id}-{slug(fp.boundary)}-{outcome}"),
-                )
-            )
-    return {"cases": cases}
+    return {"cases": cases, "first_outcome": py(spec.ledger.outcome_names[0])}

@@ -286,86 +286,28 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import functools
-    import subprocess
-    import time
+    from resume_contract_generated.catalog import FAILPOINTS_BY_ID, OUTCOMES
 
-    from resume_contract_generated.catalog import FAILPOINTS_BY_ID, OUTCOMES, RUNTIME_RESUME_FAILPOINTS
-
-    from .crash import expected_from_catalog, mismatches, run_boundary_case, run_crash_case, run_in_parallel, run_torn_write_case
+    from .crash import run_catalog
 
     if args.failpoint is not None and args.failpoint not in FAILPOINTS_BY_ID:
         raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(FAILPOINTS_BY_ID)}")
     if args.outcome is not None and args.outcome not in OUTCOMES:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(OUTCOMES)}")
-    failpoints = [fp for fp in RUNTIME_RESUME_FAILPOINTS if args.failpoint in (None, fp.id)]
-    outcomes = [outcome for outcome in OUTCOMES if args.outcome in (None, outcome)]
-    cases = [(fp, outcome) for fp in failpoints for outcome in outcomes]
-    jobs = [functools.partial(run_crash_case, fp.id, outcome, fp.committed_prefix) for fp, outcome in cases]
-    jobs += [functools.partial(run_boundary_case, fp.id, outcome, fp.committed_prefix) for fp, outcome in cases]
-    prefixes = list(dict.fromkeys(fp.committed_prefix for fp in failpoints))
-    if not args.no_torn:
-        jobs += [functools.partial(run_torn_write_case, prefix, outcomes[0]) for prefix in prefixes]
-
-    started = time.perf_counter()
-    observations = run_in_parallel(jobs, args.jobs)
-    elapsed = time.perf_counter() - started
-
-    header = ("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")
-    rows, failures = [], []
-    for index, (fp, outcome) in enumerate(cases):
-        expected = expected_from_catalog(fp.committed_prefix, outcome)
-        crashed, looped = observations[index], observations[len(cases) + index]
-        crash_problems, loop_problems = mismatches(crashed, expected), mismatches(looped, expected)
-        failures += [(f"{fp.id} {outcome} sigkill", problem) for problem in crash_problems]
-        failures += [(f"{fp.id} {outcome} real boundary", problem) for problem in loop_problems]
-        plan = crashed.plan
-        rows.append(
-            (
-                fp.id,
-                outcome,
-                fp.boundary,
-                fp.committed_prefix,
-                plan.disposition if plan else "no plan",
-                ", ".join(plan.rejection_reasons) if plan and plan.rejection_reasons else "-",
-                "verified" if not crash_problems else "FAILED",
-                "verified" if not loop_problems else "FAILED",
-            )
-        )
-    widths = [max(len(str(row[column])) for row in [header, *rows]) for column in range(len(header))]
-    for row in [header, *rows]:
-        out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
-    torn = observations[2 * len(cases) :]
-    for prefix, observation in zip(prefixes if not args.no_torn else [], torn):
-        problems = mismatches(observation, expected_from_catalog(prefix, outcomes[0]))
-        if observation.corruption is None or observation.corruption.offset != observation.committed_bytes:
-            problems.append("the torn row was not reported as corruption at the committed offset")
-        failures += [(f"torn write after {prefix}", problem) for problem in problems]
-        out.write(
-            f"torn write after {prefix}: "
-            + ("verified" if not problems else "FAILED")
-            + f" (corruption at byte {observation.corruption.offset if observation.corruption else '?'}, "
-            f"{observation.attempts} attempt{'s' if observation.attempts != 1 else ''}, repaired, plan {observation.plan.disposition if observation.plan else 'none'})\n"
-        )
-
-    spawn_started = time.perf_counter()
-    run_in_parallel([functools.partial(_bare_spawn) for _ in jobs], args.jobs)
-    spawn_elapsed = time.perf_counter() - spawn_started
+    run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=args.jobs)
+    widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
+    for row in run.table:
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+    for line in run.torn_lines:
+        out.write(line + "\n")
     out.write(
-        f"{len(jobs)} crash cases in {elapsed:.2f} s; {len(jobs)} bare `python -c pass` children in "
-        f"{spawn_elapsed:.2f} s (same workers): {elapsed / spawn_elapsed:.1f}x\n"
+        f"{run.cases} crash cases in {run.seconds:.2f} s; {run.cases} bare `python -c pass` children in "
+        f"{run.spawn_seconds:.2f} s (same workers): {run.seconds / run.spawn_seconds:.1f}x\n"
     )
-    for case, problem in failures:
+    for case, problem in run.failures:
         print(f"FAILED {case}: {problem}", file=err)
-    failed_cases = len({case for case, _ in failures})
-    out.write(f"{len(jobs) - failed_cases} of {len(jobs)} cases verified\n")
-    return EXIT_FAIL if failures else EXIT_OK
-
-
-def _bare_spawn():
-    import subprocess
-
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    out.write(f"{run.cases - run.failed_cases} of {run.cases} cases verified\n")
+    return EXIT_FAIL if run.failures else EXIT_OK
 
 
 def _add_ledger_arguments(parser: argparse.ArgumentParser) -> None:

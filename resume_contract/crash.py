@@ -11,6 +11,7 @@ table as literals, and `resume-contract crash` reads the generated catalog.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import queue
@@ -305,3 +306,82 @@ def mismatches(observation: CrashObservation, expected: dict[str, object]) -> li
         if (tuple(want) if isinstance(want, list) else want) != got:
             problems.append(f"{key}: expected {want!r}, got {got!r}")
     return problems
+
+
+@dataclass
+class CatalogRun:
+    """`resume-contract crash`: a table row per failpoint x outcome, a line per torn write, and timings."""
+
+    table: list[tuple[str, ...]]
+    torn_lines: list[str]
+    failures: list[tuple[str, str]]
+    cases: int
+    seconds: float
+    spawn_seconds: float
+
+    @property
+    def failed_cases(self) -> int:
+        return len({case for case, _ in self.failures})
+
+
+def _bare_spawn() -> CrashObservation:
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return CrashObservation("bare", "", "")
+
+
+def run_catalog(failpoint: str | None, outcome: str | None, *, torn: bool = True, workers: int | None = None) -> CatalogRun:
+    """Every selected failpoint x outcome through the SIGKILL and real-boundary harnesses, plus torn writes,
+    checked against the catalog's decision table; then as many bare interpreter spawns, for scale."""
+    from resume_contract_generated.catalog import OUTCOMES, RUNTIME_RESUME_FAILPOINTS
+
+    failpoints = [fp for fp in RUNTIME_RESUME_FAILPOINTS if failpoint in (None, fp.id)]
+    outcomes = [name for name in OUTCOMES if outcome in (None, name)]
+    cases = [(fp, name) for fp in failpoints for name in outcomes]
+    prefixes = list(dict.fromkeys(fp.committed_prefix for fp in failpoints)) if torn else []
+    jobs = [functools.partial(run_crash_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
+    jobs += [functools.partial(run_boundary_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
+    jobs += [functools.partial(run_torn_write_case, prefix, outcomes[0]) for prefix in prefixes]
+
+    started = time.perf_counter()
+    observations = run_in_parallel(jobs, workers)
+    seconds = time.perf_counter() - started
+
+    table = [("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")]
+    failures: list[tuple[str, str]] = []
+    for index, (fp, name) in enumerate(cases):
+        expected = expected_from_catalog(fp.committed_prefix, name)
+        crashed, looped = observations[index], observations[len(cases) + index]
+        verdicts = []
+        for label, observation in (("sigkill", crashed), ("real boundary", looped)):
+            problems = mismatches(observation, expected)
+            failures += [(f"{fp.id} {name} {label}", problem) for problem in problems]
+            verdicts.append("FAILED" if problems else "verified")
+        plan = crashed.plan
+        table.append(
+            (
+                fp.id,
+                name,
+                fp.boundary,
+                fp.committed_prefix,
+                plan.disposition if plan else "no plan",
+                ", ".join(plan.rejection_reasons) if plan and plan.rejection_reasons else "-",
+                *verdicts,
+            )
+        )
+    torn_lines = []
+    for prefix, observation in zip(prefixes, observations[2 * len(cases) :]):
+        problems = mismatches(observation, expected_from_catalog(prefix, outcomes[0]))
+        corruption = observation.corruption
+        if corruption is None or corruption.offset != observation.committed_bytes:
+            problems.append("the torn row was not reported as corruption at the committed offset")
+        failures += [(f"torn write after {prefix}", problem) for problem in problems]
+        torn_lines.append(
+            f"torn write after {prefix}: {'FAILED' if problems else 'verified'} "
+            f"(corruption at byte {corruption.offset if corruption else '?'}, {observation.attempts} "
+            f"attempt{'s' if observation.attempts != 1 else ''}, repaired, plan {observation.plan.disposition if observation.plan else 'none'})"
+        )
+
+    spawn_started = time.perf_counter()
+    run_in_parallel([_bare_spawn] * len(jobs), workers)
+    spawn_seconds = time.perf_counter() - spawn_started
+    return CatalogRun(table, torn_lines, failures, len(jobs), seconds, spawn_seconds)

@@ -27,7 +27,7 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
     mutant = dataclasses.replace(
         spec, decisions=tuple(relaxed if d.prefix == "after_function_call" else d for d in spec.decisions)
     )
-    module = render_all(mutant)["generated/tests/test_crash_harness.py"]
+    module = render_all(mutant)["generated/tests/test_contract.py"]
     assert "'disposition': 'safe_replay'" in module
     (tmp_path / "test_mutant_crash.py").write_text(module)
 
@@ -39,16 +39,18 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
     )
 
     assert result.returncode == 1, result.stdout[-2000:]
-    failed = sorted(set(re.findall(r"^FAILED \S+\[(\S+)\]", result.stdout, re.MULTILINE)))
+    failed = sorted(re.findall(r"^FAILED \S+::(\w+)\[(\S+)\]", result.stdout, re.MULTILINE))
     after_call = ["P1", "P2", "P3", "P4"]
+    case_ids = [f"{fp}-{slug}-{outcome}" for fp, slug in zip(after_call, _slugs(spec, after_call)) for outcome in ("ok", "error")]
     expected = sorted(
-        [f"{fp}-{slug}-{outcome}" for fp, slug in zip(after_call, _slugs(spec, after_call)) for outcome in ("ok", "error")]
-        + [f"loop-{fp}-kill-{outcome}" for fp in after_call for outcome in ("ok", "error")]
-        + [f"loop-{fp}-pause-ok" for fp in after_call]
-        + ["torn-after_function_call-ok"]
+        [("test_required_decision_in_process", case) for case in case_ids]
+        + [("test_sigkill_after_the_committed_prefix", case) for case in case_ids]
+        + [("test_the_run_loop_killed_at_its_real_boundary", f"loop-{fp}-kill-{outcome}") for fp in after_call for outcome in ("ok", "error")]
+        + [("test_the_run_loop_killed_at_its_real_boundary", f"loop-{fp}-pause-ok") for fp in after_call]
+        + [("test_a_kill_mid_row_is_corruption_at_the_committed_offset_until_repaired", "torn-after_function_call-ok")]
     )
     assert failed == expected
-    assert re.search(r"\b21 failed, 43 passed\b", result.stdout)
+    assert re.search(r"\b29 failed, 59 passed\b", result.stdout)
 
 
 def _slugs(spec, ids: list[str]) -> list[str]:

@@ -110,7 +110,7 @@ def test_a_generated_file_the_spec_no_longer_produces_is_removed_by_generate(pro
 
 def test_drift_rows_are_sorted_by_path(project: Path, run_cli) -> None:
     (project / "generated" / "CONTRACT.md").unlink()
-    (project / "generated" / "tests" / "test_contract_decisions.py").write_text("# mine\n")
+    (project / "generated" / "tests" / "test_contract.py").write_text("# mine\n")
     (project / "generated" / "aaa.txt").write_text("x\n")
     _, out, _ = run_cli("--root", str(project), "check")
     rows = [line.split()[1] for line in out.splitlines() if line.startswith("  ")]

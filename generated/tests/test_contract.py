@@ -2,24 +2,38 @@
 # source: spec/failpoints.yaml, spec/ledger.yaml, spec/decisions.yaml, spec/projector.yaml, spec/invariants.yaml, spec/scope.yaml
 # regenerate: resume-contract generate
 # spec-sha256: e845435bfcf0a2ef1430357567459afbe0c925127a6ca3ad5feb3716263e9520
-# content-sha256: 705fb4a48a5ccb5365d12c57b88ede43b49ffa13d4d2ad6f1185fbdfb8218e6d
-"""The contract's required decisions, one case per failpoint x tool outcome, projected in-process.
+# content-sha256: 48f8a27212cd46fbb52ae8322f76bddc5ea8c774875b3bb9d7117d3c5b318bcd
+"""The contract's required decisions, one case per failpoint x tool outcome: projected in-process, after a
+SIGKILL once the failpoint's prefix is committed, and with the reference run loop killed at the
+failpoint's real hook; plus a kill in the middle of a row after each committed prefix.
 
-Expected values are literals rendered from spec/decisions.yaml; nothing here asks the projector what to
-expect. The SIGKILL process harness checks the same decisions after a real crash.
+Expected values are literals rendered from spec/decisions.yaml and spec/ledger.yaml; nothing here asks the
+projector what to expect. The process cases all run concurrently once per module (their children are
+processes); each test then checks its own case.
 """
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 import pytest
 
+from resume_contract.crash import (
+    mismatches,
+    run_boundary_case,
+    run_crash_case,
+    run_in_parallel,
+    run_torn_write_case,
+)
 from resume_contract.events import RuntimeEvent
 from resume_contract.plan import build_resume_plan
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, PREFIX_LENGTHS
 
+# (case id, failpoint, outcome, committed prefix, expected plan)
 CASES = [
-    pytest.param(
+    (
+        'P0-before_tool_preparation_t1-ok',
         'P0',
         'ok',
         'before_function_call',
@@ -32,9 +46,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P0-before_tool_preparation_t1-ok',
     ),
-    pytest.param(
+    (
+        'P0-before_tool_preparation_t1-error',
         'P0',
         'error',
         'before_function_call',
@@ -47,9 +61,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P0-before_tool_preparation_t1-error',
     ),
-    pytest.param(
+    (
+        'P1-function_call_committed_prepared_journal_not_committed-ok',
         'P1',
         'ok',
         'after_function_call',
@@ -62,9 +76,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P1-function_call_committed_prepared_journal_not_committed-ok',
     ),
-    pytest.param(
+    (
+        'P1-function_call_committed_prepared_journal_not_committed-error',
         'P1',
         'error',
         'after_function_call',
@@ -77,9 +91,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P1-function_call_committed_prepared_journal_not_committed-error',
     ),
-    pytest.param(
+    (
+        'P2-prepared_journal_committed_implementation_not_started-ok',
         'P2',
         'ok',
         'after_function_call',
@@ -92,9 +106,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P2-prepared_journal_committed_implementation_not_started-ok',
     ),
-    pytest.param(
+    (
+        'P2-prepared_journal_committed_implementation_not_started-error',
         'P2',
         'error',
         'after_function_call',
@@ -107,9 +121,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P2-prepared_journal_committed_implementation_not_started-error',
     ),
-    pytest.param(
+    (
+        'P3-tool_implementation_in_progress-ok',
         'P3',
         'ok',
         'after_function_call',
@@ -122,9 +136,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P3-tool_implementation_in_progress-ok',
     ),
-    pytest.param(
+    (
+        'P3-tool_implementation_in_progress-error',
         'P3',
         'error',
         'after_function_call',
@@ -137,9 +151,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P3-tool_implementation_in_progress-error',
     ),
-    pytest.param(
+    (
+        'P4-side_effect_finished_outcome_transaction_t2_not_committed-ok',
         'P4',
         'ok',
         'after_function_call',
@@ -152,9 +166,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P4-side_effect_finished_outcome_transaction_t2_not_committed-ok',
     ),
-    pytest.param(
+    (
+        'P4-side_effect_finished_outcome_transaction_t2_not_committed-error',
         'P4',
         'error',
         'after_function_call',
@@ -167,9 +181,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text',),
             'terminal_fact': False,
         },
-        id='P4-side_effect_finished_outcome_transaction_t2_not_committed-error',
     ),
-    pytest.param(
+    (
+        'P5-function_response_committed_outcome_journal_not_committed-ok',
         'P5',
         'ok',
         'after_function_response',
@@ -182,9 +196,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P5-function_response_committed_outcome_journal_not_committed-ok',
     ),
-    pytest.param(
+    (
+        'P5-function_response_committed_outcome_journal_not_committed-error',
         'P5',
         'error',
         'after_function_response',
@@ -197,9 +211,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P5-function_response_committed_outcome_journal_not_committed-error',
     ),
-    pytest.param(
+    (
+        'P6-outcome_committed_result_not_delivered_to_the_model-ok',
         'P6',
         'ok',
         'after_function_response',
@@ -212,9 +226,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P6-outcome_committed_result_not_delivered_to_the_model-ok',
     ),
-    pytest.param(
+    (
+        'P6-outcome_committed_result_not_delivered_to_the_model-error',
         'P6',
         'error',
         'after_function_response',
@@ -227,9 +241,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P6-outcome_committed_result_not_delivered_to_the_model-error',
     ),
-    pytest.param(
+    (
+        'P7-result_delivered_next_provider_step_not_started-ok',
         'P7',
         'ok',
         'after_function_response',
@@ -242,9 +256,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P7-result_delivered_next_provider_step_not_started-ok',
     ),
-    pytest.param(
+    (
+        'P7-result_delivered_next_provider_step_not_started-error',
         'P7',
         'error',
         'after_function_response',
@@ -257,9 +271,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P7-result_delivered_next_provider_step_not_started-error',
     ),
-    pytest.param(
+    (
+        'P8-terminal_runtimeevent_commit-ok',
         'P8',
         'ok',
         'after_function_response',
@@ -272,9 +286,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P8-terminal_runtimeevent_commit-ok',
     ),
-    pytest.param(
+    (
+        'P8-terminal_runtimeevent_commit-error',
         'P8',
         'error',
         'after_function_response',
@@ -287,9 +301,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response'),
             'terminal_fact': False,
         },
-        id='P8-terminal_runtimeevent_commit-error',
     ),
-    pytest.param(
+    (
+        'P9-terminal_run_header_commit-ok',
         'P9',
         'ok',
         'after_terminal_event',
@@ -302,9 +316,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P9-terminal_run_header_commit-ok',
     ),
-    pytest.param(
+    (
+        'P9-terminal_run_header_commit-error',
         'P9',
         'error',
         'after_terminal_event',
@@ -317,9 +331,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P9-terminal_run_header_commit-error',
     ),
-    pytest.param(
+    (
+        'P10-recovery_decision_commit-ok',
         'P10',
         'ok',
         'after_terminal_event',
@@ -332,9 +346,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P10-recovery_decision_commit-ok',
     ),
-    pytest.param(
+    (
+        'P10-recovery_decision_commit-error',
         'P10',
         'error',
         'after_terminal_event',
@@ -347,9 +361,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P10-recovery_decision_commit-error',
     ),
-    pytest.param(
+    (
+        'P11-continuation_run_creation-ok',
         'P11',
         'ok',
         'after_terminal_event',
@@ -362,9 +376,9 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P11-continuation_run_creation-ok',
     ),
-    pytest.param(
+    (
+        'P11-continuation_run_creation-error',
         'P11',
         'error',
         'after_terminal_event',
@@ -377,13 +391,19 @@ CASES = [
             'replay_event_ids': ('evt-user-text', 'evt-function-call', 'evt-function-response', 'evt-terminal'),
             'terminal_fact': True,
         },
-        id='P11-continuation_run_creation-error',
     ),
 ]
 
+# The reference run loop, killed at each failpoint's hook (both outcomes), or paused there and then killed.
+LOOP_CASES = [(f"loop-{fp}-kill-{outcome}", fp, outcome, prefix, "kill", expected) for _, fp, outcome, prefix, expected in CASES]
+LOOP_CASES += [(f"loop-{fp}-pause-{outcome}", fp, outcome, prefix, "pause", expected) for _, fp, outcome, prefix, expected in CASES if outcome == 'ok']
 
-@pytest.mark.parametrize(("failpoint", "outcome", "prefix", "expected"), CASES)
-def test_required_decision(failpoint: str, outcome: str, prefix: str, expected: dict) -> None:
+# A kill mid-row after each committed prefix (first outcome); the expected plan is the one after repair.
+TORN_CASES = list({prefix: (f"torn-{prefix}-{outcome}", prefix, outcome, expected) for _, _, outcome, prefix, expected in CASES if outcome == 'ok'}.values())
+
+
+@pytest.mark.parametrize(("outcome", "prefix", "expected"), [pytest.param(*case[2:], id=case[0]) for case in CASES])
+def test_required_decision_in_process(outcome: str, prefix: str, expected: dict) -> None:
     rows = CANONICAL_LEDGER_ROWS[outcome][: PREFIX_LENGTHS[prefix]]
     events = [msgspec.json.decode(row, type=RuntimeEvent) for row in rows]
     assert tuple(event.id for event in events) == tuple(expected["committed_event_ids"])
@@ -396,3 +416,30 @@ def test_required_decision(failpoint: str, outcome: str, prefix: str, expected: 
     assert tuple(event.id for event in plan.replay_runtime_events) == tuple(expected["replay_event_ids"])
     assert (plan.terminal_runtime_event_id is not None) == expected["terminal_fact"]
     assert plan.source_runtime_event_high_water == len(rows)
+
+
+@pytest.fixture(scope="module")
+def observations():
+    jobs = {case[0]: functools.partial(run_crash_case, *case[1:4]) for case in CASES}
+    jobs |= {case[0]: functools.partial(run_boundary_case, *case[1:5]) for case in LOOP_CASES}
+    jobs |= {case[0]: functools.partial(run_torn_write_case, *case[1:3]) for case in TORN_CASES}
+    return dict(zip(jobs, run_in_parallel(list(jobs.values()))))
+
+
+@pytest.mark.parametrize(("case_id", "expected"), [pytest.param(case[0], case[-1], id=case[0]) for case in CASES])
+def test_sigkill_after_the_committed_prefix(observations, case_id: str, expected: dict) -> None:
+    assert mismatches(observations[case_id], expected) == []
+
+
+@pytest.mark.parametrize(("case_id", "expected"), [pytest.param(case[0], case[-1], id=case[0]) for case in LOOP_CASES])
+def test_the_run_loop_killed_at_its_real_boundary(observations, case_id: str, expected: dict) -> None:
+    assert mismatches(observations[case_id], expected) == []
+
+
+@pytest.mark.parametrize(("case_id", "expected"), [pytest.param(case[0], case[-1], id=case[0]) for case in TORN_CASES])
+def test_a_kill_mid_row_is_corruption_at_the_committed_offset_until_repaired(observations, case_id: str, expected: dict) -> None:
+    observation = observations[case_id]
+    assert observation.corruption is not None, observation.problems
+    assert (observation.corruption.kind, observation.corruption.offset) == ("torn_row", observation.committed_bytes)
+    assert observation.corruption.line == len(expected["committed_event_ids"]) + 1
+    assert mismatches(observation, expected) == []
