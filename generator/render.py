@@ -317,15 +317,20 @@ def _expected(spec: Spec, prefix: str, outcome: str) -> dict[str, Any]:
 
 
 def _contract_tests_context(spec: Spec) -> dict[str, Any]:
+    outcomes = spec.ledger.outcome_names
+    expected = [
+        (py((prefix.name, outcome)), py(_expected(spec, prefix.name, outcome), 4))
+        for prefix in spec.ledger.prefixes
+        for outcome in outcomes
+    ]
     cases = [
         {
             "id": py(f"{fp.id}-{slug(fp.boundary)}-{outcome}"),
             "failpoint": py(fp.id),
             "outcome": py(outcome),
             "prefix": py(fp.committed_prefix),
-            "expected": py(_expected(spec, fp.committed_prefix, outcome), 8),
         }
         for fp in spec.failpoints
-        for outcome in spec.ledger.outcome_names
+        for outcome in outcomes
     ]
-    return {"cases": cases, "first_outcome": py(spec.ledger.outcome_names[0])}
+    return {"expected": expected, "cases": cases, "first_outcome": py(outcomes[0])}
