@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from resume_contract.events import RuntimeEvent, event_from_wire
 from resume_contract.explore import build, spell, words

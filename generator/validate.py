@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import keyword
-from types import MappingProxyType
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import msgspec

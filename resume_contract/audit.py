@@ -15,7 +15,13 @@ from pathlib import Path
 import msgspec
 
 from .plan import build_resume_plan
-from .store import LEDGER_NAME, InvalidLedgerId, LedgerCorruption, check_ledger_id, read_ledger
+from .store import (
+    LEDGER_NAME,
+    InvalidLedgerId,
+    LedgerCorruption,
+    check_ledger_id,
+    read_ledger,
+)
 
 CORRUPT = "corrupt"
 UNREADABLE = "unreadable"

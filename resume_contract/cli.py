@@ -90,7 +90,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for kind, path in drift.rows():
         print(f"  {kind:<12} {path}", file=out)
     if args.diff:
-        for path, diff in drift.diffs.items():
+        for diff in drift.diffs.values():
             out.write(diff)
     fix = "resume-contract generate"
     if drift.hand_edited:
@@ -215,7 +215,12 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.errors import SpecInvalid
     from resume_contract_generator.review import review
     from resume_contract_generator.review_report import as_json, as_markdown, as_text
-    from resume_contract_generator.spec_source import WORKING_TREE, SpecSourceError, default_base, load_side
+    from resume_contract_generator.spec_source import (
+        WORKING_TREE,
+        SpecSourceError,
+        default_base,
+        load_side,
+    )
 
     root = _root(args)
     if args.depth < 0 or args.depth > 6:

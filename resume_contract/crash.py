@@ -27,8 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-
-from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, CANONICAL_RUN_ID, CANONICAL_SESSION_ID, PREFIX_LENGTHS
+from resume_contract_generated.catalog import (
+    CANONICAL_LEDGER_ROWS,
+    CANONICAL_RUN_ID,
+    CANONICAL_SESSION_ID,
+    PREFIX_LENGTHS,
+)
 
 from .events import RuntimeEvent, encode_event
 from .plan import build_resume_plan

@@ -14,7 +14,12 @@ from typing import Any, Literal
 
 import msgspec
 
-from .events import TERMINAL_STATUSES, FunctionCallContent, FunctionResponseContent, RuntimeEvent
+from .events import (
+    TERMINAL_STATUSES,
+    FunctionCallContent,
+    FunctionResponseContent,
+    RuntimeEvent,
+)
 from .gcpause import gc_paused
 
 Disposition = Literal["safe_replay", "blocked"]

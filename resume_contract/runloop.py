@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import msgspec
-
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
 
 from .events import FunctionCallContent, RuntimeEvent

@@ -15,11 +15,19 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import msgspec
-
 from resume_contract_generated.catalog import INVARIANTS
-from resume_contract_generated.projector_table import AFTER_TERMINAL_DIAGNOSTIC, STEP, TABLE
+from resume_contract_generated.projector_table import (
+    AFTER_TERMINAL_DIAGNOSTIC,
+    STEP,
+    TABLE,
+)
 
-from .events import FunctionCallContent, FunctionResponseContent, RuntimeEvent, encode_event
+from .events import (
+    FunctionCallContent,
+    FunctionResponseContent,
+    RuntimeEvent,
+    encode_event,
+)
 from .explore import ALPHABET, build, count_words, spell
 from .oracle import decide
 from .plan import build_resume_plan

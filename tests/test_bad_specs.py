@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-
 CORPUS = Path(__file__).parent / "bad_specs"
 CASES = sorted(path.name for path in CORPUS.iterdir() if path.is_dir())
 

@@ -12,10 +12,10 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
 
 from resume_contract.events import RuntimeEvent, encode_event
 from resume_contract.store import LedgerCorruption, decode_ledger
-from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
 
 PATH = Path("fuzz/runtime-events.jsonl")
 EVENTS = [msgspec.json.decode(row, type=RuntimeEvent) for row in CANONICAL_LEDGER_ROWS["error"]]

@@ -8,11 +8,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
-from resume_contract.events import RuntimeEvent
-from resume_contract.plan import build_resume_plan
-from resume_contract.reference import build_resume_plan_with_machine
-from resume_contract.store import RuntimeEventStore
 from resume_contract_generated.catalog import (
     CANONICAL_LEDGER_ROWS,
     CANONICAL_RUN_ID,
@@ -21,6 +16,11 @@ from resume_contract_generated.catalog import (
     OUTCOMES,
     PREFIX_LENGTHS,
 )
+
+from resume_contract.events import RuntimeEvent
+from resume_contract.plan import build_resume_plan
+from resume_contract.reference import build_resume_plan_with_machine
+from resume_contract.store import RuntimeEventStore
 
 
 @pytest.mark.parametrize("outcome", OUTCOMES)

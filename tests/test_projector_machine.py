@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from statemachine import StateChart, StateMachine
-from statemachine.exceptions import TransitionNotAllowed
-
 from resume_contract_generated.projector_machine import ToolOperationMachine
 from resume_contract_generated.projector_table import INITIAL_STATE, STATES, STEP
+from statemachine import StateChart, StateMachine
+from statemachine.exceptions import TransitionNotAllowed
 
 
 def _step_table_read_from_class() -> dict[tuple[str, str, bool], tuple[str, str | None]]:

@@ -6,7 +6,12 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resume_contract.events import FunctionCallContent, FunctionResponseContent, RuntimeEvent, TextContent
+from resume_contract.events import (
+    FunctionCallContent,
+    FunctionResponseContent,
+    RuntimeEvent,
+    TextContent,
+)
 from resume_contract.oracle import decide
 from resume_contract.plan import build_resume_plan
 from resume_contract.reference import build_resume_plan_with_machine

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from resume_contract_generator import review as review_module
 from resume_contract_generator.review import review
 from resume_contract_generator.validate import load_spec

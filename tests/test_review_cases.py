@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from resume_contract_generator.review import RULES, review
 from resume_contract_generator.review_report import as_text
 from resume_contract_generator.validate import load_spec

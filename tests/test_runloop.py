@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from resume_contract_generated.catalog import RUNTIME_RESUME_FAILPOINTS
 
 from resume_contract.crash import run_boundary_case
 from resume_contract.failpoints import FailpointConfigError, Failpoints, parse
 from resume_contract.runloop import run
 from resume_contract.store import read_ledger
-from resume_contract_generated.catalog import RUNTIME_RESUME_FAILPOINTS
 
 
 def test_the_loop_passes_one_hook_per_catalog_failpoint_in_order(tmp_path: Path) -> None:

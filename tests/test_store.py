@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from resume_contract_generated.catalog import CORRUPTION_KINDS as SPEC_CORRUPTION_KINDS
 
 from resume_contract.store import (
     CORRUPTION_KINDS,
@@ -19,7 +20,6 @@ from resume_contract.store import (
     TornTail,
     read_ledger,
 )
-from resume_contract_generated.catalog import CORRUPTION_KINDS as SPEC_CORRUPTION_KINDS
 
 
 def _fingerprint(path: Path) -> tuple[bytes, int]:
@@ -44,8 +44,9 @@ def test_invalid_ids_are_refused_before_the_disk_is_touched(tmp_path: Path, bad:
         store.read(bad, "r1")
     with pytest.raises(InvalidLedgerId):
         store.path("s1", bad)
-    from resume_contract.events import RuntimeEvent
     import msgspec
+
+    from resume_contract.events import RuntimeEvent
 
     event = msgspec.structs.replace(events.text("e1"), session_id=bad)
     assert isinstance(event, RuntimeEvent)

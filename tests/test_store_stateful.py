@@ -13,10 +13,28 @@ from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
-from resume_contract.events import FunctionCallContent, RuntimeEvent, TextContent, encode_event
-from resume_contract.store import DuplicateEventId, LedgerCorruption, RuntimeEventStore, TornTail, read_ledger, repair_ledger
+from resume_contract.events import (
+    FunctionCallContent,
+    RuntimeEvent,
+    TextContent,
+    encode_event,
+)
+from resume_contract.store import (
+    DuplicateEventId,
+    LedgerCorruption,
+    RuntimeEventStore,
+    TornTail,
+    read_ledger,
+    repair_ledger,
+)
 
 
 def _event(number: int, call: bool, size: int) -> RuntimeEvent:
