@@ -19,11 +19,13 @@ from .store import (
     LEDGER_NAME,
     InvalidLedgerId,
     LedgerCorruption,
+    LedgerInUse,
     check_ledger_id,
     read_ledger,
 )
 
 CORRUPT = "corrupt"
+LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
 UNREADABLE = "unreadable"
 
 
@@ -69,9 +71,11 @@ def summarize(job: tuple[str, str, Path]) -> RunSummary:
     """Read and plan one ledger (runs in a worker process)."""
     session_id, run_id, path = job
     try:
-        ledger = read_ledger(path)
+        ledger = read_ledger(path, refuse_live=True)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
+    except LedgerInUse as error:
+        return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except OSError as error:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
     plan = build_resume_plan(ledger.events)

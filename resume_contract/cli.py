@@ -20,7 +20,8 @@ DESCRIPTION = """\
 Decide, after a crash, whether an AI-agent run may be replayed, from a contract kept as YAML in spec/.
 
 The loop: edit spec/*.yaml -> `resume-contract generate` -> `resume-contract check` (CI runs it too) ->
-review the spec and generated/CONTRACT.md diffs in the pull request.
+`resume-contract diff` (what the change does to safety) -> pull request with the spec, generated/CONTRACT.md
+and the review. After a crash: `resume-contract plan` decides whether a run may be replayed.
 """
 
 EPILOG = """\
@@ -117,12 +118,14 @@ def _ledger_from_args(args: argparse.Namespace) -> Path:
 
 
 def _read(path: Path):
-    from .store import read_ledger
+    from .store import LedgerInUse, read_ledger
 
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a file")
     try:
-        return read_ledger(path)
+        return read_ledger(path, refuse_live=True)
+    except LedgerInUse as error:
+        raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
@@ -151,7 +154,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import msgspec
 
-    from .audit import CORRUPT, UNREADABLE, audit, default_workers, discover
+    from .audit import CORRUPT, LIVE, UNREADABLE, audit, default_workers, discover
 
     if args.expected_high_water is not None:
         raise UsageError("--expected-high-water applies to one run; give --session and --run")
@@ -170,7 +173,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if done == total:
                     err.write("\n")
                 err.flush()
-    counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, UNREADABLE: 0}
+    counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
     for summary in audit(found.ledgers, workers, progress):
         counts[summary.status] += 1
         if args.json:
@@ -184,11 +187,11 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(
             f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
-            f"{counts[CORRUPT]} corrupt, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
+            f"{counts[CORRUPT]} corrupt, {counts[LIVE]} live, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
         )
     if counts[CORRUPT]:
         return EXIT_CORRUPT
-    if counts[UNREADABLE] or found.skipped:
+    if counts[UNREADABLE] or counts[LIVE] or found.skipped:
         return EXIT_USAGE
     return EXIT_FAIL if counts["blocked"] else EXIT_OK
 
@@ -361,7 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  resume-contract plan --workspace DIR --session S --run R --expected-high-water 42\n"
         "  resume-contract plan --workspace DIR          # audit every run, on all cores\n",
         epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input, 3 corrupt ledger (never a plan).\n"
-        "An audit exits with the worst of its runs.",
+        "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
+        "skipped, 1 any blocked, else 0.",
     )
     _add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")

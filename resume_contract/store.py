@@ -87,6 +87,10 @@ class LedgerLocked(StoreError):
     """Another live writer (or repair) holds this ledger."""
 
 
+class LedgerInUse(StoreError):
+    """A live writer holds the ledger: it is a running run, not a crashed one, and may end mid-row."""
+
+
 class TornTail(StoreError):
     """The ledger ends mid-row; appends are refused until `repair` quarantines the torn bytes."""
 
@@ -143,14 +147,32 @@ def ledger_path(workspace: Path, session_id: str, run_id: str) -> Path:
     return Path(workspace) / "sessions" / session_id / "runs" / run_id / LEDGER_NAME
 
 
-def read_ledger(path: Path) -> CommittedLedger:
-    """Read a ledger strictly, writing nothing. A missing ledger is empty; anything illegal raises LedgerCorruption."""
+def read_ledger(path: Path, *, refuse_live: bool = False) -> CommittedLedger:
+    """Read a ledger strictly, writing nothing. A missing ledger is empty; anything illegal raises LedgerCorruption.
+
+    With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of being read: its last
+    row may be in flight, and a running run is not a crashed one. (The check takes and at once releases a
+    shared lock, so it never holds up a writer; it changes neither the bytes nor the mtime.)
+    """
     path = Path(path)
     try:
+        if refuse_live and _has_live_writer(path):
+            raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
         data = path.read_bytes()
     except FileNotFoundError:
         return CommittedLedger(path, ())
     return CommittedLedger(path, decode_ledger(path, data))
+
+
+def _has_live_writer(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        if not _try_lock(fd, exclusive=False):
+            return True
+        _unlock(fd)
+        return False
+    finally:
+        os.close(fd)
 
 
 def decode_ledger(path: Path, data: bytes) -> tuple[RuntimeEvent, ...]:

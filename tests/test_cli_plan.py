@@ -112,7 +112,7 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
     assert out.splitlines() == [
         "blocked    s2/blocked: dangling_tool_state",
         f"corrupt    s2/corrupt: {corrupt}:3: byte offset {corrupt.stat().st_size - 1}: torn_row: the last 1 bytes have no terminating newline",
-        "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 unreadable, 1 skipped",
+        "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 live, 0 unreadable, 1 skipped",
     ]
     assert "skipped" in err and "invalid session id 'bad id'" in err
 
@@ -120,10 +120,30 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 3
     assert [line["status"] for line in lines[:-1]] == ["safe_replay"] * 6 + ["blocked", "corrupt"]
-    assert lines[-1] == {"summary": {"safe_replay": 6, "blocked": 1, "corrupt": 1, "unreadable": 0, "total": 8, "skipped": 1}}
+    assert lines[-1] == {"summary": {"safe_replay": 6, "blocked": 1, "corrupt": 1, "live": 0, "unreadable": 0, "total": 8, "skipped": 1}}
 
 
 def test_an_all_safe_workspace_exits_0(tmp_path: Path, run_cli) -> None:
     _write(tmp_path, "s", "r", "before_function_call")
     code, out, _ = run_cli("plan", "--workspace", str(tmp_path))
-    assert (code, out) == (0, "1 runs: 1 safe_replay, 0 blocked, 0 corrupt, 0 unreadable, 0 skipped\n")
+    assert (code, out) == (0, "1 runs: 1 safe_replay, 0 blocked, 0 corrupt, 0 live, 0 unreadable, 0 skipped\n")
+
+
+def test_a_ledger_with_a_live_writer_is_not_planned_and_not_touched(tmp_path: Path, run_cli) -> None:
+    path = _write(tmp_path, "s", "done", "after_function_response")
+    with RuntimeEventStore(tmp_path) as live:
+        event = msgspec.json.decode(CANONICAL_LEDGER_ROWS["ok"][0], type=RuntimeEvent)
+        live.append(msgspec.structs.replace(event, run_id="running"))
+        running = live.path("canonical-session", "running")
+        before = (running.read_bytes(), running.stat().st_mtime_ns)
+        code, out, err = run_cli("plan", str(running))
+        assert (code, out) == (2, "")
+        assert "a live process is writing this ledger" in err
+        code, out, _ = run_cli("plan", "--workspace", str(tmp_path), "--json")
+        statuses = {line["runId"]: line["status"] for line in map(json.loads, out.splitlines()[:-1])}
+        assert statuses == {"done": "safe_replay", "running": "live"}
+        assert code == 2
+        # The check released its lock at once: the writer can still append.
+        assert live.append(msgspec.structs.replace(event, id="again", run_id="running")) is True
+        assert running.read_bytes().startswith(before[0])
+    assert run_cli("plan", str(path))[0] == 0

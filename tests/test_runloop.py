@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from resume_contract_generated.catalog import RUNTIME_RESUME_FAILPOINTS
 
@@ -58,3 +59,27 @@ def test_resume_contract_crash_rejects_unknown_failpoints(run_cli) -> None:
         "",
         "resume-contract: unknown failpoint 'P99'; the failpoints are P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11\n",
     )
+
+
+def test_a_child_that_never_signals_fails_the_case_with_its_stderr(monkeypatch) -> None:
+    from resume_contract import crash
+
+    # A prefix the child cannot commit (an invalid run id): it dies before saying "committed".
+    bad = [msgspec.structs.replace(event, run_id="no such/run") for event in crash.canonical_prefix("ok", "after_function_call")]
+    monkeypatch.setattr(crash, "canonical_prefix", lambda outcome, prefix: bad)
+    observation = crash.run_crash_case("P3", "ok", "after_function_call")
+    assert observation.plan is None
+    assert observation.problems[0].startswith("the child never signalled its appends committed; stderr: ")
+    assert "InvalidLedgerId" in observation.problems[0]
+
+
+def test_a_wait_for_a_silent_child_is_bounded() -> None:
+    from resume_contract.crash import _Child, died_by_kill
+
+    child = _Child(["-c", "import sys, time; print('still starting', file=sys.stderr, flush=True); time.sleep(60)"])
+    try:
+        assert child.wait_for("committed", timeout=0.5) is False
+        assert died_by_kill(child.kill())
+    finally:
+        child.close()
+    assert child.stderr() == "still starting\n"
