@@ -165,7 +165,7 @@ def _project(
         else:
             state = operation.state
             # Only a response is compared with its call (the spec's `when` applies to responses alone).
-            names_match = kind is call_kind or operation.call.name == content.name
+            names_match = content_type is FunctionCallContent or operation.call.name == content.name
         if trace is not None:
             trace.append((state, kind, names_match))
         target, anomaly = step[(state, kind, names_match)]
