@@ -77,6 +77,9 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
     return loaded, errors
 
 
+_ALIAS_MESSAGE = "anchors and aliases are not allowed in the spec"
+
+
 def _mark_of_problem(error: yaml.MarkedYAMLError, file_name: str) -> Mark:
     problem_mark = error.problem_mark or error.context_mark
     return Mark(file_name, problem_mark.line + 1, problem_mark.column + 1) if problem_mark else Mark(file_name, 1, 1)
@@ -86,7 +89,14 @@ def _mark_of(node: yaml.Node, file_name: str) -> Mark:
     return Mark(file_name, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _build(node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader) -> Any:
+def _build(
+    node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader, seen: set[int] | None = None
+) -> Any:
+    # An alias hands back a node already built: refuse it (a reviewer reads each value where it stands,
+    # and a chain of aliases can expand without bound). PyYAML keeps no mark for the alias itself, so the
+    # error stands at the key, or at the list, that uses it.
+    seen = set() if seen is None else seen
+    seen.add(id(node))
     loaded.value_marks[path] = _mark_of(node, loaded.name)
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
@@ -105,8 +115,17 @@ def _build(node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[Spe
                 )
                 continue
             loaded.key_marks[path + (key,)] = _mark_of(key_node, loaded.name)
-            result[key] = _build(value_node, path + (key,), loaded, errors, loader)
+            if id(value_node) in seen:
+                errors.append(SpecError(_mark_of(key_node, loaded.name), _ALIAS_MESSAGE))
+                continue
+            result[key] = _build(value_node, path + (key,), loaded, errors, loader, seen)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (index,), loaded, errors, loader) for index, item in enumerate(node.value)]
+        items = []
+        for index, item in enumerate(node.value):
+            if id(item) in seen:
+                errors.append(SpecError(_mark_of(node, loaded.name), f"{_ALIAS_MESSAGE} (item {index + 1} of this list)"))
+                continue
+            items.append(_build(item, path + (index,), loaded, errors, loader, seen))
+        return items
     return loader.construct_object(node, deep=True)

@@ -37,3 +37,15 @@ def test_tags_that_build_objects_are_refused(tmp_path: Path) -> None:
     assert [str(error) for error in errors] == [
         "spec/x.yaml:1:4: invalid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"
     ]
+
+
+def test_anchors_and_aliases_are_refused(tmp_path: Path) -> None:
+    _, errors = _load(tmp_path, "a: &x [1, 2]\nb: *x\n")
+    assert [str(error) for error in errors] == ["spec/x.yaml:2:1: anchors and aliases are not allowed in the spec"]
+
+
+def test_a_billion_laughs_is_refused_at_once(tmp_path: Path) -> None:
+    lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 12)]
+    _, errors = _load(tmp_path, "\n".join(lines) + "\n")
+    assert len(errors) == 99 and all("anchors and aliases" in str(error) for error in errors)
