@@ -412,25 +412,22 @@ def _decided(plan: ResumePlan) -> Decided:
     )
 
 
+def _loosens(before: Decided, after: Decided) -> bool:
+    """Whether `after` replays more readily or keeps less evidence than `before`."""
+    return (
+        (before.disposition == "blocked" and after.disposition == "safe_replay")
+        or bool(set(before.rejection_reasons) - set(after.rejection_reasons))
+        or bool(set(before.diagnostics) - set(after.diagnostics))
+        or bool(set(after.replay) - set(before.replay))
+        or before.statuses.count("indeterminate") > after.statuses.count("indeterminate")
+    )
+
+
 def effect(base: Decided, head: Decided) -> str:
     """How one ledger's decision moved; a mixed move counts as weakening (fail closed)."""
-    weaker = (
-        (base.disposition == "blocked" and head.disposition == "safe_replay")
-        or bool(set(base.rejection_reasons) - set(head.rejection_reasons))
-        or bool(set(base.diagnostics) - set(head.diagnostics))
-        or bool(set(head.replay) - set(base.replay))
-        or base.statuses.count("indeterminate") > head.statuses.count("indeterminate")
-    )
-    if weaker:
+    if _loosens(base, head):
         return WEAKENS
-    stronger = (
-        (base.disposition == "safe_replay" and head.disposition == "blocked")
-        or bool(set(head.rejection_reasons) - set(base.rejection_reasons))
-        or bool(set(head.diagnostics) - set(base.diagnostics))
-        or bool(set(base.replay) - set(head.replay))
-        or head.statuses.count("indeterminate") > base.statuses.count("indeterminate")
-    )
-    return TIGHTENS if stronger else NEUTRAL
+    return TIGHTENS if _loosens(head, base) else NEUTRAL
 
 
 def _evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvidence], int]:
