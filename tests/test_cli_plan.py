@@ -147,3 +147,20 @@ def test_a_ledger_with_a_live_writer_is_not_planned_and_not_touched(tmp_path: Pa
         assert live.append(msgspec.structs.replace(event, id="again", run_id="running")) is True
         assert running.read_bytes().startswith(before[0])
     assert run_cli("plan", str(path))[0] == 0
+
+
+def test_the_text_plan_of_a_long_run_lists_only_what_needs_attention(tmp_path: Path, run_cli, events) -> None:
+    ledger = []
+    for number in range(60):
+        ledger.append(events.call(f"c{number}", f"k{number}"))
+        if number % 2 == 0:
+            ledger.append(events.response(f"r{number}", f"k{number}"))
+    path = tmp_path / "runtime-events.jsonl"
+    path.write_bytes(b"".join(msgspec.json.encode(event) + b"\n" for event in ledger))
+    code, out, _ = run_cli("plan", str(path))
+    assert code == 1
+    assert "operations:    60 (30 indeterminate, 30 succeeded)\n" in out
+    assert "  k1  write_file  indeterminate  (call c1, no committed response)\n" in out
+    assert "  ... and 10 more without a committed response (--json lists them all)\n" in out
+    assert "diagnostics:   30\n" in out and "  ... and 10 more (--json lists them all)\n" in out
+    assert len(out.splitlines()) < 60
