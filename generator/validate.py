@@ -98,16 +98,17 @@ def load_spec(root: Path) -> Spec:
     return spec
 
 
+def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
+    """The (state, event kind, names match) table keys a rule decides; a rule without `when` decides both."""
+    matches = (True, False) if rule.when is None else (rule.when == "name_matches",)
+    return tuple((rule.source, rule.event, names_match) for names_match in matches)
+
+
 def projector_table(projector: Projector, rules: LedgerRules) -> ProjectorTable:
     """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
-    step: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
-    for rule in projector.rules:
-        matches = (True, False) if rule.when is None else (rule.when == "name_matches",)
-        for names_match in matches:
-            step[(rule.source, rule.event, names_match)] = (rule.next_state, rule.anomaly)
     return ProjectorTable(
         initial_state=projector.initial,
-        step=step,
+        step={key: (rule.next_state, rule.anomaly) for rule in projector.rules for key in rule_steps(rule)},
         event_kinds={(kind.content_kind, kind.is_error): kind.name for kind in projector.events},
         state_status={state.name: state.status for state in projector.states},
         settled_states=frozenset(state.name for state in projector.states if state.final),
@@ -129,10 +130,7 @@ def canonical_events(spec: Spec, outcome: str, length: int) -> list[Any]:
 def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
     """Run every canonical prefix through the projector; report each field that contradicts the decision table."""
     table = projector_table(spec.projector, spec.ledger_rules)
-    rule_by_step = {}
-    for rule in spec.projector.rules:
-        for names_match in ((True, False) if rule.when is None else (rule.when == "name_matches",)):
-            rule_by_step[(rule.source, rule.event, names_match)] = rule
+    rule_by_step = {key: rule for rule in spec.projector.rules for key in rule_steps(rule)}
     errors = []
     for decision in spec.decisions:
         prefix = spec.ledger.prefix(decision.prefix)
