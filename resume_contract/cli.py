@@ -467,3 +467,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     except LedgerCorruption as error:
         print(f"resume-contract: corrupt ledger, no plan: {error}", file=err)
         return EXIT_CORRUPT
+    except OSError as error:
+        # A path that cannot be read or written (a counterexample into a missing directory, a full disk...).
+        print(f"resume-contract: {error}", file=err)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("resume-contract: interrupted", file=err)
+        return 130

@@ -58,3 +58,18 @@ def test_the_fixed_directories_are_not_importable_under_a_second_name() -> None:
         )
         assert result.returncode == 1
         assert "ImportError: import this package as 'resume_contract_gen" in result.stderr
+
+
+def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_path: Path) -> None:
+    import dataclasses
+    import types
+
+    from resume_contract import verify as verify_module
+
+    step = dict(verify_module.TABLE.step)
+    step[("indeterminate", "function_response", False)] = ("succeeded", None)
+    monkeypatch.setattr(verify_module, "TABLE", dataclasses.replace(verify_module.TABLE, step=types.MappingProxyType(step)))
+    target = tmp_path / "missing-dir" / "cx.jsonl"
+    code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
+    assert code == 2
+    assert err.startswith("resume-contract: [Errno 2] No such file or directory:")
