@@ -284,10 +284,10 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     shortest = result.violations[0]
     path = Path(args.counterexample)
-    path.write_bytes(counterexample_rows(shortest))
     for violation in result.violations:
         expected = f" (expected high-water {violation.expected_high_water})" if violation.expected_high_water is not None else ""
         out.write(f"VIOLATION {violation.invariant}: {violation.message}\n  shortest ledger{expected}: {violation.ledger}\n")
+    path.write_bytes(counterexample_rows(shortest))
     replay = f"resume-contract plan {path}" + (f" --expected-high-water {shortest.expected_high_water}" if shortest.expected_high_water is not None else "")
     out.write(f"wrote the shortest counterexample ({len(shortest.word)} events) to {path}; replay it with: {replay}\n")
     return EXIT_FAIL
