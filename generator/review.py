@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+
+import msgspec
 from dataclasses import dataclass
 
-from resume_contract.events import RuntimeEvent, event_from_wire
-from resume_contract.explore import build, spell, words
-from resume_contract.projection import ResumePlan, project
+from resume_contract.explore import spell, wires, words
+from resume_contract.projection import ProjectorTable, ResumePlan, project
+from resume_contract.wire import RowRefused, WireModel, encode_json
 
 from .errors import Mark
-from .spec_model import Spec
-from .validate import projector_table
+from .spec_model import Spec, WireField
+from .validate import projector_table, wire_model
 
 WEAKENS = "weakens-safety"
 TIGHTENS = "tightens"
@@ -106,6 +108,21 @@ RULES: dict[str, tuple[str, str]] = {
     "INVARIANT_EXEMPTION_REMOVED": (TIGHTENS, "an invariant exempts one diagnostic fewer"),
     "INVARIANT_REWORDED": (NEUTRAL, "an invariant's description changed"),
     "SCOPE_REWORDED": (NEUTRAL, "the phase boundary's text changed"),
+    "WIRE_UNKNOWN_KEYS_RELAXED": (WEAKENS, "rows with undeclared keys are read instead of refused"),
+    "WIRE_UNKNOWN_KEYS_TIGHTENED": (TIGHTENS, "rows with undeclared keys are refused"),
+    "WIRE_FIELD_ADDED": (NEUTRAL, "a row may carry a new optional field (rows the reader refused are now read)"),
+    "WIRE_FIELD_REMOVED": (TIGHTENS, "a field is no longer part of a row (rows carrying it are refused)"),
+    "WIRE_FIELD_MADE_REQUIRED": (TIGHTENS, "a field is now required (rows without it are refused)"),
+    "WIRE_FIELD_MADE_OPTIONAL": (NEUTRAL, "a field may now be absent (rows the reader refused are now read)"),
+    "WIRE_FIELD_TYPE_CHANGED": (BY_EVIDENCE, "a field holds another type"),
+    "WIRE_ENUM_NARROWED": (TIGHTENS, "a field allows fewer values (rows with the others are refused)"),
+    "WIRE_ENUM_WIDENED": (NEUTRAL, "a field allows more values (rows the reader refused are now read)"),
+    "WIRE_CONTENT_KIND_REMOVED": (TIGHTENS, "a content kind is no longer read (rows carrying it are refused)"),
+    "WIRE_CONTENT_KIND_ADDED": (NEUTRAL, "a new content kind is read (a tool kind must also be a projector event)"),
+    "WIRE_TOOL_CALL_CHANGED": (BY_EVIDENCE, "which fields of a content kind name a tool call changed"),
+    "WIRE_TERMINAL_CHANGED": (BY_EVIDENCE, "what makes an event terminal changed"),
+    "WIRE_PARTIAL_FLAG_CHANGED": (BY_EVIDENCE, "what makes an event partial changed"),
+    "WIRE_REWORDED": (NEUTRAL, "a description in the wire format changed"),
     "EVIDENCE_UNEXPLAINED_WEAKENING": (WEAKENS, "ledgers decide less safely and no other rule explains it"),
 }
 
@@ -143,7 +160,7 @@ class Decided:
 @dataclass(frozen=True)
 class LedgerEvidence:
     label: str
-    events: tuple[RuntimeEvent, ...]
+    rows: tuple[bytes, ...]
     base: Decided
     head: Decided
     effect: str
@@ -170,6 +187,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     """Every semantic change from `base` to `head`, classified; evidence from ledgers up to `depth` events."""
     collector = _Collector(base, head)
     collector.failpoints()
+    collector.wire()
     collector.ledger()
     collector.decisions()
     collector.projector()
@@ -227,6 +245,49 @@ class _Collector:
                 self.add("FAILPOINT_BOUNDARY_REWORDED", f"failpoint {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
             if old.note != new.note:
                 self.add("FAILPOINT_NOTE_CHANGED", f"failpoint {key}: note changed", *where)
+
+    def wire(self) -> None:
+        base, head = self.base.wire, self.head.wire
+        loc_b = lambda *path: self.base.location("runtime_event", *path)  # noqa: E731
+        loc_h = lambda *path: self.head.location("runtime_event", *path)  # noqa: E731
+        if base.unknown_keys != head.unknown_keys:
+            rule = "WIRE_UNKNOWN_KEYS_RELAXED" if head.unknown_keys == "ignore" else "WIRE_UNKNOWN_KEYS_TIGHTENED"
+            self.add(rule, f"unknown keys: {base.unknown_keys} -> {head.unknown_keys}", loc_b("unknown_keys"), loc_h("unknown_keys"))
+        self._wire_fields("event", base.fields, head.fields, ("fields",))
+        old_kinds = {kind.name: kind for kind in base.content_kinds}
+        new_kinds = {kind.name: kind for kind in head.content_kinds}
+        for key in self._keyed("WIRE_CONTENT_KIND_REMOVED", "WIRE_CONTENT_KIND_ADDED", "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
+            old, new = old_kinds[key], new_kinds[key]
+            self._wire_fields(f"content kind '{key}'", old.fields, new.fields, ("content", "kinds", key, "fields"))
+            if old.tool_call != new.tool_call:
+                self.add("WIRE_TOOL_CALL_CHANGED", f"content kind '{key}': tool_call {old.tool_call} -> {new.tool_call}", old.mark, new.mark)
+            if old.description != new.description:
+                self.add("WIRE_REWORDED", f"content kind '{key}': description changed", old.mark, new.mark)
+        if (base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key) != (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key):
+            self.add("WIRE_TERMINAL_CHANGED", "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"))
+        if base.partial_flag != head.partial_flag:
+            self.add("WIRE_PARTIAL_FLAG_CHANGED", f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
+
+    def _wire_fields(self, owner: str, base: tuple[WireField, ...], head: tuple[WireField, ...], path: tuple[str, ...]) -> None:
+        old = {field.name: field for field in base}
+        new = {field.name: field for field in head}
+        for key in self._keyed("WIRE_FIELD_REMOVED", "WIRE_FIELD_ADDED", f"{owner}: field", old, new, lambda k: old[k].mark, lambda k: new[k].mark):
+            before, after = old[key], new[key]
+            where = (before.mark, after.mark)
+            if before.required != after.required:
+                rule = "WIRE_FIELD_MADE_REQUIRED" if after.required else "WIRE_FIELD_MADE_OPTIONAL"
+                self.add(rule, f"{owner}: field '{key}' {'now required' if after.required else 'now optional'}", *where)
+            if before.type != after.type:
+                self.add("WIRE_FIELD_TYPE_CHANGED", f"{owner}: field '{key}' type {before.type} -> {after.type}", *where)
+            if before.enum != after.enum:
+                lost = [value for value in before.enum if value not in after.enum] if before.enum else ["(any)"]
+                gained = [value for value in after.enum if value not in before.enum] if after.enum else ["(any)"]
+                if lost and after.enum:
+                    self.add("WIRE_ENUM_NARROWED", f"{owner}: field '{key}' no longer allows {', '.join(lost)}", *where)
+                if gained and before.enum:
+                    self.add("WIRE_ENUM_WIDENED", f"{owner}: field '{key}' now allows {', '.join(gained)}", *where)
+            if before.description != after.description:
+                self.add("WIRE_REWORDED", f"{owner}: field '{key}': description changed", *where)
 
     def ledger(self) -> None:
         base, head = self.base.ledger, self.head.ledger
@@ -402,18 +463,33 @@ def _canonical(item: tuple[str, tuple[str, ...]]) -> tuple[str, tuple[object, ..
     return item[0], tuple(json.loads(wire) for wire in item[1])
 
 
+CORRUPT = "corrupt"
+
+
 def _decided(plan: ResumePlan) -> Decided:
     return Decided(
         plan.disposition,
         plan.rejection_reasons,
         tuple(d.code for d in plan.diagnostics),
         tuple(op.status for op in plan.operations),
-        tuple(event.id for event in plan.replay_runtime_events),
+        plan.replay_event_ids,
     )
+
+
+def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], expected_high_water: int | None) -> Decided:
+    """One side's decision on a ledger, read by that side's own decoding model (a refused row: `corrupt`)."""
+    try:
+        events = [model.decode_row(row) for row in rows]
+    except RowRefused as refused:
+        return Decided(CORRUPT, (refused.kind,), (), (), ())
+    return _decided(project(events, table, expected_high_water, rows=[msgspec.Raw(row) for row in rows]))
 
 
 def _loosens(before: Decided, after: Decided) -> bool:
     """Whether `after` replays more readily or keeps less evidence than `before`."""
+    if CORRUPT in (before.disposition, after.disposition):
+        # A row one side refuses and the other reads: reading it is the looser side.
+        return before.disposition == CORRUPT and after.disposition != CORRUPT
     return (
         (before.disposition == "blocked" and after.disposition == "safe_replay")
         or bool(set(before.rejection_reasons) - set(after.rejection_reasons))
@@ -431,36 +507,35 @@ def effect(base: Decided, head: Decided) -> str:
 
 
 def _evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvidence], int]:
-    base_table = projector_table(base.projector, base.ledger_rules)
-    head_table = projector_table(head.projector, head.ledger_rules)
-    ledgers: list[tuple[str, tuple[RuntimeEvent, ...]]] = []
+    sides = [
+        (wire_model(spec.wire), projector_table(spec.projector, spec.ledger_rules, spec.wire)) for spec in (base, head)
+    ]
+    ledgers: list[tuple[str, tuple[bytes, ...]]] = []
     canonical: dict[tuple[str, ...], list[str]] = {}
     for spec in (base, head):
         for prefix in spec.ledger.prefixes:
             for outcome in spec.ledger.outcome_names:
-                wires = tuple(event.wire(outcome) for event in spec.ledger.events[: prefix.length])
+                wire_rows = tuple(event.wire(outcome) for event in spec.ledger.events[: prefix.length])
                 names = ", ".join(event.name for event in spec.ledger.events[: prefix.length]) or "(empty)"
-                labels = canonical.setdefault(wires, [f"canonical {prefix.name}", names])
+                labels = canonical.setdefault(wire_rows, [f"canonical {prefix.name}", names])
                 if outcome not in labels[2:]:
                     labels.append(outcome)
-    for wires, (prefix_label, names, *outcomes) in canonical.items():
-        events = tuple(event_from_wire(json.loads(wire)) for wire in wires)
-        ledgers.append((f"{prefix_label} ({', '.join(outcomes)}): {names}", events))
+    for wire_rows, (prefix_label, names, *outcomes) in canonical.items():
+        ledgers.append((f"{prefix_label} ({', '.join(outcomes)}): {names}", tuple(row.encode("utf-8") for row in wire_rows)))
     for word in words(depth):
-        ledgers.append((spell(word), tuple(build(word))))
+        ledgers.append((spell(word), tuple(encode_json(value) for value in wires(word))))
     # Each canonical ledger once more, reopened where the caller expected one more event than it holds.
-    checked = [(label, events, None) for label, events in ledgers]
+    checked = [(label, rows, None) for label, rows in ledgers]
     checked += [
-        (f"{label.partition(':')[0]} with expected high-water {len(events) + 1}", events, len(events) + 1)
-        for label, events in ledgers
+        (f"{label.partition(':')[0]} with expected high-water {len(rows) + 1}", rows, len(rows) + 1)
+        for label, rows in ledgers
         if label.startswith("canonical")
     ]
     changed = []
-    for label, events, expected_high_water in checked:
-        before = _decided(project(events, base_table, expected_high_water))
-        after = _decided(project(events, head_table, expected_high_water))
+    for label, rows, expected_high_water in checked:
+        before, after = (_decide(model, table, rows, expected_high_water) for model, table in sides)
         if before != after:
-            changed.append(LedgerEvidence(label, events, before, after, effect(before, after)))
+            changed.append(LedgerEvidence(label, rows, before, after, effect(before, after)))
     # The canonical ledgers first (a reviewer knows them), then the explored ones; each smallest first.
-    changed.sort(key=lambda item: (not item.label.startswith("canonical"), len(item.events)))
+    changed.sort(key=lambda item: (not item.label.startswith("canonical"), len(item.rows)))
     return changed, len(checked)

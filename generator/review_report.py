@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from resume_contract.events import event_to_wire
 
 from .literals import md_cell
 from .review import CLASSES, Review
@@ -94,7 +93,7 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
                     "effect": item.effect,
                     "base": {"disposition": item.base.disposition, "rejectionReasons": list(item.base.rejection_reasons)},
                     "head": {"disposition": item.head.disposition, "rejectionReasons": list(item.head.rejection_reasons)},
-                    "events": [event_to_wire(event) for event in item.events],
+                    "events": [json.loads(row) for row in item.rows],
                 }
                 for item in review.evidence
             ],

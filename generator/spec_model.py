@@ -13,6 +13,63 @@ from .errors import Mark
 
 
 @dataclass(frozen=True)
+class WireField:
+    """One declared field of the RuntimeEvent row or of a content kind."""
+
+    name: str  # as written on the wire (camelCase)
+    attribute: str  # the Python attribute of the decoding model (snake_case)
+    type: str  # string | boolean | number | json | object | array | content
+    required: bool
+    enum: tuple[str, ...]
+    description: str
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """How a content kind takes part in tool state; fields are wire names of the kind's own fields."""
+
+    role: str  # call (opens an operation) | result (settles one)
+    call_id: str
+    tool_name: str | None
+    arguments: str | None
+    error_flag: str | None
+
+
+@dataclass(frozen=True)
+class ContentKind:
+    name: str
+    class_name: str
+    description: str
+    fields: tuple[WireField, ...]
+    tool_call: ToolCall | None
+    mark: Mark
+
+    def field(self, name: str) -> WireField:
+        return next(field for field in self.fields if field.name == name)
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """spec/runtime_event.yaml: what one ledger row may hold, and what makes it partial or terminal."""
+
+    unknown_keys: str  # reject | ignore
+    fields: tuple[WireField, ...]
+    content_tag: str
+    content_kinds: tuple[ContentKind, ...]
+    partial_flag: str
+    terminal_statuses: tuple[str, ...]
+    terminal_flag_field: str
+    terminal_flag_key: str
+
+    def field(self, name: str) -> WireField:
+        return next(field for field in self.fields if field.name == name)
+
+    def kind(self, name: str) -> ContentKind:
+        return next(kind for kind in self.content_kinds if kind.name == name)
+
+
+@dataclass(frozen=True)
 class Failpoint:
     id: str
     boundary: str
@@ -165,6 +222,7 @@ class Spec:
     """The whole validated contract, plus the files it came from and their combined sha256."""
 
     failpoints: tuple[Failpoint, ...]
+    wire: WireFormat
     ledger: CanonicalLedger
     decisions: tuple[Decision, ...]
     ledger_rules: LedgerRules

@@ -14,17 +14,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import msgspec
 from statemachine import StateMachine
 
-from resume_contract.events import event_from_wire
-from resume_contract.projection import ProjectorTable, ResumePlan, project
+from resume_contract.projection import ProjectorTable, ResumePlan, ToolContentRead, project
+from resume_contract.wire import RowRefused, WireModel
 
 from .errors import Mark, SpecError, SpecInvalid
 from .loader import LoadedFile, load_spec_file
 from .schema_check import load_schema, schema_errors
+from .wire_model import load_module
+from .wire_spec import build_wire_format
 from .spec_model import (
     CanonicalLedger,
+    WireFormat,
     Decision,
     DiagnosticSpec,
     EventKind,
@@ -42,10 +44,8 @@ from .spec_model import (
 
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"
-SPEC_FILES = ("failpoints", "ledger", "decisions", "projector", "invariants", "scope")
+SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
 CONDITIONS = ("name_matches", "name_differs")
-# The three (content kind, isError) combinations a committed tool event can have; each needs one event kind.
-TOOL_EVENT_SHAPES = (("function_call", False), ("function_response", False), ("function_response", True))
 # Names the generated StateMachine class already uses; a state or event called one of these would shadow it.
 _RESERVED_NAMES = frozenset(name for name in dir(StateMachine) if not name.startswith("_")) | set(CONDITIONS)
 
@@ -87,8 +87,11 @@ def load_spec(root: Path) -> Spec:
         files[name] = loaded
     if errors:
         raise SpecInvalid(errors)
+    wire, errors = build_wire_format(files["runtime_event"])
+    if errors:
+        raise SpecInvalid(errors)
 
-    checker = _Checker(files)
+    checker = _Checker(files, wire)
     spec = checker.build(root)
     if checker.errors:
         raise SpecInvalid(checker.errors)
@@ -104,10 +107,49 @@ def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
     return tuple((rule.source, rule.event, names_match) for names_match in matches)
 
 
-def projector_table(projector: Projector, rules: LedgerRules) -> ProjectorTable:
+def wire_model(wire: WireFormat) -> WireModel:
+    """The decoding model rendered from the spec, loaded in memory (the code `generate` writes)."""
+    return WireModel(load_module(wire))
+
+
+def tool_event_shapes(wire: WireFormat) -> tuple[tuple[str, bool], ...]:
+    """Every (content kind, error flag) a committed tool event can have; each needs exactly one event kind."""
+    shapes: list[tuple[str, bool]] = []
+    for kind in wire.content_kinds:
+        if kind.tool_call is not None:
+            shapes.append((kind.name, False))
+            if kind.tool_call.error_flag is not None:
+                shapes.append((kind.name, True))
+    return tuple(shapes)
+
+
+def tool_content_reads(wire: WireFormat) -> dict[str, ToolContentRead]:
+    """Content kind -> which attributes of its struct carry the call id, tool name, arguments and error flag."""
+
+    def attribute(kind_name: str, field: str | None) -> str | None:
+        return None if field is None else wire.kind(kind_name).field(field).attribute
+
+    return {
+        kind.name: ToolContentRead(
+            opens=kind.tool_call.role == "call",
+            call_id=attribute(kind.name, kind.tool_call.call_id) or "",
+            tool_name=attribute(kind.name, kind.tool_call.tool_name),
+            arguments=attribute(kind.name, kind.tool_call.arguments),
+            error_flag=attribute(kind.name, kind.tool_call.error_flag),
+        )
+        for kind in wire.content_kinds
+        if kind.tool_call is not None
+    }
+
+
+def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) -> ProjectorTable:
     """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
     return ProjectorTable(
         initial_state=projector.initial,
+        tool_contents=tool_content_reads(wire),
+        partial_attribute=wire.field(wire.partial_flag).attribute,
+        terminal_statuses=frozenset(wire.terminal_statuses),
+        terminal_flag=(wire.field(wire.terminal_flag_field).attribute, wire.terminal_flag_key),
         step={key: (rule.next_state, rule.anomaly) for rule in projector.rules for key in rule_steps(rule)},
         event_kinds={(kind.content_kind, kind.is_error): kind.name for kind in projector.events},
         state_status={state.name: state.status for state in projector.states},
@@ -123,13 +165,14 @@ def projector_table(projector: Projector, rules: LedgerRules) -> ProjectorTable:
 
 
 def canonical_events(spec: Spec, outcome: str, length: int) -> list[Any]:
-    """The first `length` canonical events for `outcome`, as RuntimeEvents."""
-    return [event_from_wire(json.loads(event.wire(outcome))) for event in spec.ledger.events[:length]]
+    """The first `length` canonical events for `outcome`, decoded by the spec's own decoding model."""
+    model = wire_model(spec.wire)
+    return [model.decode_row(event.wire(outcome).encode("utf-8")) for event in spec.ledger.events[:length]]
 
 
 def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
     """Run every canonical prefix through the projector; report each field that contradicts the decision table."""
-    table = projector_table(spec.projector, spec.ledger_rules)
+    table = projector_table(spec.projector, spec.ledger_rules, spec.wire)
     rule_by_step = {key: rule for rule in spec.projector.rules for key in rule_steps(rule)}
     errors = []
     for decision in spec.decisions:
@@ -170,7 +213,7 @@ def _decision_fields(spec: Spec, decision: Decision, outcome: str, plan: ResumeP
         ("operation statuses", decision.statuses(outcome), tuple(operation.status for operation in plan.operations)),
         ("diagnostics", decision.diagnostics, tuple(diagnostic.code for diagnostic in plan.diagnostics)),
         ("rejection reasons", decision.rejection_reasons, plan.rejection_reasons),
-        ("replay", expected_replay_ids(spec, decision, outcome), tuple(event.id for event in plan.replay_runtime_events)),
+        ("replay", expected_replay_ids(spec, decision, outcome), plan.replay_event_ids),
         ("terminal fact", decision.terminal_fact, plan.terminal_runtime_event_id is not None),
     ]
 
@@ -178,8 +221,10 @@ def _decision_fields(spec: Spec, decision: Decision, outcome: str, plan: ResumeP
 class _Checker:
     """Builds the model from schema-valid data, collecting reference and structure errors on the way."""
 
-    def __init__(self, files: dict[str, LoadedFile]) -> None:
+    def __init__(self, files: dict[str, LoadedFile], wire: WireFormat) -> None:
         self.files = files
+        self.wire = wire
+        self.model = wire_model(wire)
         self.errors: list[SpecError] = []
 
     def error(self, mark: Mark, message: str) -> None:
@@ -202,6 +247,7 @@ class _Checker:
         )
         return Spec(
             failpoints=failpoints,
+            wire=self.wire,
             ledger=ledger,
             decisions=decisions,
             ledger_rules=rules,
@@ -252,16 +298,16 @@ class _Checker:
             for outcome, (fields, field_path) in raw.items():
                 wire = {**data["common"], **fields}
                 try:
-                    event = event_from_wire(wire)
-                except msgspec.ValidationError as error:
-                    self.error(file.mark(field_path), f"event '{name}' is not a valid RuntimeEvent: {error}")
+                    event = self.model.event_from_wire(wire)
+                except RowRefused as error:
+                    self.error(file.mark(field_path), f"event '{name}' is not a valid RuntimeEvent (spec/runtime_event.yaml): {error.detail}")
                     continue
                 if event.session_id != data["session_id"] or event.run_id != data["run_id"]:
                     self.error(file.mark(field_path), f"event '{name}' must carry sessionId '{data['session_id']}' and runId '{data['run_id']}'")
                 if (outcome, event.id) in seen_ids:
                     self.error(file.mark(field_path), f"event id '{event.id}' is used twice (first at {seen_ids[(outcome, event.id)]})")
                 seen_ids.setdefault((outcome, event.id), file.mark(field_path))
-                wires.append((outcome, json.dumps(wire, ensure_ascii=False, separators=(", ", ": "))))
+                wires.append((outcome, json.dumps(wire, ensure_ascii=False, separators=(",", ":"))))
             events.append(LedgerEvent(name=name, wire_by_outcome=tuple(wires), mark=mark))
         names = [event.name for event in events]
         prefixes = []
@@ -363,15 +409,30 @@ class _Checker:
                 self.error(state.mark, f"final state '{state.name}' is settled: it cannot require verification or raise at_end")
 
         shapes: dict[tuple[str, bool], EventKind] = {}
+        tool_kinds = [kind.name for kind in self.wire.content_kinds if kind.tool_call is not None]
         for event in projector.events:
-            if event.content_kind == "function_call" and event.is_error:
-                self.error(file.mark(("events", event.name, "is_error")), "a function_call has no isError; only function_response events may set is_error")
+            declared = [kind.name for kind in self.wire.content_kinds if kind.name == event.content_kind]
+            if not declared:
+                self.error(
+                    file.mark(("events", event.name, "content_kind")),
+                    f"unknown content kind '{event.content_kind}'; spec/runtime_event.yaml declares [{', '.join(k.name for k in self.wire.content_kinds)}]",
+                )
+                continue
+            tool_call = self.wire.kind(event.content_kind).tool_call
+            if tool_call is None:
+                self.error(
+                    file.mark(("events", event.name, "content_kind")),
+                    f"content kind '{event.content_kind}' takes no part in tool state (no tool_call in spec/runtime_event.yaml); the tool kinds are [{', '.join(tool_kinds)}]",
+                )
+                continue
+            if event.is_error and tool_call.error_flag is None:
+                self.error(file.mark(("events", event.name, "is_error")), f"content kind '{event.content_kind}' has no error_flag in spec/runtime_event.yaml; only kinds with one may set is_error")
                 continue
             shape = (event.content_kind, event.is_error)
             if shape in shapes:
                 self.error(event.mark, f"events '{shapes[shape].name}' and '{event.name}' match the same committed events")
             shapes.setdefault(shape, event)
-        for shape in TOOL_EVENT_SHAPES:
+        for shape in tool_event_shapes(self.wire):
             if shape not in shapes:
                 self.error(file.mark(("events",)), f"no event kind matches content_kind {shape[0]} with is_error {str(shape[1]).lower()}")
         kind_of = {event.name: event for event in projector.events}
@@ -399,18 +460,20 @@ class _Checker:
                 continue
             source = state_of[rule.source]
             kind = kind_of[rule.event]
-            if rule.when is not None and (source.status is None or kind.content_kind != "function_response"):
-                self.error(file.mark(("rules", index, "when")), f"'when: {rule.when}' compares a response with its call: it needs a function_response event from a state with a status")
+            tool_call = self._tool_call(kind)
+            opens = tool_call is not None and tool_call.role == "call"
+            if rule.when is not None and (source.status is None or opens or tool_call is None or tool_call.tool_name is None):
+                self.error(file.mark(("rules", index, "when")), f"'when: {rule.when}' compares a result's tool name with its call's: it needs a result event that names a tool (tool_call.tool_name) from a state with a status")
             if rule.target is not None:
                 target = state_of[rule.target]
                 if rule.target == projector.initial:
                     self.error(file.mark(("rules", index, "to")), f"no rule may return to the initial state '{rule.target}': an operation, once created, exists")
                 elif source.final and rule.target != rule.source:
                     self.error(rule.mark, f"final state '{rule.source}' is settled: its rules must be anomalies, not a transition to '{rule.target}'")
-                elif source.status is None and kind.content_kind != "function_call":
-                    self.error(rule.mark, f"only a function_call can create an operation; '{rule.event}' cannot leave '{rule.source}'")
-                elif source.status is not None and kind.content_kind == "function_call" and rule.target != rule.source:
-                    self.error(rule.mark, f"a function_call for an existing operation cannot move '{rule.source}' to '{target.name}'")
+                elif source.status is None and not opens:
+                    self.error(rule.mark, f"only a call (tool_call.role: call) can create an operation; '{rule.event}' cannot leave '{rule.source}'")
+                elif source.status is not None and opens and rule.target != rule.source:
+                    self.error(rule.mark, f"a call for an existing operation cannot move '{rule.source}' to '{target.name}'")
             rules_by_pair.setdefault((rule.source, rule.event), []).append(rule)
 
         # Deterministic and complete: for every state x event exactly one rule applies, whatever the names.
@@ -443,6 +506,10 @@ class _Checker:
                 self.error(file.mark(("diagnostics", diagnostic.code, "reason")), f"unknown reason '{diagnostic.reason}'; the reasons are [{', '.join(reason_names)}]")
         if projector.after_terminal_anomaly not in codes:
             self.error(file.mark(("ledger_anomalies", "after_terminal")), f"unknown diagnostic '{projector.after_terminal_anomaly}'; the diagnostics are [{', '.join(codes)}]")
+
+    def _tool_call(self, kind: EventKind):  # noqa: ANN202 - ToolCall | None
+        declared = [k for k in self.wire.content_kinds if k.name == kind.content_kind]
+        return declared[0].tool_call if declared else None
 
     # -- decisions ------------------------------------------------------------------------------------------
     def _decisions(self, file: LoadedFile, ledger: CanonicalLedger, projector: Projector) -> tuple[tuple[Decision, ...], LedgerRules]:

@@ -21,8 +21,8 @@ from .store import (
     LedgerCorruption,
     LedgerInUse,
     check_ledger_id,
-    read_ledger,
 )
+from .workspace import read_run
 
 CORRUPT = "corrupt"
 LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
@@ -41,15 +41,18 @@ class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     error: str | None = None
 
 
+Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path)
+
+
 @dataclass(frozen=True)
 class Discovery:
-    ledgers: list[tuple[str, str, Path]]
+    ledgers: list[Job]
     skipped: list[str]
 
 
 def discover(workspace: Path) -> Discovery:
     """Every `sessions/<id>/runs/<id>/runtime-events.jsonl`, sorted; directories with invalid ids are skipped."""
-    ledgers: list[tuple[str, str, Path]] = []
+    ledgers: list[Job] = []
     skipped: list[str] = []
     sessions = workspace / "sessions"
     for session_dir in sorted(sessions.iterdir()) if sessions.is_dir() else []:
@@ -63,27 +66,27 @@ def discover(workspace: Path) -> Discovery:
             except InvalidLedgerId as error:
                 skipped.append(f"{ledger}: {error}")
                 continue
-            ledgers.append((session_dir.name, run_dir.name, ledger))
+            ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
     return Discovery(ledgers, skipped)
 
 
-def summarize(job: tuple[str, str, Path]) -> RunSummary:
-    """Read and plan one ledger (runs in a worker process)."""
-    session_id, run_id, path = job
+def summarize(job: Job) -> RunSummary:
+    """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process)."""
+    workspace, session_id, run_id, path = job
     try:
-        ledger = read_ledger(path, refuse_live=True)
+        ledger = read_run(workspace, session_id, run_id, refuse_live=True)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except OSError as error:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
-    plan = build_resume_plan(ledger.events)
+    plan = build_resume_plan(ledger.events, rows=ledger.rows)
     return RunSummary(session_id, run_id, str(path), plan.disposition, ledger.high_water, plan.rejection_reasons)
 
 
 def audit(
-    jobs: list[tuple[str, str, Path]], workers: int, on_progress: Callable[[int, int], None] | None = None
+    jobs: list[Job], workers: int, on_progress: Callable[[int, int], None] | None = None
 ) -> Iterator[RunSummary]:
     """Summaries in job order, planned by `workers` processes (1: in this process)."""
     total = len(jobs)

@@ -117,37 +117,39 @@ def _ledger_from_args(args: argparse.Namespace) -> Path:
         raise UsageError(str(error)) from None
 
 
-def _read(path: Path):
-    from .store import LedgerInUse, read_ledger
+def _read(args: argparse.Namespace):
+    """The committed ledger the arguments name: a bare JSONL file, or a workspace run (partial snapshots merged)."""
+    from .store import LedgerInUse, LedgerMissing, read_ledger
+    from .workspace import read_run
 
+    path = _ledger_from_args(args)
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a file")
     try:
-        return read_ledger(path, refuse_live=True)
-    except LedgerInUse as error:
+        if args.ledger is not None:
+            return read_ledger(path, refuse_live=True)
+        return read_run(Path(args.workspace), args.session, args.run, refuse_live=True)
+    except (LedgerInUse, LedgerMissing) as error:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import msgspec
-
-    from .plan import build_resume_plan
+    from .plan import build_resume_plan, plan_json
 
     if args.ledger is None and args.workspace is not None and not args.session and not args.run:
         return _audit_workspace(args, out, err)
-    path = _ledger_from_args(args)
     if args.expected_high_water is not None and args.expected_high_water < 0:
         raise UsageError("--expected-high-water must be 0 or more")
-    ledger = _read(path)
-    plan = build_resume_plan(ledger.events, args.expected_high_water)
+    ledger = _read(args)
+    plan = build_resume_plan(ledger.events, args.expected_high_water, rows=ledger.rows)
     if args.json:
-        out.write(msgspec.json.encode(plan).decode() + "\n")
+        out.write(plan_json(plan).decode() + "\n")
     else:
         from .report import plan_text
 
-        out.write(plan_text(path, plan))
+        out.write(plan_text(ledger.path, plan))
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
 
 
@@ -200,6 +202,14 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .store import StoreError, repair_ledger
 
     path = _ledger_from_args(args)
+    if args.ledger is None:
+        from .store import LedgerMissing
+        from .workspace import run_directory
+
+        try:
+            run_directory(Path(args.workspace), args.session, args.run)
+        except LedgerMissing as error:
+            raise UsageError(str(error)) from None
     if not path.is_file():
         raise UsageError(f"{path}: no such ledger")
     try:
@@ -444,7 +454,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     """Run the command line; return the exit code."""
     from resume_contract_generator.errors import SpecInvalid
 
-    from .store import LedgerCorruption
+    from .reader import LedgerCorruption
 
     out = out or sys.stdout
     err = err or sys.stderr

@@ -302,7 +302,7 @@ def mismatches(observation: CrashObservation, expected: dict[str, object]) -> li
         "operation_statuses": tuple(operation.status for operation in plan.operations),
         "diagnostics": tuple(diagnostic.code for diagnostic in plan.diagnostics),
         "rejection_reasons": plan.rejection_reasons,
-        "replay_event_ids": tuple(event.id for event in plan.replay_runtime_events),
+        "replay_event_ids": plan.replay_event_ids,
         "terminal_fact": plan.terminal_runtime_event_id is not None,
     }
     for key, want in expected.items():

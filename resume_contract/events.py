@@ -1,97 +1,38 @@
-"""The RuntimeEvent wire model: one JSON object per ledger row, camelCase on disk, snake_case in Python.
+"""The RuntimeEvent model the runtime uses: the decoding model generated from spec/runtime_event.yaml.
 
-msgspec decodes straight into typed, frozen structs and rejects a missing field, a wrong type, an unknown
-field or an unknown content kind in the same pass, which is both the strictness the contract needs and
-several times faster than `json.loads` followed by hand validation.
+The structs live in `resume_contract_generated.runtime_event` (never edited by hand); this module names them
+for the rest of the runtime and offers the few conversions it needs, all through one `WireModel`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-import msgspec
+from resume_contract_generated import runtime_event as _generated
+from resume_contract_generated.runtime_event import CONTENT_KINDS, Content, RuntimeEvent
 
-Author = Literal["user", "agent", "tool", "system"]
-Role = Literal["user", "model", "tool", "system"]
-Status = Literal["streaming", "completed", "failed", "aborted", "cancelled"]
+from .wire import WireModel
 
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "aborted", "cancelled"})
+MODEL = WireModel(_generated)
 
-
-class _Content(msgspec.Struct, frozen=True, gc=False, tag_field="kind", forbid_unknown_fields=True, rename="camel"):
-    pass
+__all__ = ["CONTENT_KINDS", "MODEL", "Content", "RuntimeEvent", "content_class", "decode_event", "encode_event", "event_from_wire"]
 
 
-class TextContent(_Content, tag="text"):
-    text: str
-
-
-class ThinkingContent(_Content, tag="thinking"):
-    text: str
-    signature: str | None = None
-
-
-class FunctionCallContent(_Content, tag="function_call"):
-    id: str
-    name: str
-    args: Any
-
-
-class FunctionResponseContent(_Content, tag="function_response", omit_defaults=True):
-    id: str
-    name: str
-    result: Any
-    is_error: bool | None = None
-
-
-class ErrorContent(
-    msgspec.Struct, frozen=True, gc=False, tag_field="kind", tag="error", forbid_unknown_fields=False, rename="camel"
-):
-    # The runtime attaches provider-specific detail to errors; only the message is part of the contract.
-    message: str
-
-
-Content = TextContent | ThinkingContent | FunctionCallContent | FunctionResponseContent | ErrorContent
-
-
-class RuntimeEvent(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
-    """One committed ledger row."""
-
-    id: str
-    ts: int | float | str
-    partial: bool
-    author: Author
-    role: Role
-    session_id: str
-    invocation_id: str
-    run_id: str
-    turn_id: str
-    status: Status | None = None
-    content: Content | None = None
-    actions: dict[str, Any] | None = None
-    refs: Any = None
-
-    @property
-    def is_terminal(self) -> bool:
-        """Completed, failed, aborted or cancelled, or marked `actions.endInvocation: true`."""
-        if self.status in TERMINAL_STATUSES:
-            return True
-        return self.actions is not None and self.actions.get("endInvocation") is True
-
-
-_ENCODER = msgspec.json.Encoder()
+def content_class(kind: str) -> type:
+    """The struct of one content kind (e.g. `content_class("function_call")`)."""
+    return CONTENT_KINDS[kind]
 
 
 def event_from_wire(wire: Any) -> RuntimeEvent:
-    """Validate a decoded JSON value (e.g. from the spec) as a RuntimeEvent; raises msgspec.ValidationError."""
-    return msgspec.convert(wire, RuntimeEvent, strict=True)
+    """A decoded JSON value as a RuntimeEvent; raises `wire.RowRefused` when it is not one."""
+    return MODEL.event_from_wire(wire)
+
+
+def decode_event(row: bytes) -> RuntimeEvent:
+    """One ledger row (without its newline) as a RuntimeEvent; raises `wire.RowRefused`."""
+    return MODEL.decode_row(row)
 
 
 def encode_event(event: RuntimeEvent) -> bytes:
     """The event's canonical JSON row, without the trailing newline."""
-    return _ENCODER.encode(event)
-
-
-def event_to_wire(event: RuntimeEvent) -> dict[str, Any]:
-    """The event as plain JSON values with camelCase keys."""
-    return msgspec.to_builtins(event)
+    return MODEL.encode(event)

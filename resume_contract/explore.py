@@ -12,51 +12,59 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .events import (
-    FunctionCallContent,
-    FunctionResponseContent,
-    RuntimeEvent,
-    TextContent,
-)
+from typing import Any
+
+from .events import RuntimeEvent, event_from_wire
 
 SESSION_ID = "explore-session"
 RUN_ID = "explore-run"
 
+Wire = dict[str, Any]
+
 
 @dataclass(frozen=True)
 class Symbol:
-    """One letter of the alphabet: a readable name and how to build its event at a position."""
+    """One letter of the alphabet: a readable name and how to write its row (as JSON values) at a position."""
 
     name: str
-    build: Callable[[str], RuntimeEvent]
+    wire: Callable[[str], Wire]
+
+    def build(self, event_id: str) -> RuntimeEvent:
+        return event_from_wire(self.wire(event_id))
 
 
-def _event(event_id: str, author: str, role: str, content: object, *, partial: bool = False, status: str | None = None) -> RuntimeEvent:
-    return RuntimeEvent(
-        id=event_id,
-        ts=0,
-        partial=partial,
-        author=author,  # type: ignore[arg-type]
-        role=role,  # type: ignore[arg-type]
-        session_id=SESSION_ID,
-        invocation_id="explore-invocation",
-        run_id=RUN_ID,
-        turn_id="explore-turn",
-        status=status,  # type: ignore[arg-type]
-        content=content,  # type: ignore[arg-type]
-    )
+def _event(event_id: str, author: str, role: str, content: Wire, *, partial: bool = False, status: str | None = None) -> Wire:
+    wire: Wire = {
+        "id": event_id,
+        "ts": 0,
+        "partial": partial,
+        "author": author,
+        "role": role,
+        "sessionId": SESSION_ID,
+        "invocationId": "explore-invocation",
+        "runId": RUN_ID,
+        "turnId": "explore-turn",
+        "content": content,
+    }
+    if status is not None:
+        wire["status"] = status
+    return wire
 
 
-def _call(call_id: str, tool: str, partial: bool = False) -> Callable[[str], RuntimeEvent]:
-    return lambda event_id: _event(event_id, "agent", "model", FunctionCallContent(call_id, tool, {"path": "x"}), partial=partial)
+def _call(call_id: str, tool: str, partial: bool = False) -> Callable[[str], Wire]:
+    content = {"kind": "function_call", "id": call_id, "name": tool, "args": {"path": "x"}}
+    return lambda event_id: _event(event_id, "agent", "model", content, partial=partial)
 
 
-def _response(call_id: str, tool: str, is_error: bool | None) -> Callable[[str], RuntimeEvent]:
-    return lambda event_id: _event(event_id, "tool", "tool", FunctionResponseContent(call_id, tool, {"ok": not is_error}, is_error))
+def _response(call_id: str, tool: str, is_error: bool | None) -> Callable[[str], Wire]:
+    content: Wire = {"kind": "function_response", "id": call_id, "name": tool, "result": {"ok": not is_error}}
+    if is_error is not None:
+        content["isError"] = is_error
+    return lambda event_id: _event(event_id, "tool", "tool", content)
 
 
 ALPHABET: tuple[Symbol, ...] = (
-    Symbol("text", lambda event_id: _event(event_id, "user", "user", TextContent("go on"))),
+    Symbol("text", lambda event_id: _event(event_id, "user", "user", {"kind": "text", "text": "go on"})),
     Symbol("call(a)", _call("a", "write")),
     Symbol("call(b)", _call("b", "write")),
     Symbol("ok(a)", _response("a", "write", None)),
@@ -65,13 +73,21 @@ ALPHABET: tuple[Symbol, ...] = (
     Symbol("error(a, other tool)", _response("a", "delete", True)),
     Symbol("ok(b)", _response("b", "write", None)),
     Symbol("partial call(a)", _call("a", "write", partial=True)),
-    Symbol("terminal", lambda event_id: _event(event_id, "agent", "model", TextContent("done"), status="completed")),
+    Symbol(
+        "terminal",
+        lambda event_id: _event(event_id, "agent", "model", {"kind": "text", "text": "done"}, status="completed"),
+    ),
 )
 
 
 def build(word: tuple[int, ...]) -> list[RuntimeEvent]:
     """The ledger spelled by `word` (indexes into ALPHABET); event ids are e1, e2, ... by position."""
     return [ALPHABET[letter].build(f"e{position}") for position, letter in enumerate(word, 1)]
+
+
+def wires(word: tuple[int, ...]) -> list[Wire]:
+    """The same ledger as plain JSON values."""
+    return [ALPHABET[letter].wire(f"e{position}") for position, letter in enumerate(word, 1)]
 
 
 def spell(word: tuple[int, ...]) -> str:

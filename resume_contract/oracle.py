@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from .events import FunctionCallContent, FunctionResponseContent, RuntimeEvent
+from typing import Any
 
 TERMINAL = ("completed", "failed", "aborted", "cancelled")
 
@@ -31,35 +30,40 @@ class OracleDecision:
     required_reasons: frozenset[str]  # the reasons the contract names that this ledger must carry
 
 
-def decide(events: Sequence[RuntimeEvent], expected_high_water: int | None = None) -> OracleDecision:
-    committed = [(index, event) for index, event in enumerate(events) if not event.partial]
+def decide(rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> OracleDecision:
+    """Decide a ledger given as its rows' JSON values (plain dicts, as `json.loads` gives them)."""
+    committed = [(index, row) for index, row in enumerate(rows) if row["partial"] is not True]
+
+    def kind(row: dict[str, Any]) -> str | None:
+        content = row.get("content")
+        return content["kind"] if content else None
 
     # Pass 1: the first call of each id, and the first response that matches it.
-    calls: dict[str, tuple[int, FunctionCallContent]] = {}
+    calls: dict[str, tuple[int, str]] = {}
     answers: dict[str, tuple[int, bool]] = {}
     anomaly = False
-    for index, event in committed:
-        content = event.content
-        if isinstance(content, FunctionCallContent):
-            if content.id in calls:
+    for index, row in committed:
+        content = row.get("content") or {}
+        if kind(row) == "function_call":
+            if content["id"] in calls:
                 anomaly = True
             else:
-                calls[content.id] = (index, content)
-        elif isinstance(content, FunctionResponseContent):
-            call = calls.get(content.id)
-            if call is None or call[1].name != content.name or content.id in answers:
+                calls[content["id"]] = (index, content["name"])
+        elif kind(row) == "function_response":
+            call = calls.get(content["id"])
+            if call is None or call[1] != content["name"] or content["id"] in answers:
                 anomaly = True
             else:
-                answers[content.id] = (index, content.is_error is True)
+                answers[content["id"]] = (index, content.get("isError") is True)
 
     # Pass 2: anything committed after the first terminal event.
     terminal_seen = False
-    for _, event in committed:
+    for _, row in committed:
         if terminal_seen:
             anomaly = True
             break
-        ended = event.actions is not None and event.actions.get("endInvocation") is True
-        terminal_seen = event.status in TERMINAL or ended
+        ended = (row.get("actions") or {}).get("endInvocation") is True
+        terminal_seen = row.get("status") in TERMINAL or ended
 
     statuses = []
     paired: set[int] = set()
@@ -71,12 +75,10 @@ def decide(events: Sequence[RuntimeEvent], expected_high_water: int | None = Non
         else:
             statuses.append((call_id, "indeterminate"))
     replay = tuple(
-        event.id
-        for index, event in committed
-        if not isinstance(event.content, (FunctionCallContent, FunctionResponseContent)) or index in paired
+        row["id"] for index, row in committed if kind(row) not in ("function_call", "function_response") or index in paired
     )
     indeterminate = any(status == "indeterminate" for _, status in statuses)
-    offset_mismatch = expected_high_water is not None and expected_high_water != len(events)
+    offset_mismatch = expected_high_water is not None and expected_high_water != len(rows)
     required = set()
     if indeterminate:
         required.add("dangling_tool_state")

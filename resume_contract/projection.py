@@ -10,19 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from .events import (
-    TERMINAL_STATUSES,
-    FunctionCallContent,
-    FunctionResponseContent,
-    RuntimeEvent,
-)
 from .gcpause import gc_paused
 
 Disposition = Literal["safe_replay", "blocked"]
+
+_TRUE = msgspec.Raw(b"true")
+_ID_ONLY = msgspec.json.Decoder(msgspec.defstruct("_IdOnly", [("id", str)]))
+
+
+class ToolContentRead(NamedTuple):
+    """Which attributes of a tool content kind's struct the projection reads (spec/runtime_event.yaml)."""
+
+    opens: bool  # a call: it opens an operation; otherwise a result that settles one
+    call_id: str
+    tool_name: str | None
+    arguments: str | None
+    error_flag: str | None
 
 
 @dataclass(frozen=True)
@@ -30,9 +38,15 @@ class ProjectorTable:
     """Everything the projection needs from the spec, as plain immutable lookups."""
 
     initial_state: str
-    # (state, event kind, response names the call's tool) -> (next state, anomaly diagnostic or None)
+    # content kind -> how its struct names the call id, tool, arguments and error flag
+    tool_contents: Mapping[str, ToolContentRead]
+    partial_attribute: str
+    terminal_statuses: frozenset[str]
+    # (attribute of an object field, key): the event is terminal when that key holds `true`
+    terminal_flag: tuple[str, str]
+    # (state, event kind, result names the call's tool) -> (next state, anomaly diagnostic or None)
     step: Mapping[tuple[str, str, bool], tuple[str, str | None]]
-    # (content kind, isError) -> event kind
+    # (content kind, error flag) -> event kind
     event_kinds: Mapping[tuple[str, bool], str]
     state_status: Mapping[str, str | None]
     settled_states: frozenset[str]
@@ -47,7 +61,7 @@ class ProjectorTable:
 
 
 class ToolOperation(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
-    """One tool call id's projected state."""
+    """One tool call id's projected state; `args` are the call's arguments as written."""
 
     tool_call_id: str
     tool_name: str
@@ -70,7 +84,11 @@ class Diagnostic(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
 
 
 class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
-    """The decision over one committed prefix."""
+    """The decision over one committed prefix.
+
+    `runtime_events` is the canonical committed ledger and `replay_runtime_events` what the provider may see
+    again: both are the committed rows exactly as written (`msgspec.Raw`, JSON text), never a re-encoding.
+    """
 
     disposition: Disposition
     operations: tuple[ToolOperation, ...]
@@ -78,19 +96,38 @@ class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     rejection_reasons: tuple[str, ...]
     requires_verification: bool
     source_runtime_event_high_water: int
-    replay_runtime_events: tuple[RuntimeEvent, ...]
     directive: str | None = None
     terminal_runtime_event_id: str | None = None
+    runtime_events: tuple[msgspec.Raw, ...] = ()
+    replay_runtime_events: tuple[msgspec.Raw, ...] = ()
+
+    @property
+    def replay_event_ids(self) -> tuple[str, ...]:
+        """The ids of the replayed rows, in order."""
+        return tuple(row_event_id(row) for row in self.replay_runtime_events)
+
+
+def row_event_id(row: msgspec.Raw) -> str:
+    """The `id` of one committed row (read alone, without decoding the rest)."""
+    try:
+        return _ID_ONLY.decode(row).id
+    except msgspec.DecodeError:  # lone surrogate escapes: the standard library reads them
+        import json
+
+        return json.loads(bytes(row))["id"]
 
 
 class _OpenOperation:
     """Mutable bookkeeping for one call id during the walk."""
 
-    __slots__ = ("state", "call", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error")
+    __slots__ = (
+        "state", "tool_name", "args", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error"
+    )
 
-    def __init__(self, state: str, call: FunctionCallContent, call_index: int, call_event_id: str) -> None:
+    def __init__(self, state: str, tool_name: str, args: Any, call_index: int, call_event_id: str) -> None:
         self.state = state
-        self.call = call
+        self.tool_name = tool_name
+        self.args = args
         self.call_index = call_index
         self.call_event_id = call_event_id
         self.response_index = -1
@@ -102,27 +139,37 @@ Trace = list[tuple[str, str, bool]]
 
 
 def project(
-    events: Sequence[RuntimeEvent],
+    events: Sequence[Any],
     table: ProjectorTable,
     expected_high_water: int | None = None,
     trace: Trace | None = None,
+    rows: Sequence[msgspec.Raw] | None = None,
 ) -> ResumePlan:
     """Project a committed prefix into its ResumePlan. Pure: reads `events`, never changes them.
 
+    `rows` are the committed rows the events were decoded from, in the same order; the plan hands them back
+    verbatim. Without them (events built in Python), each event's canonical encoding is its row.
     `trace`, when given, receives every (state, event kind, name matches) step taken, so a caller can say
     which spec rules decided a plan.
     """
+    if rows is None:
+        rows = tuple(msgspec.Raw(msgspec.json.encode(event)) for event in events)
+    elif len(rows) != len(events):
+        raise ValueError(f"{len(rows)} rows for {len(events)} events")
     with gc_paused():
-        return _project(events, table, expected_high_water, trace)
+        return _project(events, rows, table, expected_high_water, trace)
 
 
 def _project(
-    events: Sequence[RuntimeEvent], table: ProjectorTable, expected_high_water: int | None, trace: Trace | None
+    events: Sequence[Any], rows: Sequence[msgspec.Raw], table: ProjectorTable, expected_high_water: int | None, trace: Trace | None
 ) -> ResumePlan:
     step = table.step
-    call_kind = table.event_kinds[("function_call", False)]
-    response_kind = table.event_kinds[("function_response", False)]
-    error_kind = table.event_kinds[("function_response", True)]
+    event_kinds = table.event_kinds
+    tool_contents = table.tool_contents
+    terminal_statuses = table.terminal_statuses
+    is_partial = attrgetter(table.partial_attribute)
+    flags_of = attrgetter(table.terminal_flag[0])
+    flag_key = table.terminal_flag[1]
     initial = table.initial_state
     operations: dict[str, _OpenOperation] = {}
     find_operation = operations.get
@@ -141,31 +188,33 @@ def _project(
         )
 
     for index, event in enumerate(events):
-        if event.partial:
+        if is_partial(event):
             not_replayed.append(index)
             continue
         if terminal_event_id is not None:
             diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
-        elif event.status in TERMINAL_STATUSES or (event.actions is not None and event.actions.get("endInvocation") is True):
+        elif event.status in terminal_statuses:
             terminal_event_id = event.id
-        content = event.content
-        content_type = type(content)
-        if content_type is FunctionCallContent:
-            is_error = False
-            kind = call_kind
-        elif content_type is FunctionResponseContent:
-            is_error = content.is_error is True
-            kind = error_kind if is_error else response_kind
         else:
+            flags = flags_of(event)
+            if flags and flags.get(flag_key) == _TRUE:
+                terminal_event_id = event.id
+        content = event.content
+        read = tool_contents.get(getattr(content, "KIND", None))  # type: ignore[arg-type]
+        if read is None:
             continue
-        operation = find_operation(content.id)
+        call_id = getattr(content, read.call_id)
+        is_error = read.error_flag is not None and getattr(content, read.error_flag) is True
+        kind = event_kinds[(content.KIND, is_error)]
+        tool_name = getattr(content, read.tool_name) if read.tool_name is not None else None
+        operation = find_operation(call_id)
         if operation is None:
             state = initial
             names_match = True
         else:
             state = operation.state
-            # Only a response is compared with its call (the spec's `when` applies to responses alone).
-            names_match = content_type is FunctionCallContent or operation.call.name == content.name
+            # Only a result is compared with its call (the spec's `when` applies to results alone).
+            names_match = read.opens or tool_name is None or operation.tool_name == tool_name
         if trace is not None:
             trace.append((state, kind, names_match))
         target, anomaly = step[(state, kind, names_match)]
@@ -173,27 +222,29 @@ def _project(
             not_replayed.append(index)
             detail = None
             if not names_match:
-                detail = {"callToolName": operation.call.name, "responseToolName": content.name}  # type: ignore[union-attr]
+                detail = {"callToolName": operation.tool_name, "responseToolName": tool_name}  # type: ignore[union-attr]
             diagnostics.append(
-                _diagnostic(table, anomaly, event_id=event.id, tool_call_id=content.id, tool_name=content.name, detail=detail)
+                _diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
             )
         elif operation is None:
-            # The spec's checks guarantee only a function_call leaves a status-less state.
-            operations[content.id] = _OpenOperation(target, content, index, event.id)  # type: ignore[arg-type]
+            # The spec's checks guarantee only a call leaves a status-less state.
+            args = getattr(content, read.arguments) if read.arguments is not None else None
+            operations[call_id] = _OpenOperation(target, tool_name or "", args, index, event.id)
         else:
             operation.state = target
-            if content_type is FunctionResponseContent:
+            if not read.opens:
                 if operation.response_index >= 0:
-                    not_replayed.append(operation.response_index)  # superseded: only the settling response pairs
+                    not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
                 operation.response_index = index
                 operation.response_event_id = event.id
                 operation.response_is_error = is_error
 
-    return _assemble(events, table, operations, diagnostics, not_replayed, terminal_event_id)
+    return _assemble(events, rows, table, operations, diagnostics, not_replayed, terminal_event_id)
 
 
 def _assemble(
-    events: Sequence[RuntimeEvent],
+    events: Sequence[Any],
+    rows: Sequence[msgspec.Raw],
     table: ProjectorTable,
     operations: dict[str, _OpenOperation],
     diagnostics: list[Diagnostic],
@@ -211,8 +262,8 @@ def _assemble(
         tool_operations.append(
             ToolOperation(
                 call_id,
-                operation.call.name,
-                operation.call.args,
+                operation.tool_name,
+                operation.args,
                 state_status[state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
                 operation.call_event_id,
                 operation.response_event_id,
@@ -222,23 +273,24 @@ def _assemble(
         if state in verification_states:
             requires_verification = True
         if state not in settled_states or operation.response_index < 0:
-            # Calls and responses are replayed only as matched pairs.
+            # Calls and results are replayed only as matched pairs.
             not_replayed.append(operation.call_index)
             if operation.response_index >= 0:
                 not_replayed.append(operation.response_index)
         end_code = at_end.get(state)
         if end_code is not None:
             diagnostics.append(
-                _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.call.name)
+                _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
             )
 
     raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
     reasons = tuple(reason for reason in table.reason_order if reason in raised)
+    all_rows = tuple(rows)
     if not_replayed:
         skip = set(not_replayed)
-        replay = tuple(event for index, event in enumerate(events) if index not in skip)
+        replay = tuple(row for index, row in enumerate(all_rows) if index not in skip)
     else:
-        replay = tuple(events)
+        replay = all_rows
     disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
     return ResumePlan(
         disposition=disposition,
@@ -247,9 +299,10 @@ def _assemble(
         rejection_reasons=reasons,
         requires_verification=requires_verification,
         source_runtime_event_high_water=len(events),
-        replay_runtime_events=replay,
         directive=table.directive if requires_verification else None,
         terminal_runtime_event_id=terminal_event_id,
+        runtime_events=all_rows,
+        replay_runtime_events=replay,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 
+import msgspec
 from resume_contract_generated.projector_machine import ToolOperationMachine
 from resume_contract_generated.projector_table import TABLE
 
@@ -56,7 +57,11 @@ _MEMOIZED_TABLE = dataclasses.replace(TABLE, step=MachineSteps(memoize=True))
 
 
 def build_resume_plan_with_machine(
-    events: Sequence[RuntimeEvent], expected_high_water: int | None = None, *, memoize: bool = False
+    events: Sequence[RuntimeEvent],
+    expected_high_water: int | None = None,
+    *,
+    memoize: bool = False,
+    rows: Sequence[msgspec.Raw] | None = None,
 ) -> ResumePlan:
     """The same plan as `build_resume_plan`, with every transition taken by python-statemachine."""
-    return project(events, _MEMOIZED_TABLE if memoize else _REFERENCE_TABLE, expected_high_water)
+    return project(events, _MEMOIZED_TABLE if memoize else _REFERENCE_TABLE, expected_high_water, rows=rows)

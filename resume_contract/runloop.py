@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
 
-from .events import FunctionCallContent, RuntimeEvent
+from .events import RuntimeEvent
 from .failpoints import FailpointConfigError, Failpoints
 from .store import RuntimeEventStore
 
@@ -46,8 +46,8 @@ class FakeTool:
         self.failpoints = failpoints
 
     def run(self, call: RuntimeEvent) -> RuntimeEvent:
-        assert isinstance(call.content, FunctionCallContent)
-        args = call.content.args
+        assert getattr(call.content, "KIND", None) == "function_call"
+        args = json.loads(bytes(call.content.args))
         self.failpoints.hit("P3")  # the implementation is running; its side effect has not happened yet
         target = self.workspace / "side-effects" / Path(args["path"]).name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,17 +15,43 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import operator
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from .events import RuntimeEvent, encode_event
-from .gcpause import gc_paused
+from .reader import (
+    CORRUPTION_KINDS,
+    DUPLICATE_EVENT_ID,
+    FOREIGN_ROW,
+    INVALID_UTF8,
+    TORN_ROW,
+    CommittedLedger,
+    LedgerCorruption,
+    RunIdentity,
+    decode_ledger,
+    decode_rows,
+)
+from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON
+
+__all__ = [
+    "CORRUPTION_KINDS",
+    "DUPLICATE_EVENT_ID",
+    "DUPLICATE_KEY",
+    "FOREIGN_ROW",
+    "INVALID_EVENT",
+    "INVALID_JSON",
+    "INVALID_UTF8",
+    "TORN_ROW",
+    "CommittedLedger",
+    "LedgerCorruption",
+    "RuntimeEventStore",
+    "decode_ledger",
+    "read_ledger",
+    "repair_ledger",
+]
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -33,16 +59,6 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 # Crash-harness hook: hand each row to the OS in pieces of at most this many bytes, the way a signal or a
 # slow device splits a large write, so a kill can land mid-row. None (always, outside the harness): one piece.
 WRITE_PIECE_BYTES: int | None = None
-_DECODER = msgspec.json.Decoder(RuntimeEvent)
-_UNTYPED = msgspec.json.Decoder()
-
-# Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
-TORN_ROW = "torn_row"
-INVALID_UTF8 = "invalid_utf8"
-INVALID_JSON = "invalid_json"
-INVALID_EVENT = "invalid_event"
-DUPLICATE_EVENT_ID = "duplicate_event_id"
-CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICATE_EVENT_ID)
 
 if sys.platform == "win32":  # pragma: no cover - CI here is Linux; the branch keeps the store portable
     import msvcrt
@@ -99,30 +115,6 @@ class DuplicateEventId(StoreError):
     """A different event with an id already in the ledger."""
 
 
-class LedgerCorruption(StoreError):
-    """A ledger that is not a legal committed prefix; no plan may be made from it."""
-
-    def __init__(self, path: Path, line: int, offset: int, kind: str, detail: str) -> None:
-        self.path = path
-        self.line = line
-        self.offset = offset
-        self.kind = kind
-        self.detail = detail
-        super().__init__(f"{path}:{line}: byte offset {offset}: {kind}: {detail}")
-
-
-@dataclass(frozen=True)
-class CommittedLedger:
-    """What a reader may trust: the committed events in order and the high-water (rows, partial included)."""
-
-    path: Path
-    events: tuple[RuntimeEvent, ...]
-
-    @property
-    def high_water(self) -> int:
-        return len(self.events)
-
-
 @dataclass(frozen=True)
 class RepairResult:
     """What `repair` did: where the torn bytes went and how many, or nothing when there was no torn tail."""
@@ -147,12 +139,26 @@ def ledger_path(workspace: Path, session_id: str, run_id: str) -> Path:
     return Path(workspace) / "sessions" / session_id / "runs" / run_id / LEDGER_NAME
 
 
-def read_ledger(path: Path, *, refuse_live: bool = False) -> CommittedLedger:
-    """Read a ledger strictly, writing nothing. A missing ledger is empty; anything illegal raises LedgerCorruption.
+class LedgerMissing(StoreError, FileNotFoundError):
+    """An explicit ledger path that does not exist: a typo must never read as an empty, safe prefix."""
 
-    With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of being read: its last
-    row may be in flight, and a running run is not a crashed one. (The check takes and at once releases a
-    shared lock, so it never holds up a writer; it changes neither the bytes nor the mtime.)
+
+def run_identity(path: Path) -> RunIdentity | None:
+    """(sessionId, runId) of a ledger stored at `.../sessions/<S>/runs/<R>/runtime-events.jsonl`, else None."""
+    parts = Path(path).parts
+    if len(parts) >= 5 and parts[-1] == LEDGER_NAME and parts[-3] == "runs" and parts[-5] == "sessions":
+        return parts[-4], parts[-2]
+    return None
+
+
+def read_ledger(path: Path, *, refuse_live: bool = False, run: RunIdentity | None = None) -> CommittedLedger:
+    """Read a ledger strictly, writing nothing; anything illegal raises LedgerCorruption.
+
+    Only an existing file is a ledger (an empty one is the empty prefix): a missing path or a dangling
+    symlink raises LedgerMissing. `run` is the (sessionId, runId) every row must carry; without it, the
+    first row's. With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of
+    being read: its last row may be in flight, and a running run is not a crashed one. (The check takes and
+    at once releases a shared lock, so it never holds up a writer; it changes neither the bytes nor the mtime.)
     """
     path = Path(path)
     try:
@@ -160,8 +166,11 @@ def read_ledger(path: Path, *, refuse_live: bool = False) -> CommittedLedger:
             raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
         data = path.read_bytes()
     except FileNotFoundError:
-        return CommittedLedger(path, ())
-    return CommittedLedger(path, decode_ledger(path, data))
+        if os.path.lexists(path):
+            raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
+        raise LedgerMissing(f"{path}: no such ledger") from None
+    events, rows = decode_rows(path, data, run=run)
+    return CommittedLedger(path, events, rows)
 
 
 def _has_live_writer(path: Path) -> bool:
@@ -173,71 +182,6 @@ def _has_live_writer(path: Path) -> bool:
         return False
     finally:
         os.close(fd)
-
-
-def decode_ledger(path: Path, data: bytes) -> tuple[RuntimeEvent, ...]:
-    """Decode a whole ledger's bytes; the fast path is one msgspec call, errors are located on a second pass."""
-    if not data:
-        return ()
-    if not data.endswith(b"\n"):
-        start = data.rfind(b"\n") + 1
-        raise LedgerCorruption(path, data.count(b"\n", 0, start) + 1, start, TORN_ROW, f"the last {len(data) - start} bytes have no terminating newline")
-    with gc_paused():
-        try:
-            events = _DECODER.decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            _locate_bad_row(path, data)
-            raise  # pragma: no cover - _locate_bad_row always raises for data decode_lines rejects
-        if len(events) != data.count(b"\n"):
-            _locate_bad_row(path, data)  # decode_lines skips blank rows; a blank row is not an event
-        _check_unique_ids(path, data, events)
-        return tuple(events)
-
-
-def _rows(data: bytes):
-    offset = 0
-    line = 1
-    while offset < len(data):
-        end = data.index(b"\n", offset)
-        yield line, offset, data[offset:end]
-        offset = end + 1
-        line += 1
-
-
-def _locate_bad_row(path: Path, data: bytes) -> None:
-    for line, offset, row in _rows(data):
-        try:
-            row.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise LedgerCorruption(path, line, offset, INVALID_UTF8, f"invalid UTF-8 at byte {offset + error.start}") from None
-        try:
-            _UNTYPED.decode(row)
-        except msgspec.DecodeError as error:
-            raise LedgerCorruption(path, line, offset, INVALID_JSON, str(error) if row.strip() else "empty row") from None
-        except RecursionError:
-            raise LedgerCorruption(path, line, offset, INVALID_JSON, "nested deeper than a ledger row may be") from None
-        try:
-            _DECODER.decode(row)
-        except msgspec.ValidationError as error:
-            raise LedgerCorruption(path, line, offset, INVALID_EVENT, str(error)) from None
-        except RecursionError:  # pragma: no cover - the untyped decode above fails first
-            raise LedgerCorruption(path, line, offset, INVALID_JSON, "nested deeper than a ledger row may be") from None
-    raise AssertionError("decode_lines rejected a ledger whose every row decodes")  # pragma: no cover
-
-
-def _check_unique_ids(path: Path, data: bytes, events: list[RuntimeEvent]) -> None:
-    if len(set(map(_EVENT_ID, events))) == len(events):
-        return  # the common case, checked at C speed
-    seen: set[str] = set()
-    for index, event in enumerate(events):
-        if event.id in seen:
-            line, offset, _ = next(row for row in _rows(data) if row[0] == index + 1)
-            first = next(i for i, other in enumerate(events) if other.id == event.id) + 1
-            raise LedgerCorruption(path, line, offset, DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first}")
-        seen.add(event.id)
-
-
-_EVENT_ID = operator.attrgetter("id")
 
 
 class _Writer:
@@ -257,7 +201,8 @@ class _Writer:
             if data and not data.endswith(b"\n"):
                 torn_at = data.rfind(b"\n") + 1
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
-            self.digests = {event.id: _digest(encode_event(event)) for event in decode_ledger(path, data)}
+            events, rows = decode_rows(path, data, run=run_identity(path))
+            self.digests = {event.id: _row_digest(event, row) for event, row in zip(events, rows)}
         except BaseException:
             self.close()
             raise
@@ -302,6 +247,15 @@ def _digest(row: bytes) -> bytes:
     return hashlib.blake2b(row, digest_size=16).digest()
 
 
+def _row_digest(event: RuntimeEvent, row: object) -> bytes:
+    # An exact retry is the same event, whoever wrote the row: compare canonical encodings. A row whose
+    # strings hold lone surrogates has none; its own bytes stand in (a retry then differs, and is refused).
+    try:
+        return _digest(encode_event(event))
+    except UnicodeEncodeError:
+        return _digest(bytes(row))  # type: ignore[call-overload]
+
+
 def _fsync_directory(directory: Path) -> None:
     if sys.platform == "win32":  # pragma: no cover - directories cannot be fsynced there
         return
@@ -344,8 +298,8 @@ class RuntimeEventStore:
         return writer.append(event)
 
     def read(self, session_id: str, run_id: str) -> CommittedLedger:
-        """The committed events of one run (never writes; a missing ledger is empty)."""
-        return read_ledger(self.path(session_id, run_id))
+        """The committed events of one run's JSONL ledger (never writes; a missing ledger is LedgerMissing)."""
+        return read_ledger(self.path(session_id, run_id), run=(session_id, run_id))
 
     def repair(self, session_id: str, run_id: str) -> RepairResult:
         """Move a torn tail to a quarantine file beside the ledger, then truncate to the last complete row."""

@@ -22,12 +22,7 @@ from resume_contract_generated.projector_table import (
     TABLE,
 )
 
-from .events import (
-    FunctionCallContent,
-    FunctionResponseContent,
-    RuntimeEvent,
-    encode_event,
-)
+from .events import RuntimeEvent, encode_event
 from .explore import ALPHABET, build, count_words, spell
 from .oracle import decide
 from .plan import build_resume_plan
@@ -36,10 +31,11 @@ from .reference import build_resume_plan_with_machine
 
 # Table entries no ledger can reach: an unknown call id has no call to compare a name with, and a call is
 # never compared with anything (the spec's `when` applies to responses only).
+_CALL_KINDS = frozenset(kind for (content, _), kind in TABLE.event_kinds.items() if TABLE.tool_contents[content].opens)
 REACHABLE_STEPS = frozenset(
     (state, kind, names_match)
     for state, kind, names_match in STEP
-    if names_match or (state != TABLE.initial_state and kind != TABLE.event_kinds[("function_call", False)])
+    if names_match or (state != TABLE.initial_state and kind not in _CALL_KINDS)
 )
 ANOMALIES = frozenset(anomaly for _, anomaly in STEP.values() if anomaly is not None) | {AFTER_TERMINAL_DIAGNOSTIC}
 # Ledgers this short are also checked against an expected high-water one past their length.
@@ -78,9 +74,24 @@ class VerifyResult:
     violations: tuple[Violation, ...]
 
 
+@dataclass(frozen=True)
+class Letter:
+    """One alphabet letter at one position: its event, its row and its JSON values (for the oracle)."""
+
+    event: RuntimeEvent
+    row: msgspec.Raw
+    wire: dict
+
+
+def _letter(symbol_index: int, position: int) -> Letter:
+    symbol = ALPHABET[symbol_index]
+    event = symbol.build(f"e{position}")
+    return Letter(event, msgspec.Raw(encode_event(event)), symbol.wire(f"e{position}"))
+
+
 def _check(
     word: tuple[int, ...],
-    events: list[RuntimeEvent],
+    letters: list[Letter],
     expected_high_water: int | None,
     invariants: Mapping[str, tuple[str, ...]],
     parent_anomalous: bool,
@@ -88,8 +99,10 @@ def _check(
 ) -> bool:
     """Check one ledger; record violations in `result`; return whether its plan holds a rejecting anomaly."""
     trace: list[tuple[str, str, bool]] = []
+    events = [letter.event for letter in letters]
+    rows = [letter.row for letter in letters]
     snapshot = tuple(events)
-    plan = project(events, TABLE, expected_high_water, trace)
+    plan = project(events, TABLE, expected_high_water, trace, rows)
     result.steps_reached.update(trace)
     result.plans.add((plan.disposition, plan.rejection_reasons, tuple(op.status for op in plan.operations)))
     exempt = set(invariants.get("monotonic_evidence", ()))
@@ -101,7 +114,7 @@ def _check(
             result.violations[invariant] = Violation(invariant, word, expected_high_water, message)
 
     if "deterministic_and_pure" in invariants:
-        again = build_resume_plan(events, expected_high_water)
+        again = build_resume_plan(events, expected_high_water, rows=rows)
         if again != plan or msgspec.json.encode(again) != msgspec.json.encode(plan):
             fail("deterministic_and_pure", "projecting twice gave different plans")
         if tuple(events) != snapshot or any(a is not b for a, b in zip(events, snapshot)):
@@ -109,21 +122,22 @@ def _check(
     if "fail_closed" in invariants and plan.disposition == "safe_replay":
         if plan.rejection_reasons or plan.requires_verification or any(op.status == "indeterminate" for op in plan.operations):
             fail("fail_closed", "safe_replay with a rejection reason, an indeterminate operation or something to verify")
+    replay_indexes = replayed_indexes(rows, plan)
     if "replay_well_formed" in invariants:
-        problem = replay_problem(events, plan)
+        problem = replay_problem(events, replay_indexes)
         if problem:
             fail("replay_well_formed", problem)
     if "high_water_counts_committed_rows" in invariants and plan.source_runtime_event_high_water != len(events):
         fail("high_water_counts_committed_rows", f"high-water {plan.source_runtime_event_high_water} for {len(events)} rows")
     if "table_matches_machine" in invariants:
-        if build_resume_plan_with_machine(events, expected_high_water, memoize=True) != plan:
+        if build_resume_plan_with_machine(events, expected_high_water, memoize=True, rows=rows) != plan:
             fail("table_matches_machine", "the python-statemachine class gives another plan than the table")
     if "matches_oracle" in invariants:
-        oracle = decide(events, expected_high_water)
+        oracle = decide([letter.wire for letter in letters], expected_high_water)
         ours = (
             plan.disposition,
             tuple((op.tool_call_id, op.status) for op in plan.operations),
-            tuple(event.id for event in plan.replay_runtime_events),
+            tuple(events[index].id for index in replay_indexes),
             plan.requires_verification,
         )
         theirs = (oracle.disposition, oracle.statuses, oracle.replay_ids, oracle.requires_verification)
@@ -134,25 +148,33 @@ def _check(
     return anomalous
 
 
-def replay_problem(events: Sequence[RuntimeEvent], plan: ResumePlan) -> str | None:
+def replayed_indexes(rows: Sequence[msgspec.Raw], plan: ResumePlan) -> list[int]:
+    """The ledger position of each replayed row (-1 for a row that is not one of the ledger's own)."""
+    position = {id(row): index for index, row in enumerate(rows)}
+    return [position.get(id(row), -1) for row in plan.replay_runtime_events]
+
+
+def replay_problem(events: Sequence[RuntimeEvent], indexes: list[int]) -> str | None:
     """What is wrong with a plan's provider replay, or None: the replay_well_formed invariant."""
-    position = {id(event): index for index, event in enumerate(events)}
-    indexes = [position.get(id(event), -1) for event in plan.replay_runtime_events]
     if -1 in indexes or indexes != sorted(set(indexes)):
         return "replay is not a subsequence of the ledger"
-    replay = plan.replay_runtime_events
-    if any(event.partial for event in replay):
+    replay = [events[index] for index in indexes]
+    if any(getattr(event, TABLE.partial_attribute) for event in replay):
         return "replay holds a partial event"
-    calls: dict[str, str] = {}
+    calls: dict[str, str | None] = {}
     answered: set[str] = set()
     for event in replay:
-        content = event.content
-        if isinstance(content, FunctionCallContent):
-            calls[content.id] = content.name
-        elif isinstance(content, FunctionResponseContent):
-            if calls.get(content.id) != content.name:
+        read = TABLE.tool_contents.get(getattr(event.content, "KIND", None))  # type: ignore[arg-type]
+        if read is None:
+            continue
+        call_id = getattr(event.content, read.call_id)
+        name = getattr(event.content, read.tool_name) if read.tool_name else None
+        if read.opens:
+            calls[call_id] = name
+        else:
+            if call_id not in calls or (name is not None and calls[call_id] != name):
                 return f"replayed response {event.id} has no matching call before it"
-            answered.add(content.id)
+            answered.add(call_id)
     unanswered = set(calls) - answered
     if unanswered:
         return f"replayed call(s) {sorted(unanswered)} have no matching response after them"
@@ -162,13 +184,13 @@ def replay_problem(events: Sequence[RuntimeEvent], plan: ResumePlan) -> str | No
 def verify_subtree(first: int | None, depth: int, invariants: Mapping[str, tuple[str, ...]]) -> SubtreeResult:
     """Check every ledger starting with letter `first` (None: only the empty ledger), up to `depth` events."""
     result = SubtreeResult()
-    cache = [[letter.build(f"e{position}") for letter in ALPHABET] for position in range(1, depth + 1)]
+    cache = [[_letter(symbol, position) for symbol in range(len(ALPHABET))] for position in range(1, depth + 1)]
     if first is None:
         result.explored += 1
         _check((), [], None, invariants, False, result)
         return result
     word: list[int] = [first]
-    events: list[RuntimeEvent] = [cache[0][first]]
+    events: list[Letter] = [cache[0][first]]
 
     def visit(parent_anomalous: bool) -> None:
         key = tuple(word)

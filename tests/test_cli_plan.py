@@ -31,15 +31,19 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
     code, out, _ = run_cli("plan", str(blocked), "--json")
     plan = json.loads(out)
     assert code == 1
-    assert list(plan)[:7] == [
+    # The reference ResumePlan's keys, in its order (terminalRuntimeEventId is ours, and absent here).
+    assert list(plan) == [
         "disposition",
         "operations",
         "diagnostics",
         "rejectionReasons",
         "requiresVerification",
         "sourceRuntimeEventHighWater",
+        "directive",
+        "runtimeEvents",
         "replayRuntimeEvents",
     ]
+    assert [json.dumps(row, separators=(",", ":")) for row in plan["runtimeEvents"]] == blocked.read_text().splitlines()
     assert plan["operations"][0]["status"] == "indeterminate" and "directive" in plan
 
 
@@ -91,8 +95,29 @@ def test_usage_errors_exit_2(tmp_path: Path, run_cli, args: list[str], message: 
     assert message in err
 
 
-def test_a_missing_ledger_is_an_empty_safe_prefix(tmp_path: Path, run_cli) -> None:
-    code, out, _ = run_cli("plan", str(tmp_path / "none.jsonl"))
+def test_a_missing_ledger_is_an_error_never_an_empty_safe_prefix(tmp_path: Path, run_cli, snapshot) -> None:
+    _write(tmp_path, "s", "r", "after_function_response")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    before = snapshot(tmp_path)
+    cases = [
+        (("plan", str(tmp_path / "none.jsonl")), "none.jsonl: no such ledger"),
+        (("plan", str(tmp_path / "dangling.jsonl")), "dangling.jsonl: a symlink to a file that does not exist"),
+        (("plan", "--workspace", str(tmp_path / "nowhere"), "--session", "s", "--run", "r"), "nowhere: no such workspace directory"),
+        (("plan", "--workspace", str(tmp_path), "--session", "typo", "--run", "r"), "no session 'typo'"),
+        (("plan", "--workspace", str(tmp_path), "--session", "s", "--run", "typo"), "session 's' has no run 'typo'"),
+        (("repair", "--workspace", str(tmp_path), "--session", "s", "--run", "typo"), "session 's' has no run 'typo'"),
+    ]
+    for args, message in cases:
+        code, out, err = run_cli(*args)
+        assert (code, out) == (2, ""), args
+        assert message in err, (args, err)
+    assert snapshot(tmp_path) == before
+
+
+def test_only_an_existing_empty_ledger_is_the_empty_prefix(tmp_path: Path, run_cli) -> None:
+    empty = tmp_path / "runtime-events.jsonl"
+    empty.write_bytes(b"")
+    code, out, _ = run_cli("plan", str(empty))
     assert code == 0 and "high-water:    0 committed events" in out
 
 

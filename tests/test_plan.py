@@ -36,7 +36,7 @@ def test_required_decisions_hold_on_ledgers_written_through_the_store(tmp_path: 
     assert tuple(op.status for op in plan.operations) == expected.operation_statuses[outcome]
     assert tuple(d.code for d in plan.diagnostics) == expected.diagnostics
     assert plan.rejection_reasons == expected.rejection_reasons
-    assert tuple(e.id for e in plan.replay_runtime_events) == expected.replay_event_ids[outcome]
+    assert plan.replay_event_ids == expected.replay_event_ids[outcome]
     assert (plan.terminal_runtime_event_id is not None) == expected.terminal_fact
 
 
@@ -48,7 +48,7 @@ def test_the_contract_examples_by_hand(events) -> None:
     assert [op.status for op in plan.operations] == ["indeterminate"]
     assert plan.rejection_reasons == ("dangling_tool_state",)
     assert plan.requires_verification and "Do not retry the tool call immediately" in plan.directive
-    assert [e.id for e in plan.replay_runtime_events] == ["u"]
+    assert list(plan.replay_event_ids) == ["u"]
 
     failed = build_resume_plan(call_only + [events.response("r", "call-1", is_error=True)])
     assert failed.disposition == "safe_replay"
@@ -106,7 +106,7 @@ def test_partial_events_change_nothing_but_count_in_the_high_water(events) -> No
     plan = build_resume_plan(ledger)
     assert plan.disposition == "safe_replay"
     assert plan.operations == () and plan.diagnostics == ()
-    assert [e.id for e in plan.replay_runtime_events] == ["u"]
+    assert list(plan.replay_event_ids) == ["u"]
     assert plan.source_runtime_event_high_water == 4
 
 
@@ -119,7 +119,7 @@ def test_replay_keeps_pairs_in_order_and_drops_unpaired_calls(events) -> None:
         events.text("m"),
     ]
     plan = build_resume_plan(ledger)
-    assert [e.id for e in plan.replay_runtime_events] == ["u", "c2", "r2", "m"]
+    assert list(plan.replay_event_ids) == ["u", "c2", "r2", "m"]
     assert [op.tool_call_id for op in plan.operations] == ["a", "b"]
 
 
@@ -144,6 +144,12 @@ def _random_ledger(rng: random.Random, events, length: int) -> list[RuntimeEvent
     return ledger
 
 
+def _is_terminal(event) -> bool:
+    # The contract's terminal fact, read straight from the row: a terminal status, or actions.endInvocation: true.
+    actions = event.actions if isinstance(event.actions, dict) else {}
+    return event.status in ("completed", "failed", "aborted", "cancelled") or actions.get("endInvocation") == msgspec.Raw(b"true")
+
+
 def test_the_table_and_the_python_statemachine_class_give_identical_plans(events) -> None:
     rng = random.Random(20261129)
     for _ in range(300):
@@ -151,7 +157,7 @@ def test_the_table_and_the_python_statemachine_class_give_identical_plans(events
         expected_high_water = rng.choice([None, len(ledger), len(ledger) + 1])
         plan = build_resume_plan(ledger, expected_high_water)
         assert build_resume_plan_with_machine(ledger, expected_high_water) == plan
-        first_terminal = next((event.id for event in ledger if not event.partial and event.is_terminal), None)
+        first_terminal = next((event.id for event in ledger if not event.partial and _is_terminal(event)), None)
         assert plan.terminal_runtime_event_id == first_terminal
 
 

@@ -6,49 +6,48 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resume_contract.events import (
-    FunctionCallContent,
-    FunctionResponseContent,
-    RuntimeEvent,
-    TextContent,
-)
+from resume_contract.events import RuntimeEvent, event_from_wire
 from resume_contract.oracle import decide
 from resume_contract.plan import build_resume_plan
 from resume_contract.reference import build_resume_plan_with_machine
-from resume_contract.verify import replay_problem
+from resume_contract.verify import replay_problem, replayed_indexes
 
 CALL_IDS = [f"call-{n}" for n in range(12)]
 TOOLS = ["read", "write", "delete"]
 
 
 @st.composite
-def ledgers(draw, max_size: int = 250) -> list[RuntimeEvent]:
+def wire_ledgers(draw, max_size: int = 250) -> list[dict]:
     kinds = draw(st.lists(st.sampled_from(["text", "call", "call", "response", "response", "error", "terminal"]), max_size=max_size))
-    events = []
+    rows = []
     for index, kind in enumerate(kinds):
         call_id = draw(st.sampled_from(CALL_IDS))
         tool = draw(st.sampled_from(TOOLS))
         partial = draw(st.integers(min_value=0, max_value=9)) == 0
-        status = None
+        row = {"id": f"e{index}", "ts": index, "partial": partial, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t"}
         if kind == "text":
-            content, author, role = TextContent("t"), "user", "user"
+            row.update(author="user", role="user", content={"kind": "text", "text": "t"})
         elif kind == "terminal":
-            content, author, role, status = TextContent("done"), "agent", "model", draw(st.sampled_from(["completed", "failed", "aborted", "cancelled"]))
+            status = draw(st.sampled_from(["completed", "failed", "aborted", "cancelled"]))
+            row.update(author="agent", role="model", status=status, content={"kind": "text", "text": "done"})
         elif kind == "call":
-            content, author, role = FunctionCallContent(call_id, tool, {"n": index}), "agent", "model"
+            row.update(author="agent", role="model", content={"kind": "function_call", "id": call_id, "name": tool, "args": {"n": index}})
         else:
-            content, author, role = FunctionResponseContent(call_id, tool, {"n": index}, True if kind == "error" else None), "tool", "tool"
-        events.append(
-            RuntimeEvent(
-                id=f"e{index}", ts=index, partial=partial, author=author, role=role, session_id="s", invocation_id="i",
-                run_id="r", turn_id="t", status=status, content=content,
-            )
-        )
-    return events
+            content = {"kind": "function_response", "id": call_id, "name": tool, "result": {"n": index}}
+            if kind == "error":
+                content["isError"] = True
+            row.update(author="tool", role="tool", content=content)
+        rows.append(row)
+    return rows
+
+
+def ledgers(max_size: int = 250):
+    return wire_ledgers(max_size).map(lambda rows: (rows, [event_from_wire(row) for row in rows]))
 
 
 @given(ledgers(), st.one_of(st.none(), st.integers(min_value=0, max_value=300)))
-def test_random_ledgers_obey_the_invariants(events: list[RuntimeEvent], expected_high_water: int | None) -> None:
+def test_random_ledgers_obey_the_invariants(ledger: tuple[list[dict], list[RuntimeEvent]], expected_high_water: int | None) -> None:
+    rows, events = ledger
     snapshot = list(events)
     plan = build_resume_plan(events, expected_high_water)
     assert events == snapshot
@@ -58,15 +57,16 @@ def test_random_ledgers_obey_the_invariants(events: list[RuntimeEvent], expected
     if plan.disposition == "safe_replay":
         assert not plan.rejection_reasons and not plan.requires_verification
         assert all(op.status != "indeterminate" for op in plan.operations)
-    assert replay_problem(events, plan) is None
-    oracle = decide(events, expected_high_water)
+    assert replay_problem(events, replayed_indexes(plan.runtime_events, plan)) is None
+    oracle = decide(rows, expected_high_water)
     assert plan.disposition == oracle.disposition
     assert tuple((op.tool_call_id, op.status) for op in plan.operations) == oracle.statuses
-    assert tuple(event.id for event in plan.replay_runtime_events) == oracle.replay_ids
+    assert plan.replay_event_ids == oracle.replay_ids
     assert oracle.required_reasons <= set(plan.rejection_reasons)
 
 
 @given(ledgers(max_size=40))
-def test_the_python_statemachine_class_agrees_step_by_step(events: list[RuntimeEvent]) -> None:
+def test_the_python_statemachine_class_agrees_step_by_step(ledger: tuple[list[dict], list[RuntimeEvent]]) -> None:
+    _, events = ledger
     # Not memoized: every transition is taken by a fresh ToolOperationMachine.
     assert build_resume_plan_with_machine(events) == build_resume_plan(events)

@@ -39,6 +39,8 @@ UNREACHABLE_WITH_A_VALID_SPEC = {
     "DECISION_DIAGNOSTIC_DROPPED": "shown with DECISION_DISPOSITION_RELAXED",
     "DECISION_DIAGNOSTIC_ADDED": "shown with DECISION_DISPOSITION_TIGHTENED",
     "EVIDENCE_UNEXPLAINED_WEAKENING": "a safety net: every weakening a valid spec can make has its own rule",
+    "WIRE_TOOL_CALL_CHANGED": "tool_call must name required fields the canonical ledger carries and the projector's events use",
+    "WIRE_PARTIAL_FLAG_CHANGED": "partial_flag must name a required boolean field, and the canonical ledger carries only `partial`",
 }
 
 

@@ -15,6 +15,7 @@ from resume_contract.store import (
     DuplicateEventId,
     InvalidLedgerId,
     LedgerCorruption,
+    LedgerMissing,
     LedgerLocked,
     RuntimeEventStore,
     TornTail,
@@ -65,10 +66,18 @@ def test_append_then_read_gives_the_committed_events_and_high_water(tmp_path: Pa
     assert path.read_bytes().count(b"\n") == 2 and path.read_bytes().endswith(b"\n")
 
 
-def test_a_missing_ledger_reads_as_empty_and_creates_nothing(tmp_path: Path) -> None:
-    ledger = RuntimeEventStore(tmp_path).read("s1", "r1")
-    assert (ledger.events, ledger.high_water) == ((), 0)
+def test_a_missing_ledger_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(LedgerMissing, match="no such ledger"):
+        RuntimeEventStore(tmp_path).read("s1", "r1")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_empty_ledger_is_the_empty_prefix(tmp_path: Path) -> None:
+    path = RuntimeEventStore(tmp_path).path("s1", "r1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    ledger = RuntimeEventStore(tmp_path).read("s1", "r1")
+    assert (ledger.events, ledger.rows, ledger.high_water) == ((), (), 0)
 
 
 def test_an_exact_retry_is_a_no_op_and_a_different_event_with_the_same_id_is_refused(tmp_path: Path, events) -> None:
@@ -180,7 +189,7 @@ GOOD = b'{"id":"ok","ts":1,"partial":false,"author":"user","role":"user","sessio
     ("bad_row", "kind", "detail"),
     [
         (b'{"id":"x","ts":1,"text":"\xff"}\n', "invalid_utf8", "invalid UTF-8 at byte"),
-        (b'{"id": "x", oops}\n', "invalid_json", "JSON is malformed"),
+        (b'{"id": "x", oops}\n', "invalid_json", "Expecting property name enclosed in double quotes: line 1 column 13 (char 12)"),
         (b"\n", "invalid_json", "empty row"),
         (b"[1, 2]\n", "invalid_event", "Expected `object`, got `array`"),
         (GOOD.replace(b'"ts":1,', b""), "invalid_event", "Object missing required field `ts`"),

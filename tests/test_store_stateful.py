@@ -21,12 +21,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from resume_contract.events import (
-    FunctionCallContent,
-    RuntimeEvent,
-    TextContent,
-    encode_event,
-)
+from resume_contract.events import RuntimeEvent, encode_event, event_from_wire
 from resume_contract.store import (
     DuplicateEventId,
     LedgerCorruption,
@@ -38,10 +33,10 @@ from resume_contract.store import (
 
 
 def _event(number: int, call: bool, size: int) -> RuntimeEvent:
-    content = FunctionCallContent(f"c{number}", "write", {"blob": "x" * size}) if call else TextContent("y" * size)
-    return RuntimeEvent(
-        id=f"e{number}", ts=number, partial=False, author="agent", role="model", session_id="s", invocation_id="i",
-        run_id="r", turn_id="t", content=content,
+    content = {"kind": "function_call", "id": f"c{number}", "name": "write", "args": {"blob": "x" * size}} if call else {"kind": "text", "text": "y" * size}
+    return event_from_wire(
+        {"id": f"e{number}", "ts": number, "partial": False, "author": "agent", "role": "model", "sessionId": "s",
+         "invocationId": "i", "runId": "r", "turnId": "t", "content": content}
     )
 
 

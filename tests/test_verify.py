@@ -70,7 +70,7 @@ def test_the_oracle_is_independent_of_the_spec_and_the_generated_code() -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     }
-    assert imported == {"__future__", "collections.abc", "dataclasses", ".events"}
+    assert imported == {"__future__", "collections.abc", "dataclasses", "typing"}
 
 
 def test_the_alphabet_spells_readably() -> None:

@@ -1,0 +1,206 @@
+"""Read a committed ledger strictly: every row validated, every row kept exactly as written.
+
+A ledger is trusted only whole. Every corruption kind (spec/decisions.yaml, storage_corruption) is found and
+reported with its file, line and byte offset; no plan is ever made from a corrupt ledger. Rows are kept as
+the bytes that were committed (`msgspec.Raw`), and decoded only into the generated model, whose free-JSON
+values are themselves kept as bytes.
+
+The fast path is a few msgspec calls over the whole buffer; only a ledger they refuse (or a row msgspec
+cannot prove free of duplicate keys) is read again row by row, which is where every error is located.
+"""
+
+from __future__ import annotations
+
+import codecs
+import operator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .gcpause import gc_paused
+from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused, WireModel, python_json
+
+# Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
+TORN_ROW = "torn_row"
+INVALID_UTF8 = "invalid_utf8"
+DUPLICATE_EVENT_ID = "duplicate_event_id"
+FOREIGN_ROW = "foreign_row"
+CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICATE_EVENT_ID, DUPLICATE_KEY, FOREIGN_ROW)
+
+_RAW_LINES = msgspec.json.Decoder(msgspec.Raw)
+_UNTYPED = msgspec.json.Decoder()
+_ENCODE = msgspec.json.Encoder().encode
+_EVENT_ID = operator.attrgetter("id")
+_SESSION_ID = operator.attrgetter("session_id")
+_RUN_ID = operator.attrgetter("run_id")
+_UTF8_CHUNK = 1 << 24
+
+
+class LedgerCorruption(Exception):
+    """A ledger that is not a legal committed prefix; no plan may be made from it."""
+
+    def __init__(self, path: Path, line: int, offset: int, kind: str, detail: str) -> None:
+        self.path = path
+        self.line = line
+        self.offset = offset
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{path}:{line}: byte offset {offset}: {kind}: {detail}")
+
+
+@dataclass(frozen=True)
+class CommittedLedger:
+    """What a reader may trust: the committed events in order, the rows they were read from, the high-water."""
+
+    path: Path
+    events: tuple[Any, ...]
+    rows: tuple[msgspec.Raw, ...]
+
+    @property
+    def high_water(self) -> int:
+        """Committed rows, partial events included."""
+        return len(self.events)
+
+
+RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
+
+
+def decode_ledger(path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None) -> tuple[Any, ...]:
+    """The committed events of a whole ledger's bytes (see `decode_rows`)."""
+    return decode_rows(path, data, run=run, model=model)[0]
+
+
+def decode_rows(
+    path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None
+) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
+    """(events, rows) of a whole ledger's bytes, or LedgerCorruption.
+
+    `run` is the (sessionId, runId) every row must carry (the run directory's); without it, the first row's.
+    """
+    if model is None:
+        from .events import MODEL as model  # the generated model; imported late so `generate` runs without it
+    if not data:
+        return (), ()
+    if not data.endswith(b"\n"):
+        start = data.rfind(b"\n") + 1
+        raise LedgerCorruption(path, data.count(b"\n", 0, start) + 1, start, TORN_ROW, f"the last {len(data) - start} bytes have no terminating newline")
+    _check_utf8(path, data)
+    with gc_paused():
+        try:
+            rows = _RAW_LINES.decode_lines(data)
+            events = model.decoder.decode_lines(data)
+            whole = len(rows) == data.count(b"\n")  # decode_lines skips blank rows; a blank row is not an event
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            whole = False
+        if whole:
+            _check_duplicate_keys(path, data, rows)
+        else:
+            events, rows = _decode_row_by_row(path, data, model)
+        _check_run(path, data, events, run)
+        _check_unique_ids(path, data, events)
+        return tuple(events), tuple(rows)
+
+
+def _check_utf8(path: Path, data: bytes) -> None:
+    # In chunks cut at row ends (a newline byte never occurs inside a UTF-8 sequence), so no copy of the
+    # whole ledger is ever decoded at once.
+    view = memoryview(data)
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", min(start + _UTF8_CHUNK, len(data) - 1)) + 1
+        try:
+            codecs.utf_8_decode(view[start:end], "strict", True)
+        except UnicodeDecodeError as error:
+            bad = start + error.start
+            row_start = data.rfind(b"\n", 0, bad) + 1
+            line = data.count(b"\n", 0, row_start) + 1
+            raise LedgerCorruption(path, line, row_start, INVALID_UTF8, f"invalid UTF-8 at byte {bad}") from None
+        start = end
+
+
+def _rows(data: bytes):
+    offset = 0
+    line = 1
+    while offset < len(data):
+        end = data.index(b"\n", offset)
+        yield line, offset, data[offset:end]
+        offset = end + 1
+        line += 1
+
+
+def _line_start(data: bytes, line: int) -> int:
+    offset = 0
+    for _ in range(line - 1):
+        offset = data.index(b"\n", offset) + 1
+    return offset
+
+
+def _decode_row_by_row(path: Path, data: bytes, model: WireModel) -> tuple[list[Any], list[msgspec.Raw]]:
+    events: list[Any] = []
+    rows: list[msgspec.Raw] = []
+    for line, offset, row in _rows(data):
+        try:
+            events.append(model.decode_row(row))
+        except RowRefused as refused:
+            raise LedgerCorruption(path, line, offset, refused.kind, refused.detail) from None
+        rows.append(msgspec.Raw(row))
+    return events, rows
+
+
+def _check_duplicate_keys(path: Path, data: bytes, rows: list[msgspec.Raw]) -> None:
+    # A row msgspec writes back byte for byte has no repeated key (equal bytes are equal tokens, so no key was
+    # dropped); any other row is read again key by key by the standard library.
+    for index, row in enumerate(rows):
+        try:
+            if msgspec.Raw(_ENCODE(_UNTYPED.decode(row))) == row:
+                continue
+        except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+            pass
+        try:
+            python_json(row)
+        except RowRefused as refused:
+            line = index + 1
+            raise LedgerCorruption(path, line, _line_start(data, line), refused.kind, refused.detail) from None
+
+
+def _check_run(path: Path, data: bytes, events: list[Any], run: RunIdentity | None) -> None:
+    if not events:
+        return
+    session_id, run_id = run if run is not None else (events[0].session_id, events[0].run_id)
+    if set(map(_SESSION_ID, events)) == {session_id} and set(map(_RUN_ID, events)) == {run_id}:
+        return  # the common case, checked at C speed
+    whose = "the run directory" if run is not None else "the ledger's first row"
+    for index, event in enumerate(events):
+        if event.session_id != session_id or event.run_id != run_id:
+            line = index + 1
+            raise LedgerCorruption(
+                path,
+                line,
+                _line_start(data, line),
+                FOREIGN_ROW,
+                f"the row belongs to session {event.session_id!r}, run {event.run_id!r}, but {whose} is session "
+                f"{session_id!r}, run {run_id!r}",
+            )
+
+
+def _check_unique_ids(path: Path, data: bytes, events: list[Any]) -> None:
+    if len(set(map(_EVENT_ID, events))) == len(events):
+        return  # the common case, checked at C speed
+    first_line: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.id in first_line:
+            line = index + 1
+            raise LedgerCorruption(
+                path, line, _line_start(data, line), DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first_line[event.id]}"
+            )
+        first_line[event.id] = index + 1
+
+
+def read_ledger(path: Path, *, run: RunIdentity | None = None, model: WireModel | None = None) -> CommittedLedger:
+    """Read one ledger file strictly, writing nothing; a missing file raises FileNotFoundError."""
+    path = Path(path)
+    data = path.read_bytes()
+    events, rows = decode_rows(path, data, run=run, model=model)
+    return CommittedLedger(path, events, rows)

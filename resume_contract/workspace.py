@@ -1,0 +1,196 @@
+"""Read one run of a workspace as the reference store does: the JSONL ledger merged with its partial snapshots.
+
+Layout of a run: `<workspace>/sessions/<S>/runs/<R>/runtime-events.jsonl`, and beside it, for streams still
+open when the store last wrote, `runtime-partials/<key>.partial`. The reference store keeps some partial
+streaming events out of the JSONL: a partial text or thinking chunk without status, actions, attachments or
+signature whose `refs` is exactly `{providerEventId}`, and a content-less partial event whose `refs` is
+exactly `{toolCallId}`. Their snapshot file holds a first line
+`{"version":1,"event":{...},"afterEventId":"<id>"}` (no afterEventId when the JSONL was empty) and then
+the streamed text, which replaces the event's `content.text`. A non-partial text/thinking row with that
+`refs.providerEventId` (or a function_response with that `refs.toolCallId`) and the same session,
+invocation, run, turn, branch, role and author completes the stream.
+
+Merged order, as the reference reads it: snapshots without afterEventId first, then each JSONL row followed
+by the snapshots anchored after it, each group ordered by ts then id; snapshots whose anchor is missing go
+last. A snapshot whose stream a JSONL row completes is left out. Files not ending in `.partial` (and
+anything that is not a regular file), and snapshots that cannot be read (no newline, bad JSON, a version
+other than 1, an event that is not partial) are ignored, as the reference ignores them. A snapshot that is
+read but whose event breaks the wire format, repeats a key, or belongs to another run is corruption.
+Merged snapshots are events: they are in `runtimeEvents` and count in the high-water.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .events import MODEL
+from .reader import DUPLICATE_EVENT_ID, FOREIGN_ROW, CommittedLedger, LedgerCorruption
+from .store import LEDGER_NAME, LedgerMissing, ledger_path, read_ledger
+from .wire import RowRefused, encode_json, python_json
+
+PARTIALS_DIR = "runtime-partials"
+SNAPSHOT_SUFFIX = ".partial"
+_PROVIDER_STREAMS = ("text", "thinking")
+_UNSNAPSHOTTED_KEYS = ("status", "actions")
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    path: Path
+    event: Any
+    row: msgspec.Raw
+    after: str | None
+    stream: tuple[Any, ...] | None
+
+    @property
+    def order(self) -> tuple[Any, str]:
+        return (self.event.ts, self.event.id)
+
+
+def run_directory(workspace: Path, session_id: str, run_id: str) -> Path:
+    """The run's directory, after checking that the workspace, the session and the run all exist."""
+    path = ledger_path(Path(workspace), session_id, run_id)
+    run_dir = path.parent
+    workspace = Path(workspace)
+    if not workspace.is_dir():
+        raise LedgerMissing(f"{workspace}: no such workspace directory")
+    if not (workspace / "sessions" / session_id).is_dir():
+        raise LedgerMissing(f"{workspace}: no session {session_id!r} (no directory sessions/{session_id})")
+    if not run_dir.is_dir():
+        raise LedgerMissing(f"{workspace}: session {session_id!r} has no run {run_id!r} (no directory {run_dir})")
+    return run_dir
+
+
+def read_run(workspace: Path, session_id: str, run_id: str, *, refuse_live: bool = False) -> CommittedLedger:
+    """One run's committed events as the reference store reads them (JSONL and partial snapshots merged)."""
+    run_dir = run_directory(workspace, session_id, run_id)
+    path = run_dir / LEDGER_NAME
+    if not os.path.lexists(path):
+        raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}")
+    ledger = read_ledger(path, refuse_live=refuse_live, run=(session_id, run_id))
+    snapshots = _snapshots(run_dir / PARTIALS_DIR, (session_id, run_id))
+    if not snapshots:
+        return ledger
+    completed = {_completion(event) for event in ledger.events} - {None}
+    open_snapshots = [snapshot for snapshot in snapshots if snapshot.stream is None or snapshot.stream not in completed]
+    return _merge(ledger, open_snapshots)
+
+
+def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedger:
+    ids = {event.id for event in ledger.events}
+    first = sorted((s for s in snapshots if s.after is None), key=lambda s: s.order)
+    anchored: dict[str, list[_Snapshot]] = {}
+    for snapshot in snapshots:
+        if snapshot.after is not None and snapshot.after in ids:
+            anchored.setdefault(snapshot.after, []).append(snapshot)
+    orphans = sorted((s for s in snapshots if s.after is not None and s.after not in ids), key=lambda s: s.order)
+    events: list[Any] = [s.event for s in first]
+    rows: list[msgspec.Raw] = [s.row for s in first]
+    for event, row in zip(ledger.events, ledger.rows):
+        events.append(event)
+        rows.append(row)
+        for snapshot in sorted(anchored.get(event.id, ()), key=lambda s: s.order):
+            events.append(snapshot.event)
+            rows.append(snapshot.row)
+    events += [s.event for s in orphans]
+    rows += [s.row for s in orphans]
+    seen: dict[str, Path] = {}
+    for snapshot in snapshots:
+        if snapshot.event.id in ids or snapshot.event.id in seen:
+            other = ledger.path if snapshot.event.id in ids else seen[snapshot.event.id]
+            raise LedgerCorruption(snapshot.path, 1, 0, DUPLICATE_EVENT_ID, f"event id {snapshot.event.id!r} is already in {other}")
+        seen[snapshot.event.id] = snapshot.path
+    return CommittedLedger(ledger.path, tuple(events), tuple(rows))
+
+
+def _snapshots(directory: Path, run: tuple[str, str]) -> list[_Snapshot]:
+    if not directory.is_dir() or directory.is_symlink():
+        return []
+    found = []
+    for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
+        if entry.name.endswith(SNAPSHOT_SUFFIX) and entry.is_file(follow_symlinks=False):
+            snapshot = _read_snapshot(Path(entry.path), run)
+            if snapshot is not None:
+                found.append(snapshot)
+    return found
+
+
+def _read_snapshot(path: Path, run: tuple[str, str]) -> _Snapshot | None:
+    data = path.read_bytes()
+    newline = data.find(b"\n")
+    if newline < 0:
+        return None
+    try:
+        text = data[newline + 1 :].decode("utf-8")
+        header = python_json(data[:newline])
+    except UnicodeDecodeError:
+        return None
+    except RowRefused as refused:
+        if refused.kind == "invalid_json":
+            return None  # unreadable: the reference ignores it too
+        raise LedgerCorruption(path, 1, 0, refused.kind, refused.detail) from None
+    if not isinstance(header, dict) or type(header.get("version")) is not int or header["version"] != 1:
+        return None
+    wire = header.get("event")
+    if not isinstance(wire, dict) or wire.get("partial") is not True:
+        return None
+    after = header.get("afterEventId")
+    content = wire.get("content")
+    if isinstance(content, dict) and "text" in content:
+        wire = {**wire, "content": {**content, "text": text}}
+    try:
+        event = MODEL.from_python(wire)
+    except RowRefused as refused:
+        raise LedgerCorruption(path, 1, 0, refused.kind, refused.detail) from None
+    if (event.session_id, event.run_id) != run:
+        raise LedgerCorruption(
+            path, 1, 0, FOREIGN_ROW, f"the snapshot's event belongs to session {event.session_id!r}, run {event.run_id!r}, not {run[0]!r}, {run[1]!r}"
+        )
+    return _Snapshot(path, event, msgspec.Raw(encode_json(wire)), after if isinstance(after, str) else None, _stream(wire, event))
+
+
+def _identity(event: Any, stream: str) -> tuple[Any, ...]:
+    branch = event.branch if isinstance(event.branch, str) else None
+    return (stream, event.session_id, event.invocation_id, event.run_id, event.turn_id, branch, event.role, event.author)
+
+
+def _stream(wire: dict[str, Any], event: Any) -> tuple[Any, ...] | None:
+    """The stream a snapshotted partial event belongs to, as the reference store keys it."""
+    refs = wire.get("refs")
+    content = wire.get("content")
+    if not isinstance(refs, dict):
+        return None
+    if content is None and set(refs) == {"toolCallId"}:
+        return _identity(event, f"tool:call:{refs['toolCallId']}")
+    if (
+        isinstance(content, dict)
+        and not any(key in wire for key in _UNSNAPSHOTTED_KEYS)
+        and content.get("kind") in _PROVIDER_STREAMS
+        and "attachments" not in content
+        and "signature" not in content
+        and set(refs) == {"providerEventId"}
+    ):
+        return _identity(event, f"{content['kind']}:provider:{refs['providerEventId']}")
+    return None
+
+
+def _completion(event: Any) -> tuple[Any, ...] | None:
+    """The stream a committed, non-partial JSONL event completes, if any."""
+    if event.partial or not event.refs:
+        return None
+    kind = getattr(event.content, "KIND", None)
+    if kind in _PROVIDER_STREAMS:
+        key, stream = "providerEventId", f"{kind}:provider:"
+    elif kind == "function_response":
+        key, stream = "toolCallId", "tool:call:"
+    else:
+        return None
+    raw = event.refs.get(key)
+    if raw is None:
+        return None
+    return _identity(event, f"{stream}{python_json(raw)}")
