@@ -133,15 +133,12 @@ def _with_raw(value: Any, info: mi.Type) -> Any:
     """Replace every free-JSON value (a Raw in the model) with its JSON text, so msgspec.convert accepts it."""
     if isinstance(info, mi.RawType):
         return msgspec.Raw(encode_json(value))
-    if isinstance(info, mi.UnionType):
-        structs = [t for t in info.types if isinstance(t, mi.StructType)]
-        if structs and isinstance(value, dict):
-            for struct in structs:
-                if struct.tag_field is None or value.get(struct.tag_field) == struct.tag:
+    if isinstance(info, mi.UnionType):  # the content kinds (type_info leaves UNSET out of a union)
+        if isinstance(value, dict):
+            for struct in info.types:
+                if isinstance(struct, mi.StructType) and value.get(struct.tag_field) == struct.tag:
                     return _with_raw(value, struct)
-            return value
-        others = [t for t in info.types if not isinstance(t, mi.UnsetType)]
-        return _with_raw(value, others[0]) if len(others) == 1 else value
+        return value
     if isinstance(info, mi.StructType) and isinstance(value, dict):
         types_by_name = {field.encode_name: field.type for field in info.fields}
         return {key: _with_raw(item, types_by_name[key]) if key in types_by_name else item for key, item in value.items()}
