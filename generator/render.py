@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from .environment import ENVIRONMENT as _ENVIRONMENT
 from .literals import md_cell, md_code, mermaid_label, py
-from .spec_model import Spec
+from .spec_model import ContentKind, Spec, WireField
 from .wire_model import module_context, render_schema
 from .validate import expected_replay_ids, projector_table
 
@@ -223,6 +223,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
     mermaid += [f"{state.name} --> [*]" for state in projector.states if state.final]
     reasons_of = {d.code: d.reason for d in projector.diagnostics}
     return {
+        **_wire_contract_context(spec),
         "phase": md_cell(spec.scope.phase),
         "summary": md_cell(spec.scope.summary),
         "pipeline": " -> ".join(md_cell(step) for step in spec.scope.pipeline),
@@ -294,6 +295,50 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         ],
         "harness_scope": md_cell(spec.scope.harness_scope),
         "out_of_scope": [md_cell(item) for item in spec.scope.out_of_scope],
+    }
+
+
+def _wire_type(field: WireField) -> str:
+    if field.enum:
+        return "one of " + ", ".join(md_code(value) for value in field.enum)
+    return {"json": "free JSON", "object": "free JSON object", "array": "free JSON array"}.get(field.type, field.type)
+
+
+def _tool_role(kind: ContentKind) -> str:
+    call = kind.tool_call
+    if call is None:
+        return "none"
+    parts = [f"{'opens' if call.role == 'call' else 'settles'} an operation", f"call id {md_code(call.call_id)}"]
+    parts += [f"{label} {md_code(name)}" for label, name in (("tool", call.tool_name), ("arguments", call.arguments), ("failed when", call.error_flag)) if name]
+    return ", ".join(parts)
+
+
+def _wire_contract_context(spec: Spec) -> dict[str, Any]:
+    wire = spec.wire
+    return {
+        "wire_field_rows": [
+            [md_code(f.name), _wire_type(f), "yes" if f.required else "no", md_cell(f.description)] for f in wire.fields
+        ],
+        "content_field": "content",
+        "content_tag": md_code(wire.content_tag),
+        "content_kind_rows": [
+            [
+                md_code(kind.name),
+                ", ".join(md_code(f.name) + ("" if f.required else "?") + f" ({_wire_type(f)})" for f in kind.fields) or "none",
+                _tool_role(kind),
+                md_cell(kind.description),
+            ]
+            for kind in wire.content_kinds
+        ],
+        "partial_flag": md_cell(wire.partial_flag),
+        "terminal_statuses": ", ".join(md_code(status) for status in wire.terminal_statuses) or "(none)",
+        "terminal_flag": md_cell(f"{wire.terminal_flag_field}.{wire.terminal_flag_key}"),
+        "unknown_keys": (
+            "`reject`: a row, or its content, holding a key the format does not declare is corrupt (`invalid_event`)."
+            if wire.unknown_keys == "reject"
+            else "`ignore`: a key the format does not declare is read past, and kept in the row as written."
+        ),
+        "tool_kinds": ", ".join(md_code(kind.name) for kind in wire.content_kinds if kind.tool_call is not None),
     }
 
 
