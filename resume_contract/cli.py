@@ -372,8 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read a run's committed ledger strictly and print its ResumePlan.\n\n"
         "  resume-contract plan path/to/runtime-events.jsonl\n"
         "  resume-contract plan --workspace DIR --session S --run R --expected-high-water 42\n"
-        "  resume-contract plan --workspace DIR          # audit every run, on all cores\n",
-        epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input, 3 corrupt ledger (never a plan).\n"
+        "  resume-contract plan --workspace DIR          # audit every run, on all cores\n\n"
+        "A workspace run is read as the reference store reads it: the JSONL ledger merged with its partial\n"
+        "snapshots (runs/R/runtime-partials/*.partial), which count in the high-water. --json prints the plan\n"
+        "with runtimeEvents and replayRuntimeEvents: the committed rows exactly as written.\n",
+        epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input (a missing ledger, workspace, session\n"
+        "or run too: only an existing empty ledger is the empty prefix), 3 corrupt ledger (never a plan).\n"
         "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
         "skipped, 1 any blocked, else 0.",
     )

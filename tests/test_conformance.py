@@ -133,3 +133,13 @@ def test_json_equal_can_tell_values_apart() -> None:
     assert not json_equal(_numbers_as_doubles('{"a": null}'), _numbers_as_doubles("{}"))
     assert not json_equal(json.loads('"\\ud83d"'), json.loads('"\\ud83e"'))
     assert not json_equal(_numbers_as_doubles("[1, 2]"), _numbers_as_doubles("[2, 1]"))
+
+
+def test_the_workspace_audit_reads_runs_with_their_snapshots(run_cli) -> None:
+    # The merged read counts the open stream's snapshot (2 events); the JSONL alone holds 1.
+    case = CASES["ws_snap_text_open.merged"]
+    code, out, err = run_cli("plan", "--json", "--workspace", str(HERE / case["ledger"]), "--jobs", "1")
+    run, summary = (json.loads(text) for text in out.splitlines())
+    assert (code, err) == (0, "")
+    assert (run["sessionId"], run["runId"], run["status"], run["highWater"]) == ("s1", "r1", "safe_replay", 2)
+    assert summary["summary"]["total"] == 1
