@@ -8,7 +8,7 @@ then times, each in a fresh interpreter so peak memory is its own, alternating t
 
 - floor:  `json.loads` of every line, keeping every event (what any reader must at least do), once as
           written and once with the cyclic GC paused (the stricter floor);
-- plan:   `read_ledger` (strict msgspec decode, corruption checks) + `build_resume_plan`.
+- plan:   `read_ledger` (strict decode, every corruption check, rows kept verbatim) + `build_resume_plan`.
 
 It reports the best and median wall time of each, their ratio (plan / floor: the target is <= 1.0), and
 peak RSS. Machines are noisy: compare ratios from one run, not seconds across runs.
@@ -42,7 +42,7 @@ from resume_contract.store import read_ledger
 start = time.perf_counter()
 ledger = read_ledger(sys.argv[1])
 read_done = time.perf_counter()
-plan = build_resume_plan(ledger.events)
+plan = build_resume_plan(ledger.events, rows=ledger.rows)
 elapsed = time.perf_counter() - start
 print(elapsed, ledger.high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, read_done - start, plan.disposition, len(plan.operations))
 """

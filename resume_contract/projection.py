@@ -117,6 +117,32 @@ def row_event_id(row: msgspec.Raw) -> str:
         return json.loads(bytes(row))["id"]
 
 
+# (opens, call id, tool name, error flag, arguments getters, event kind when not failed, event kind when failed)
+_KindRead = tuple[bool, Any, Any, Any, Any, str, "str | None"]
+_UNREAD = object()
+
+
+def _kind_read(table: ProjectorTable, content: Any) -> _KindRead | None:
+    """How the walk reads one content kind's struct, or None when the kind takes no part in tool state."""
+    kind = getattr(content, "KIND", None)
+    read = table.tool_contents.get(kind) if kind is not None else None
+    if read is None:
+        return None
+
+    def getter(name: str | None) -> Any:
+        return attrgetter(name) if name is not None else None
+
+    return (
+        read.opens,
+        attrgetter(read.call_id),
+        getter(read.tool_name),
+        getter(read.error_flag),
+        getter(read.arguments),
+        table.event_kinds[(kind, False)],
+        table.event_kinds.get((kind, True)),
+    )
+
+
 class _OpenOperation:
     """Mutable bookkeeping for one call id during the walk."""
 
@@ -164,13 +190,13 @@ def _project(
     events: Sequence[Any], rows: Sequence[msgspec.Raw], table: ProjectorTable, expected_high_water: int | None, trace: Trace | None
 ) -> ResumePlan:
     step = table.step
-    event_kinds = table.event_kinds
-    tool_contents = table.tool_contents
     terminal_statuses = table.terminal_statuses
     is_partial = attrgetter(table.partial_attribute)
     flags_of = attrgetter(table.terminal_flag[0])
     flag_key = table.terminal_flag[1]
     initial = table.initial_state
+    # Per content kind, everything the walk needs, looked up once per event by the struct's class.
+    reads: dict[type, _KindRead] = {}
     operations: dict[str, _OpenOperation] = {}
     find_operation = operations.get
     diagnostics: list[Diagnostic] = []
@@ -200,13 +226,17 @@ def _project(
             if flags and flags.get(flag_key) == _TRUE:
                 terminal_event_id = event.id
         content = event.content
-        read = tool_contents.get(getattr(content, "KIND", None))  # type: ignore[arg-type]
+        content_class = type(content)
+        read = reads.get(content_class, _UNREAD)
+        if read is _UNREAD:
+            read = reads[content_class] = _kind_read(table, content)
         if read is None:
             continue
-        call_id = getattr(content, read.call_id)
-        is_error = read.error_flag is not None and getattr(content, read.error_flag) is True
-        kind = event_kinds[(content.KIND, is_error)]
-        tool_name = getattr(content, read.tool_name) if read.tool_name is not None else None
+        opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
+        call_id = call_id_of(content)
+        is_error = error_of is not None and error_of(content) is True
+        kind = kind_error if is_error else kind_ok
+        tool_name = name_of(content) if name_of is not None else None
         operation = find_operation(call_id)
         if operation is None:
             state = initial
@@ -214,10 +244,10 @@ def _project(
         else:
             state = operation.state
             # Only a result is compared with its call (the spec's `when` applies to results alone).
-            names_match = read.opens or tool_name is None or operation.tool_name == tool_name
+            names_match = opens or tool_name is None or operation.tool_name == tool_name
         if trace is not None:
-            trace.append((state, kind, names_match))
-        target, anomaly = step[(state, kind, names_match)]
+            trace.append((state, kind, names_match))  # type: ignore[arg-type]
+        target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
         if anomaly is not None:
             not_replayed.append(index)
             detail = None
@@ -228,11 +258,11 @@ def _project(
             )
         elif operation is None:
             # The spec's checks guarantee only a call leaves a status-less state.
-            args = getattr(content, read.arguments) if read.arguments is not None else None
+            args = arguments_of(content) if arguments_of is not None else None
             operations[call_id] = _OpenOperation(target, tool_name or "", args, index, event.id)
         else:
             operation.state = target
-            if not read.opens:
+            if not opens:
                 if operation.response_index >= 0:
                     not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
                 operation.response_index = index

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import codecs
 import operator
+from collections.abc import Iterator
+from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 import msgspec
 
 from .gcpause import gc_paused
-from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused, WireModel, python_json
+from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RAW, RAW_DICT, FreeFields, RowRefused, WireModel, python_json
 
 # Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
 TORN_ROW = "torn_row"
@@ -35,6 +37,7 @@ _ENCODE = msgspec.json.Encoder().encode
 _EVENT_ID = operator.attrgetter("id")
 _SESSION_ID = operator.attrgetter("session_id")
 _RUN_ID = operator.attrgetter("run_id")
+_CONTENT = operator.attrgetter("content")
 _UTF8_CHUNK = 1 << 24
 
 
@@ -95,7 +98,7 @@ def decode_rows(
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             whole = False
         if whole:
-            _check_duplicate_keys(path, data, rows)
+            _check_duplicate_keys(path, data, events, rows, model)
         else:
             events, rows = _decode_row_by_row(path, data, model)
         _check_run(path, data, events, run)
@@ -149,27 +152,88 @@ def _decode_row_by_row(path: Path, data: bytes, model: WireModel) -> tuple[list[
     return events, rows
 
 
-def _check_duplicate_keys(path: Path, data: bytes, rows: list[msgspec.Raw]) -> None:
-    # A row msgspec writes back byte for byte has no repeated key (equal bytes are equal tokens, so no key was
-    # dropped); any other row is read again key by key by the standard library.
-    for index, row in enumerate(rows):
+_CHUNK_ROWS = 4096
+
+
+def _check_duplicate_keys(path: Path, data: bytes, events: list[Any], rows: list[msgspec.Raw], model: WireModel) -> None:
+    """Refuse a row that repeats a key in one object, at any depth, without decoding every row again.
+
+    msgspec keeps the last of two equal keys. Two proofs at C speed cover almost every row; the rest are read
+    again key by key by the standard library:
+    - in the event and its content, re-encoding never makes a token longer (strings and integers are written
+      minimally; only a float can grow, so rows holding one are read again), so a re-encoded chunk of events
+      exactly as long as its rows dropped no key;
+    - free JSON (kept as Raw) that msgspec writes back byte for byte holds no repeated key (equal bytes are
+      equal tokens).
+    """
+    suspects: set[int] = set()
+    for start in range(0, len(events), _CHUNK_ROWS):
+        part = events[start : start + _CHUNK_ROWS]
+        # "[" + rows joined by "," + "]"
+        if len(_ENCODE(part)) != sum(map(len, rows[start : start + _CHUNK_ROWS])) + len(part) + 1:
+            suspects.update(i for i in range(start, start + len(part)) if len(_ENCODE(events[i])) != len(rows[i]))
+    suspects.update(_rows_with_floats(events, model))
+    suspects.update(_rows_with_suspect_free_json(events, model))
+    for index in sorted(suspects):
         try:
-            if msgspec.Raw(_ENCODE(_UNTYPED.decode(row))) == row:
-                continue
-        except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
-            pass
-        try:
-            python_json(row)
+            python_json(rows[index])
         except RowRefused as refused:
             line = index + 1
             raise LedgerCorruption(path, line, _line_start(data, line), refused.kind, refused.detail) from None
+
+
+def _rows_with_floats(events: list[Any], model: WireModel) -> list[int]:
+    found = []
+    for name in model.number_fields:
+        values = list(map(operator.attrgetter(name), events))
+        if float in set(map(type, values)):
+            found += [index for index, value in enumerate(values) if type(value) is float]
+    if model.content_with_numbers:
+        found += [index for index, event in enumerate(events) if type(event.content) in model.content_with_numbers]
+    return found
+
+
+def _free_json(owners: list[Any], fields: FreeFields) -> Iterator[msgspec.Raw]:
+    """Every free-JSON value the owners hold in `fields`, gathered at C speed (UNSET and empty ones are falsy)."""
+    for name, shape in fields:
+        present = filter(None, map(operator.attrgetter(name), owners))
+        if shape == RAW:
+            yield from present
+        else:
+            yield from chain.from_iterable(map(dict.values, present) if shape == RAW_DICT else present)
+
+
+def _rows_with_suspect_free_json(events: list[Any], model: WireModel) -> list[int]:
+    contents = list(map(_CONTENT, events))
+    values = list(_free_json(events, model.free_fields))
+    for cls, fields in model.content_free_fields.items():
+        if fields:
+            values += _free_json(list(filter(cls.__instancecheck__, contents)), fields)
+    suspect: set[int] = set()
+    for start in range(0, len(values), _CHUNK_ROWS):
+        part = values[start : start + _CHUNK_ROWS]
+        joined = b"[" + b",".join(part) + b"]"
+        if _ENCODE(_decode_untyped(joined)) != joined:
+            suspect.update(id(raw) for raw in part if _ENCODE(_decode_untyped(raw)) != bytes(raw))
+    if not suspect:
+        return []
+    # Rare: find the rows that hold the values msgspec could not prove (e.g. a number written `1e+21`).
+    return [index for index, event in enumerate(events) if suspect & set(map(id, _free_json([event], model.free_fields)))
+            or suspect & set(map(id, _free_json([event.content], model.content_free_fields.get(type(event.content), ()))))]
+
+
+def _decode_untyped(value: Any) -> Any:
+    try:
+        return _UNTYPED.decode(value)
+    except (msgspec.DecodeError, RecursionError):
+        return None  # not provable here: the row is read again key by key
 
 
 def _check_run(path: Path, data: bytes, events: list[Any], run: RunIdentity | None) -> None:
     if not events:
         return
     session_id, run_id = run if run is not None else (events[0].session_id, events[0].run_id)
-    if set(map(_SESSION_ID, events)) == {session_id} and set(map(_RUN_ID, events)) == {run_id}:
+    if set(zip(map(_SESSION_ID, events), map(_RUN_ID, events))) == {(session_id, run_id)}:
         return  # the common case, checked at C speed
     whose = "the run directory" if run is not None else "the ledger's first row"
     for index, event in enumerate(events):

@@ -77,6 +77,24 @@ def check_no_duplicate_key(row: bytes | memoryview) -> None:
     python_json(row)
 
 
+# How a free-JSON value sits in a struct: one Raw, a dict of Raws (an object field), a list of Raws (an array).
+RAW, RAW_DICT, RAW_LIST = "raw", "dict", "list"
+FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
+
+
+def _free_fields(struct: mi.StructType) -> FreeFields:
+    shapes = []
+    for field in struct.fields:
+        kind = field.type
+        if isinstance(kind, mi.RawType):
+            shapes.append((field.name, RAW))
+        elif isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.RawType):
+            shapes.append((field.name, RAW_DICT))
+        elif isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.RawType):
+            shapes.append((field.name, RAW_LIST))
+    return tuple(shapes)
+
+
 class WireModel:
     """A generated decoding model (`resume_contract_generated.runtime_event`, or one rendered in memory)."""
 
@@ -85,6 +103,21 @@ class WireModel:
         self.event_type: type = module.RuntimeEvent
         self.decoder = msgspec.json.Decoder(self.event_type)
         self._type_info: mi.Type | None = None
+        info = mi.type_info(self.event_type)
+        assert isinstance(info, mi.StructType)
+        # Where free JSON sits (kept as Raw, so its inside is checked for repeated keys on its own), and which
+        # attributes hold numbers (a float can re-encode longer than written; see reader._check_duplicate_keys).
+        self.free_fields: FreeFields = _free_fields(info)
+        self.number_fields = tuple(field.name for field in info.fields if _is_number(field.type))
+        self.content_free_fields: dict[type, FreeFields] = {}
+        self.content_with_numbers: frozenset[type] = frozenset()
+        for field in info.fields:
+            if isinstance(field.type, mi.UnionType):
+                structs = [t for t in field.type.types if isinstance(t, mi.StructType)]
+                self.content_free_fields = {struct.cls: _free_fields(struct) for struct in structs}
+                self.content_with_numbers = frozenset(
+                    struct.cls for struct in structs if any(_is_number(f.type) for f in struct.fields)
+                )
 
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
@@ -118,6 +151,12 @@ class WireModel:
     def encode(self, event: Any) -> bytes:
         """An event's canonical row (declared field order, free JSON as held), without the newline."""
         return _ENCODE(event)
+
+
+def _is_number(kind: mi.Type) -> bool:
+    if isinstance(kind, mi.UnionType):
+        return any(isinstance(t, mi.FloatType) for t in kind.types)
+    return isinstance(kind, mi.FloatType)
 
 
 def encode_json(value: Any) -> bytes:
