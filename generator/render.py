@@ -18,8 +18,8 @@ from jsonschema import Draft202012Validator
 from .environment import ENVIRONMENT as _ENVIRONMENT
 from .literals import md_cell, md_code, mermaid_label, py
 from .spec_model import ContentKind, Spec, WireField
-from .wire_model import module_context, render_schema
 from .validate import expected_replay_ids, projector_table
+from .wire_model import module_context, render_schema
 
 GENERATED_DIR = "generated"
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever

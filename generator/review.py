@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import msgspec
-from dataclasses import dataclass
 
 from resume_contract.explore import spell, wires, words
 from resume_contract.projection import ProjectorTable, ResumePlan, project

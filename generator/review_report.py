@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 from .literals import md_cell
 from .review import CLASSES, Review
 

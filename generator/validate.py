@@ -22,11 +22,8 @@ from resume_contract.wire import RowRefused, WireModel
 from .errors import Mark, SpecError, SpecInvalid
 from .loader import LoadedFile, load_spec_file
 from .schema_check import load_schema, schema_errors
-from .wire_model import load_module
-from .wire_spec import build_wire_format
 from .spec_model import (
     CanonicalLedger,
-    WireFormat,
     Decision,
     DiagnosticSpec,
     EventKind,
@@ -40,7 +37,10 @@ from .spec_model import (
     Scope,
     Spec,
     State,
+    WireFormat,
 )
+from .wire_model import load_module
+from .wire_spec import build_wire_format
 
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"

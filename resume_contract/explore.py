@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-
 from typing import Any
 
 from .events import RuntimeEvent, event_from_wire

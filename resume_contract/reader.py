@@ -14,15 +14,25 @@ from __future__ import annotations
 import codecs
 import operator
 from collections.abc import Iterator
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from .gcpause import gc_paused
-from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RAW, RAW_DICT, FreeFields, RowRefused, WireModel, python_json
+from .wire import (
+    DUPLICATE_KEY,
+    INVALID_EVENT,
+    INVALID_JSON,
+    RAW,
+    RAW_DICT,
+    FreeFields,
+    RowRefused,
+    WireModel,
+    python_json,
+)
 
 # Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
 TORN_ROW = "torn_row"
