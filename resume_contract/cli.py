@@ -157,6 +157,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import msgspec
 
     from .audit import CORRUPT, LIVE, UNREADABLE, audit, default_workers, discover
+    from .terminal import escape
 
     if args.expected_high_water is not None:
         raise UsageError("--expected-high-water applies to one run; give --session and --run")
@@ -182,7 +183,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(msgspec.json.encode(summary).decode() + "\n")
         elif summary.status != "safe_replay":
             detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
-            out.write(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}\n")
+            out.write(escape(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}") + "\n")
     total = sum(counts.values())
     if args.json:
         out.write(msgspec.json.encode({"summary": {**counts, "total": total, "skipped": len(found.skipped)}}).decode() + "\n")
@@ -479,7 +480,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         print(f"resume-contract: {error}", file=err)
         return EXIT_USAGE
     except LedgerCorruption as error:
-        print(f"resume-contract: corrupt ledger, no plan: {error}", file=err)
+        from .terminal import escape
+
+        print(escape(f"resume-contract: corrupt ledger, no plan: {error}"), file=err)
         return EXIT_CORRUPT
     except OSError as error:
         # A path that cannot be read or written (a counterexample into a missing directory, a full disk...).

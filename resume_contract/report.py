@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from .projection import ResumePlan
+from .terminal import escape
 
 LISTED = 20
 
@@ -46,4 +47,4 @@ def plan_text(path: Path, plan: ResumePlan) -> str:
     lines.append(f"replay:        {len(plan.replay_runtime_events)} of {plan.source_runtime_event_high_water} events")
     if plan.directive:
         lines.append(f"directive:     {plan.directive}")
-    return "\n".join(lines) + "\n"
+    return "".join(escape(line) + "\n" for line in lines)

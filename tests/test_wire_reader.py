@@ -211,3 +211,14 @@ def test_a_snapshot_that_breaks_the_format_or_belongs_elsewhere_is_corruption(tm
     with pytest.raises(LedgerCorruption) as caught:
         read_run(tmp_path, "s1", "r1")
     assert caught.value.kind == "duplicate_key"
+
+
+def test_the_text_plan_shows_control_bidi_and_surrogate_characters_as_escapes(tmp_path: Path, run_cli) -> None:
+    call = row("c\ud800", {"kind": "function_call", "id": "t\ud83d", "name": "B\x1b[2J\u202eash", "args": {}}, author="agent", role="model")
+    path = write(tmp_path / "ledger.jsonl", json.dumps(call, separators=(",", ":")).encode() + b"\n")
+    code, out, err = run_cli("plan", str(path))
+    assert (code, err) == (1, "")
+    assert "  t\\ud83d  B\\x1b[2J\\u202eash  indeterminate  (call c\\ud800, no committed response)" in out
+    assert "\x1b" not in out and "\u202e" not in out
+    code, out, _ = run_cli("plan", "--json", str(path))
+    assert json.loads(out)["operations"][0]["toolName"] == "B\x1b[2J\u202eash"  # JSON stays exact

@@ -1,0 +1,31 @@
+"""Text for a terminal: whatever a ledger holds, no control, bidi or surrogate character reaches the screen."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from resume_contract.terminal import escape
+
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+# Any code point, lone surrogates included (st.characters leaves them out), with the dangerous ones often.
+code_points = st.one_of(st.integers(0, 0x10FFFF), st.sampled_from([0x1B, 0x7F, 0x85, 0x9B, 0x202E, 0x2066, 0xD83D, 0xDFFF]))
+any_text = st.lists(code_points, max_size=40).map(lambda points: "".join(map(chr, points)))
+
+
+@given(any_text)
+def test_no_unsafe_character_survives_and_the_result_is_utf8(text: str) -> None:
+    shown = escape(text)
+    assert UNSAFE.search(shown) is None
+    shown.encode("utf-8")
+    if UNSAFE.search(text) is None:
+        assert shown == text
+
+
+def test_escapes_are_visible_and_say_which_character_it_was() -> None:
+    assert escape("a\x1b[2Jb\u202ec\ud83d\x85") == "a\\x1b[2Jb\\u202ec\\ud83d\\x85"
+    assert escape("plain café ✓") == "plain café ✓"
