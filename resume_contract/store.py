@@ -156,7 +156,7 @@ def read_ledger(path: Path, *, refuse_live: bool = False, run: RunIdentity | Non
 
     Only an existing file is a ledger (an empty one is the empty prefix): a missing path or a dangling
     symlink raises LedgerMissing. `run` is the (sessionId, runId) every row must carry; without it, the
-    first row's. With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of
+    run directory's when the file sits at `sessions/<S>/runs/<R>/runtime-events.jsonl`, else the first row's. With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of
     being read: its last row may be in flight, and a running run is not a crashed one. (The check takes and
     at once releases a shared lock, so it never holds up a writer; it changes neither the bytes nor the mtime.)
     """
@@ -169,7 +169,7 @@ def read_ledger(path: Path, *, refuse_live: bool = False, run: RunIdentity | Non
         if os.path.lexists(path):
             raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
         raise LedgerMissing(f"{path}: no such ledger") from None
-    events, rows = decode_rows(path, data, run=run)
+    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()))
     return CommittedLedger(path, events, rows)
 
 

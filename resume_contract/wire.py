@@ -10,6 +10,7 @@ emoji), and it keeps the last of two equal keys without a word.
 from __future__ import annotations
 
 import json
+import math
 import types
 from typing import Any
 
@@ -54,10 +55,20 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        # JSON allows it, but no double holds it and no JSON writer writes it (JavaScript writes null).
+        raise ValueError(f"the number {text} is out of range for a double")
+    return value
+
+
 def python_json(row: bytes | memoryview) -> Any:
     """The row as Python values, by the standard library: lone surrogates kept, duplicate keys refused."""
     try:
-        return json.loads(bytes(row).decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+        return json.loads(
+            bytes(row).decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_refuse_constant, parse_float=_finite
+        )
     except _DuplicateKey as duplicate:
         raise RowRefused(DUPLICATE_KEY, f"the key {json.dumps(duplicate.key)} appears twice in one object") from None
     except RecursionError:
@@ -160,8 +171,13 @@ def _is_number(kind: mi.Type) -> bool:
 
 
 def encode_json(value: Any) -> bytes:
-    """Compact JSON for Python values; lone surrogates are written as escapes, as JavaScript does."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON for Python values; lone surrogates are written as escapes, as JavaScript does.
+
+    Raises RowRefused for a value JSON cannot hold (an infinite or NaN float)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        raise RowRefused(INVALID_JSON, str(error)) from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

@@ -21,6 +21,7 @@ Merged snapshots are events: they are in `runtimeEvents` and count in the high-w
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +49,10 @@ class _Snapshot:
     stream: tuple[Any, ...] | None
 
     @property
-    def order(self) -> tuple[Any, str]:
-        return (self.event.ts, self.event.id)
+    def order(self) -> tuple[Any, str, str]:
+        # ts, then id as JavaScript's localeCompare orders them; approximated without ICU: letters compared
+        # ignoring case first, lower case first on a tie (code point order agrees for ids of one case).
+        return (self.event.ts, self.event.id.casefold(), self.event.id.swapcase())
 
 
 def run_directory(workspace: Path, session_id: str, run_id: str) -> Path:
@@ -88,7 +91,12 @@ def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedg
     for snapshot in snapshots:
         if snapshot.after is not None and snapshot.after in ids:
             anchored.setdefault(snapshot.after, []).append(snapshot)
-    orphans = sorted((s for s in snapshots if s.after is not None and s.after not in ids), key=lambda s: s.order)
+    # Snapshots whose anchor is missing go last, each anchor's group together (groups in file-name order).
+    orphan_groups: dict[str, list[_Snapshot]] = {}
+    for snapshot in snapshots:
+        if snapshot.after is not None and snapshot.after not in ids:
+            orphan_groups.setdefault(snapshot.after, []).append(snapshot)
+    orphans = [s for group in orphan_groups.values() for s in sorted(group, key=lambda s: s.order)]
     events: list[Any] = [s.event for s in first]
     rows: list[msgspec.Raw] = [s.row for s in first]
     for event, row in zip(ledger.events, ledger.rows):
@@ -121,20 +129,23 @@ def _snapshots(directory: Path, run: tuple[str, str]) -> list[_Snapshot]:
 
 
 def _read_snapshot(path: Path, run: tuple[str, str]) -> _Snapshot | None:
-    data = path.read_bytes()
-    newline = data.find(b"\n")
+    # Read as the reference reads it: the whole file as UTF-8 text, an invalid sequence (a crash mid-character)
+    # becoming U+FFFD rather than losing the event.
+    data = path.read_bytes().decode("utf-8", errors="replace")
+    newline = data.find("\n")
     if newline < 0:
         return None
+    text = data[newline + 1 :]
     try:
-        text = data[newline + 1 :].decode("utf-8")
-        header = python_json(data[:newline])
-    except UnicodeDecodeError:
-        return None
+        json.loads(data[:newline])
+    except (ValueError, RecursionError):
+        return None  # unreadable by the reference too, which ignores it
+    try:  # readable, so it counts: and then it must be a legal row (no repeated key, no number out of range)
+        header = python_json(data[:newline].encode("utf-8", errors="surrogatepass"))
     except RowRefused as refused:
-        if refused.kind == "invalid_json":
-            return None  # unreadable: the reference ignores it too
         raise LedgerCorruption(path, 1, 0, refused.kind, refused.detail) from None
-    if not isinstance(header, dict) or type(header.get("version")) is not int or header["version"] != 1:
+    version = header.get("version") if isinstance(header, dict) else None
+    if type(version) not in (int, float) or version != 1:  # JavaScript: 1.0 === 1
         return None
     wire = header.get("event")
     if not isinstance(wire, dict) or wire.get("partial") is not True:
@@ -145,13 +156,15 @@ def _read_snapshot(path: Path, run: tuple[str, str]) -> _Snapshot | None:
         wire = {**wire, "content": {**content, "text": text}}
     try:
         event = MODEL.from_python(wire)
+        row = msgspec.Raw(encode_json(wire))
     except RowRefused as refused:
         raise LedgerCorruption(path, 1, 0, refused.kind, refused.detail) from None
     if (event.session_id, event.run_id) != run:
         raise LedgerCorruption(
             path, 1, 0, FOREIGN_ROW, f"the snapshot's event belongs to session {event.session_id!r}, run {event.run_id!r}, not {run[0]!r}, {run[1]!r}"
         )
-    return _Snapshot(path, event, msgspec.Raw(encode_json(wire)), after if isinstance(after, str) else None, _stream(wire, event))
+    # JavaScript's `!afterEventId`: an empty anchor is no anchor.
+    return _Snapshot(path, event, row, after if isinstance(after, str) and after else None, _stream(wire, event))
 
 
 def _identity(event: Any, stream: str) -> tuple[Any, ...]:

@@ -136,8 +136,10 @@ def test_a_row_of_another_run_is_foreign_in_a_workspace(tmp_path: Path, run_cli)
     code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--session", "s1", "--run", "r1")
     assert (code, out) == (3, "")
     assert f"{path}:1: byte offset 0: foreign_row: " in err and "the run directory is session 's1', run 'r1'" in err
-    # The same file alone is a consistent ledger of its own run.
-    assert run_cli("plan", str(path))[0] == 0
+    # Planned by its path, a file in a run directory is held to that directory too; copied out, to its first row.
+    assert run_cli("plan", str(path))[0] == 3
+    alone = write(tmp_path / "copy.jsonl", path.read_bytes())
+    assert run_cli("plan", str(alone))[0] == 0
 
 
 def test_an_undeclared_key_or_a_null_in_a_declared_field_is_a_schema_violation(tmp_path: Path) -> None:
@@ -222,3 +224,54 @@ def test_the_text_plan_shows_control_bidi_and_surrogate_characters_as_escapes(tm
     assert "\x1b" not in out and "\u202e" not in out
     code, out, _ = run_cli("plan", "--json", str(path))
     assert json.loads(out)["operations"][0]["toolName"] == "B\x1b[2J\u202eash"  # JSON stays exact
+
+
+# -- found by review: each once accepted or crashed -----------------------------------------------------------
+def test_a_float_that_re_encodes_longer_cannot_hide_another_rows_repeated_key(tmp_path: Path) -> None:
+    first = (
+        b'{"id":"a","sessionId":"s1","invocationId":"i","runId":"r1","turnId":"t","ts":1,"partial":false,'
+        b'"author":"user","role":"user","refs":{"k":1,"k":1},"content":{"kind":"text","text":"hi"}}\n'
+    )
+    # `1e6` re-encodes as `1000000.0`: six bytes longer, exactly what the repeated `,"k":1` loses.
+    second = line(text("b") | {"ts": 0}).replace(b'"ts":0', b'"ts":1e6')
+    found = corruption(write(tmp_path / "ledger.jsonl", first, second))
+    assert (found.kind, found.line) == ("duplicate_key", 1)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [lambda a, b: a + b + b"\n\n", lambda a, b: a[:20] + b"\n" + a[20:] + b + b"\n"],
+    ids=["two-rows-on-a-line-and-a-blank-line", "a-row-across-two-lines"],
+)
+def test_each_line_holds_exactly_one_row(tmp_path: Path, layout) -> None:
+    a, b = line(text("a"))[:-1], line(text("b"))[:-1]
+    found = corruption(write(tmp_path / "ledger.jsonl", layout(a, b)))
+    assert (found.kind, found.line) == ("invalid_json", 1)
+
+
+def test_a_number_no_double_holds_is_corruption_not_a_crash(tmp_path: Path, run_cli) -> None:
+    call = row("c", {"kind": "function_call", "id": "t", "name": "n", "args": {"s": "\ud83d", "n": 0}})
+    bad = json.dumps(call, separators=(",", ":")).encode().replace(b'"n":0', b'"n":1e400') + b"\n"  # the lone surrogate sends the row to the slow path
+    code, out, err = run_cli("plan", "--json", str(write(tmp_path / "ledger.jsonl", bad)))
+    assert (code, out) == (3, "") and "the number 1e400 is out of range for a double" in err
+    run_dir = tmp_path / "sessions" / "s1" / "runs" / "r1"
+    write(run_dir / "runtime-events.jsonl", line(text("u1")))
+    snapshot(run_dir, "a.partial", partial_text("p", "m", 1) | {"ts": 0})
+    partial = run_dir / "runtime-partials" / "a.partial"
+    partial.write_bytes(partial.read_bytes().replace(b'"ts":0', b'"ts":1e400'))
+    code, _, err = run_cli("plan", "--workspace", str(tmp_path), "--session", "s1", "--run", "r1")
+    assert code == 3 and "a.partial:1: byte offset 0: invalid_json: the number 1e400" in err
+
+
+def test_snapshots_are_read_as_javascript_reads_them(tmp_path: Path) -> None:
+    run_dir = tmp_path / "sessions" / "s1" / "runs" / "r1"
+    write(run_dir / "runtime-events.jsonl", line(text("u1", ts=10)))
+    snapshot(run_dir, "a.partial", partial_text("m1", "p1", 20), "hello", after="u1", version=1.0)  # 1.0 === 1
+    snapshot(run_dir, "b.partial", partial_text("B2", "p2", 20), "x", after="u1")
+    snapshot(run_dir, "c.partial", partial_text("a2", "p3", 20), "y", after="u1")
+    snapshot(run_dir, "d.partial", partial_text("e0", "p4", 30), after="")  # `!afterEventId`: no anchor
+    cut = snapshot(run_dir, "e.partial", partial_text("cut", "p5", 40), after="u1")
+    cut.write_bytes(cut.read_bytes() + "ok \U0001f600".encode()[:-2])  # a crash inside a character
+    ledger = read_run(tmp_path, "s1", "r1")
+    assert [event.id for event in ledger.events] == ["e0", "u1", "a2", "B2", "m1", "cut"]
+    assert json.loads(bytes(ledger.rows[-1]))["content"]["text"] == "ok \ufffd"
