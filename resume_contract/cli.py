@@ -119,7 +119,8 @@ def _ledger_from_args(args: argparse.Namespace) -> Path:
 
 def _read(args: argparse.Namespace):
     """The committed ledger the arguments name: a bare JSONL file, or a workspace run (partial snapshots merged)."""
-    from .store import LedgerInUse, LedgerMissing, read_ledger
+    from .containment import EscapesWorkspace
+    from .store import LedgerInUse, LedgerMissing, NotALedger, read_ledger
     from .workspace import read_run
 
     path = _ledger_from_args(args)
@@ -129,8 +130,10 @@ def _read(args: argparse.Namespace):
         if args.ledger is not None:
             return read_ledger(path, refuse_live=True)
         return read_run(Path(args.workspace), args.session, args.run, refuse_live=True)
-    except (LedgerInUse, LedgerMissing) as error:
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
+    except MemoryError:
+        raise UsageError(f"{path}: not enough memory to plan this ledger") from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
@@ -200,21 +203,25 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .store import StoreError, repair_ledger
+    from .containment import EscapesWorkspace
+    from .repair import repair_ledger
+    from .store import LedgerMissing, StoreError
+    from .workspace import run_directory
 
     path = _ledger_from_args(args)
-    if args.ledger is None:
-        from .store import LedgerMissing
-        from .workspace import run_directory
-
-        try:
-            run_directory(Path(args.workspace), args.session, args.run)
-        except LedgerMissing as error:
-            raise UsageError(str(error)) from None
-    if not path.is_file():
-        raise UsageError(f"{path}: no such ledger")
+    workspace = None
     try:
-        result = repair_ledger(path)
+        if args.ledger is None:
+            workspace = Path(args.workspace)
+            run_directory(workspace, args.session, args.run)
+    except (LedgerMissing, EscapesWorkspace) as error:
+        raise UsageError(str(error)) from None
+    if not path.is_file() or (workspace is not None and path.is_symlink()):
+        raise UsageError(f"{path}: no such ledger" if not path.exists() else f"{path}: not a regular file inside the workspace")
+    try:
+        result = repair_ledger(path, workspace=workspace)
+    except EscapesWorkspace as error:
+        raise UsageError(str(error)) from None
     except StoreError as error:
         print(f"resume-contract repair: {error}", file=err)
         return EXIT_FAIL

@@ -37,7 +37,8 @@ from resume_contract_generated.catalog import (
 from .events import RuntimeEvent, encode_event
 from .plan import build_resume_plan
 from .projection import ResumePlan
-from .store import LedgerCorruption, RuntimeEventStore, read_ledger, repair_ledger
+from .repair import repair_ledger
+from .store import LedgerCorruption, RuntimeEventStore, read_ledger
 
 READY_TIMEOUT_SECONDS = 30.0
 EXIT_TIMEOUT_SECONDS = 10.0

@@ -8,17 +8,20 @@ process killed during the write leaves a torn tail, which reading reports as cor
 Power-loss durability is beyond Phase 0: `durable=True` also fsyncs the file and its directory.
 
 One writer per ledger: the writer holds an exclusive `flock` on the ledger file for as long as it is open, so
-a second writer fails at once, and the kernel drops the lock when the writer dies, even by SIGKILL.
+a second writer fails (after a bounded wait: a reader's probe never makes a writer fail), and the kernel drops
+the lock when the writer dies, even by SIGKILL. An append that fails after part of its row reached the file,
+for any reason (an OSError, Ctrl-C), poisons the writer: nothing more is appended after torn bytes.
+
+Containment: the store never follows a symlink below its workspace (see `containment`).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
+import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from .events import RuntimeEvent, encode_event
@@ -34,6 +37,8 @@ from .reader import (
     decode_ledger,
     decode_rows,
 )
+from .containment import EscapesWorkspace, check_contained, open_contained
+from .locks import has_live_writer, lock_for_writing, unlock
 from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON
 
 __all__ = [
@@ -49,8 +54,8 @@ __all__ = [
     "LedgerCorruption",
     "RuntimeEventStore",
     "decode_ledger",
+    "EscapesWorkspace",
     "read_ledger",
-    "repair_ledger",
 ]
 
 LEDGER_NAME = "runtime-events.jsonl"
@@ -59,37 +64,6 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 # Crash-harness hook: hand each row to the OS in pieces of at most this many bytes, the way a signal or a
 # slow device splits a large write, so a kill can land mid-row. None (always, outside the harness): one piece.
 WRITE_PIECE_BYTES: int | None = None
-
-if sys.platform == "win32":  # pragma: no cover - CI here is Linux; the branch keeps the store portable
-    import msvcrt
-
-    def _try_lock(fd: int, exclusive: bool) -> bool:
-        try:
-            os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_NBLCK if exclusive else msvcrt.LK_NBRLCK, 1)
-            return True
-        except OSError:
-            return False
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int, exclusive: bool) -> bool:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-            return True
-        except OSError as error:
-            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                return False
-            raise
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
 
 class StoreError(Exception):
     """Base class of the store's refusals."""
@@ -115,14 +89,12 @@ class DuplicateEventId(StoreError):
     """A different event with an id already in the ledger."""
 
 
-@dataclass(frozen=True)
-class RepairResult:
-    """What `repair` did: where the torn bytes went and how many, or nothing when there was no torn tail."""
+class LedgerMissing(StoreError, FileNotFoundError):
+    """An explicit ledger path that does not exist: a typo must never read as an empty, safe prefix."""
 
-    path: Path
-    quarantine: Path | None
-    torn_bytes: int
-    committed_bytes: int
+
+class NotALedger(StoreError, OSError):
+    """A ledger path that is not a regular file (a directory, a FIFO, a device)."""
 
 
 def check_ledger_id(kind: str, value: str) -> str:
@@ -139,10 +111,6 @@ def ledger_path(workspace: Path, session_id: str, run_id: str) -> Path:
     return Path(workspace) / "sessions" / session_id / "runs" / run_id / LEDGER_NAME
 
 
-class LedgerMissing(StoreError, FileNotFoundError):
-    """An explicit ledger path that does not exist: a typo must never read as an empty, safe prefix."""
-
-
 def run_identity(path: Path) -> RunIdentity | None:
     """(sessionId, runId) of a ledger stored at `.../sessions/<S>/runs/<R>/runtime-events.jsonl`, else None."""
     parts = Path(path).parts
@@ -151,48 +119,65 @@ def run_identity(path: Path) -> RunIdentity | None:
     return None
 
 
-def read_ledger(path: Path, *, refuse_live: bool = False, run: RunIdentity | None = None) -> CommittedLedger:
+def read_ledger(
+    path: Path, *, refuse_live: bool = False, run: RunIdentity | None = None, workspace: Path | None = None
+) -> CommittedLedger:
     """Read a ledger strictly, writing nothing; anything illegal raises LedgerCorruption.
 
-    Only an existing file is a ledger (an empty one is the empty prefix): a missing path or a dangling
-    symlink raises LedgerMissing. `run` is the (sessionId, runId) every row must carry; without it, the
-    run directory's when the file sits at `sessions/<S>/runs/<R>/runtime-events.jsonl`, else the first row's. With `refuse_live`, a ledger whose writer is still alive raises LedgerInUse instead of
-    being read: its last row may be in flight, and a running run is not a crashed one. (The check takes and
-    at once releases a shared lock, so it never holds up a writer; it changes neither the bytes nor the mtime.)
+    Only an existing regular file is a ledger (an empty one is the empty prefix): a missing path or a dangling
+    symlink raises LedgerMissing, a directory or FIFO NotALedger. `run` is the (sessionId, runId) every row
+    must carry; without it, the run directory's when the file sits at `sessions/<S>/runs/<R>/...`, else the
+    first row's. With `workspace`, no step of the path below it may be a symlink (EscapesWorkspace).
+    With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
+    running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
+    then waits for it, never fails), and is taken again after the read: a writer that started meanwhile, or a
+    file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
     """
     path = Path(path)
+    if workspace is not None:
+        check_contained(workspace, path)
     try:
-        if refuse_live and _has_live_writer(path):
-            raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-        data = path.read_bytes()
+        fd = (open_contained if workspace is not None else _open_plain)(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         if os.path.lexists(path):
             raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
         raise LedgerMissing(f"{path}: no such ledger") from None
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise NotALedger(f"{path}: not a regular file")
+        if refuse_live and has_live_writer(fd):
+            raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+        if refuse_live:
+            after = os.fstat(fd)
+            if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped")
+    finally:
+        os.close(fd)
     events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()))
     return CommittedLedger(path, events, rows)
 
 
-def _has_live_writer(path: Path) -> bool:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        if not _try_lock(fd, exclusive=False):
-            return True
-        _unlock(fd)
-        return False
-    finally:
-        os.close(fd)
+def _open_plain(path: Path, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_BINARY", 0))
 
 
 class _Writer:
     """An open, locked ledger: its descriptor and the digests of the rows already in it, by event id."""
 
-    def __init__(self, path: Path, durable: bool) -> None:
+    def __init__(self, workspace: Path, path: Path, durable: bool) -> None:
+        check_contained(workspace, path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        check_contained(workspace, path)  # mkdir followed nothing: no step existed as a link a moment ago
         self.path = path
         self.durable = durable
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
-        if not _try_lock(self.fd, exclusive=True):
+        self.fd = open_contained(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+            os.close(self.fd)
+            raise NotALedger(f"{path}: not a regular file")
+        if not lock_for_writing(self.fd):
             os.close(self.fd)
             raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
         self.poisoned: str | None = None
@@ -207,7 +192,7 @@ class _Writer:
             self.close()
             raise
         if durable:
-            _fsync_directory(path.parent)
+            fsync_directory(path.parent)
 
     def append(self, event: RuntimeEvent) -> bool:
         if self.poisoned is not None:
@@ -227,9 +212,12 @@ class _Writer:
                 written += os.write(self.fd, payload[written : written + piece])
             if self.durable:
                 os.fsync(self.fd)
-        except OSError as error:
+        except BaseException as error:
+            # Any failure once bytes reached the file (an OSError, Ctrl-C between two pieces): the next row
+            # must not follow torn bytes, so nothing more is appended until `repair`.
             if written:
-                self.poisoned = f"{self.path}: an append failed after {written} of {len(payload)} bytes ({error}); run `resume-contract repair`"
+                cause = type(error).__name__ + (f": {error}" if str(error) else "")
+                self.poisoned = f"{self.path}: an append failed after {written} of {len(payload)} bytes ({cause}); run `resume-contract repair`"
             raise
         self.digests[event.id] = digest
         return True
@@ -237,7 +225,7 @@ class _Writer:
     def close(self) -> None:
         if self.fd >= 0:
             try:
-                _unlock(self.fd)
+                unlock(self.fd)
             finally:
                 os.close(self.fd)
                 self.fd = -1
@@ -256,7 +244,8 @@ def _row_digest(event: RuntimeEvent, row: object) -> bytes:
         return _digest(bytes(row))  # type: ignore[call-overload]
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a directory's entries (a new or renamed file) durable."""
     if sys.platform == "win32":  # pragma: no cover - directories cannot be fsynced there
         return
     fd = os.open(directory, os.O_RDONLY)
@@ -294,47 +283,20 @@ class RuntimeEventStore:
         path = self.path(event.session_id, event.run_id)
         writer = self._writers.get(path)
         if writer is None:
-            writer = self._writers[path] = _Writer(path, self.durable)
+            writer = self._writers[path] = _Writer(self.workspace, path, self.durable)
         return writer.append(event)
 
     def read(self, session_id: str, run_id: str) -> CommittedLedger:
         """The committed events of one run's JSONL ledger (never writes; a missing ledger is LedgerMissing)."""
-        return read_ledger(self.path(session_id, run_id), run=(session_id, run_id))
+        return read_ledger(self.path(session_id, run_id), run=(session_id, run_id), workspace=self.workspace)
 
-    def repair(self, session_id: str, run_id: str) -> RepairResult:
+    def repair(self, session_id: str, run_id: str):  # noqa: ANN201 - repair.RepairResult (imported late)
         """Move a torn tail to a quarantine file beside the ledger, then truncate to the last complete row."""
-        return repair_ledger(self.path(session_id, run_id), durable=self.durable)
+        from .repair import repair_ledger
+
+        return repair_ledger(self.path(session_id, run_id), durable=self.durable, workspace=self.workspace)
 
     def close(self) -> None:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
-
-
-def repair_ledger(path: Path, *, durable: bool = True) -> RepairResult:
-    """Quarantine a torn tail; nothing is lost (the bytes are kept) and nothing else is changed."""
-    path = Path(path)
-    fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
-    try:
-        if not _try_lock(fd, exclusive=True):
-            raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
-        data = path.read_bytes()
-        committed = data.rfind(b"\n") + 1
-        if committed == len(data):
-            return RepairResult(path, None, 0, len(data))
-        torn = data[committed:]
-        quarantine = path.with_name(f"{path.name}.torn-{committed}-{hashlib.sha256(torn).hexdigest()[:12]}")
-        with open(quarantine, "xb") as handle:
-            handle.write(torn)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _fsync_directory(path.parent)
-        os.ftruncate(fd, committed)
-        if durable:
-            os.fsync(fd)
-        return RepairResult(path, quarantine, len(torn), committed)
-    finally:
-        try:
-            _unlock(fd)
-        finally:
-            os.close(fd)

@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from .containment import EscapesWorkspace, check_contained
 from .events import MODEL
 from .reader import DUPLICATE_EVENT_ID, FOREIGN_ROW, CommittedLedger, LedgerCorruption
 from .store import LEDGER_NAME, LedgerMissing, ledger_path, read_ledger
@@ -66,6 +67,7 @@ def run_directory(workspace: Path, session_id: str, run_id: str) -> Path:
         raise LedgerMissing(f"{workspace}: no session {session_id!r} (no directory sessions/{session_id})")
     if not run_dir.is_dir():
         raise LedgerMissing(f"{workspace}: session {session_id!r} has no run {run_id!r} (no directory {run_dir})")
+    check_contained(workspace, run_dir)  # sessions/, sessions/<S>, runs/, runs/<R>: none may be a symlink
     return run_dir
 
 
@@ -75,7 +77,7 @@ def read_run(workspace: Path, session_id: str, run_id: str, *, refuse_live: bool
     path = run_dir / LEDGER_NAME
     if not os.path.lexists(path):
         raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}")
-    ledger = read_ledger(path, refuse_live=refuse_live, run=(session_id, run_id))
+    ledger = read_ledger(path, refuse_live=refuse_live, run=(session_id, run_id), workspace=Path(workspace))
     snapshots = _snapshots(run_dir / PARTIALS_DIR, (session_id, run_id))
     if not snapshots:
         return ledger
@@ -117,7 +119,9 @@ def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedg
 
 
 def _snapshots(directory: Path, run: tuple[str, str]) -> list[_Snapshot]:
-    if not directory.is_dir() or directory.is_symlink():
+    if directory.is_symlink():
+        raise EscapesWorkspace(f"{directory}: a symlink inside the workspace; refusing to follow it")
+    if not directory.is_dir():
         return []
     found = []
     for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):

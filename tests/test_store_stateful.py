@@ -28,8 +28,8 @@ from resume_contract.store import (
     RuntimeEventStore,
     TornTail,
     read_ledger,
-    repair_ledger,
 )
+from resume_contract.repair import repair_ledger
 
 
 def _event(number: int, call: bool, size: int) -> RuntimeEvent:
