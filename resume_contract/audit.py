@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
+from .containment import EscapesWorkspace
 from .plan import build_resume_plan
 from .store import (
     LEDGER_NAME,
@@ -48,26 +50,44 @@ Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path
 class Discovery:
     ledgers: list[Job]
     skipped: list[str]
+    # Entries that cannot even be listed without following a symlink out of the workspace.
+    unreadable: list[RunSummary] = field(default_factory=list)
 
 
 def discover(workspace: Path) -> Discovery:
-    """Every `sessions/<id>/runs/<id>/runtime-events.jsonl`, sorted; directories with invalid ids are skipped."""
+    """Every entry of every `sessions/<S>/runs/`, sorted: each is a run, and each is reported.
+
+    Directories with invalid ids are skipped (and said so); a session or `runs` directory that is a symlink is
+    reported unreadable rather than listed; anything else is planned, and a run whose ledger is missing, a
+    symlink, a FIFO or a directory comes back from `summarize` as unreadable with its cause.
+    """
     ledgers: list[Job] = []
     skipped: list[str] = []
+    unreadable: list[RunSummary] = []
     sessions = workspace / "sessions"
+    if sessions.is_symlink():
+        unreadable.append(RunSummary("", "", str(sessions), UNREADABLE, error=f"{sessions}: {_LINK}"))
+        return Discovery(ledgers, skipped, unreadable)
     for session_dir in sorted(sessions.iterdir()) if sessions.is_dir() else []:
-        for run_dir in sorted((session_dir / "runs").iterdir()) if (session_dir / "runs").is_dir() else []:
-            ledger = run_dir / LEDGER_NAME
-            if not ledger.is_file():
-                continue
-            try:
-                check_ledger_id("session", session_dir.name)
-                check_ledger_id("run", run_dir.name)
-            except InvalidLedgerId as error:
-                skipped.append(f"{ledger}: {error}")
-                continue
-            ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
-    return Discovery(ledgers, skipped)
+        runs = session_dir / "runs"
+        for directory in (session_dir, runs):
+            if directory.is_symlink():
+                unreadable.append(RunSummary(session_dir.name, "", str(directory), UNREADABLE, error=f"{directory}: {_LINK}"))
+                break
+        else:
+            for run_dir in sorted(runs.iterdir()) if runs.is_dir() else []:
+                ledger = run_dir / LEDGER_NAME
+                try:
+                    check_ledger_id("session", session_dir.name)
+                    check_ledger_id("run", run_dir.name)
+                except InvalidLedgerId as error:
+                    skipped.append(f"{ledger}: {error}")
+                    continue
+                ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
+    return Discovery(ledgers, skipped, unreadable)
+
+
+_LINK = "a symlink inside the workspace; not followed, not read"
 
 
 def summarize(job: Job) -> RunSummary:
@@ -75,34 +95,66 @@ def summarize(job: Job) -> RunSummary:
     workspace, session_id, run_id, path = job
     try:
         ledger = read_run(workspace, session_id, run_id, refuse_live=True)
+        plan = build_resume_plan(ledger.events, rows=ledger.rows)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
-    except OSError as error:
+    except (OSError, EscapesWorkspace) as error:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
-    plan = build_resume_plan(ledger.events, rows=ledger.rows)
+    except MemoryError:
+        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
     return RunSummary(session_id, run_id, str(path), plan.disposition, ledger.high_water, plan.rejection_reasons)
+
+
+def _summarize_chunk(jobs: list[Job]) -> list[RunSummary]:
+    return [summarize(job) for job in jobs]
+
+
+def _died(job: Job, cause: str) -> RunSummary:
+    workspace, session_id, run_id, path = job
+    return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: the worker process planning this run died ({cause})")
 
 
 def audit(
     jobs: list[Job], workers: int, on_progress: Callable[[int, int], None] | None = None
 ) -> Iterator[RunSummary]:
-    """Summaries in job order, planned by `workers` processes (1: in this process)."""
+    """Summaries in job order, planned by `workers` processes (1: in this process).
+
+    A worker that dies (killed, out of memory) costs only the runs it was planning: their chunk is planned
+    again one run per fresh process, and a run whose process dies again is reported unreadable.
+    """
     total = len(jobs)
+    done = 0
     if workers <= 1 or total <= 1:
-        results: Iterator[RunSummary] = map(summarize, jobs)
-        for done, summary in enumerate(results, 1):
+        for summary in map(summarize, jobs):
+            done += 1
             if on_progress:
                 on_progress(done, total)
             yield summary
         return
-    chunk = max(1, min(64, total // (workers * 8)))
+    size = max(1, min(64, total // (workers * 8)))
+    chunks = [jobs[start : start + size] for start in range(0, total, size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for done, summary in enumerate(pool.map(summarize, jobs, chunksize=chunk), 1):
-            if on_progress:
-                on_progress(done, total)
-            yield summary
+        futures = [pool.submit(_summarize_chunk, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                summaries = future.result()
+            except BrokenProcessPool:
+                summaries = [_alone(job) for job in chunk]
+            for summary in summaries:
+                done += 1
+                if on_progress:
+                    on_progress(done, total)
+                yield summary
+
+
+def _alone(job: Job) -> RunSummary:
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(_summarize_chunk, [job]).result()[0]
+        except BrokenProcessPool as error:
+            return _died(job, str(error) or "killed")
 
 
 def default_workers() -> int:

@@ -7,6 +7,7 @@ bad usage or unreadable input; 3 a corrupt ledger.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -32,6 +33,18 @@ Run `resume-contract COMMAND --help` for each command's options.
 
 class UsageError(Exception):
     """The command line or its inputs cannot be used; exit 2."""
+
+
+MAX_JOBS = 64
+
+
+def _jobs(value: int | None, default: int) -> int:
+    """A validated --jobs: 1 to MAX_JOBS worker processes (more would only fight over the cores)."""
+    if value is None:
+        return default
+    if not 1 <= value <= MAX_JOBS:
+        raise UsageError(f"--jobs takes 1 to {MAX_JOBS}, not {value}")
+    return value
 
 
 def find_root(start: Path) -> Path:
@@ -170,7 +183,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found = discover(workspace)
     for skipped in found.skipped:
         print(f"skipped {skipped}", file=err)
-    workers = args.jobs or default_workers()
+    workers = _jobs(args.jobs, default_workers())
     progress = None
     if err.isatty() and not args.json:
         def progress(done: int, total: int) -> None:
@@ -180,7 +193,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     err.write("\n")
                 err.flush()
     counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
-    for summary in audit(found.ledgers, workers, progress):
+    for summary in itertools.chain(found.unreadable, audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)):
         counts[summary.status] += 1
         if args.json:
             out.write(msgspec.json.encode(summary).decode() + "\n")
@@ -216,12 +229,12 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             run_directory(workspace, args.session, args.run)
     except (LedgerMissing, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
-    if not path.is_file() or (workspace is not None and path.is_symlink()):
-        raise UsageError(f"{path}: no such ledger" if not path.exists() else f"{path}: not a regular file inside the workspace")
+    if workspace is None and not path.is_file():
+        raise UsageError(f"{path}: no such ledger")
     try:
         result = repair_ledger(path, workspace=workspace)
-    except EscapesWorkspace as error:
-        raise UsageError(str(error)) from None
+    except (EscapesWorkspace, FileNotFoundError, IsADirectoryError) as error:
+        raise UsageError(str(error) if isinstance(error, EscapesWorkspace) else f"{path}: no such ledger") from None
     except StoreError as error:
         print(f"resume-contract repair: {error}", file=err)
         return EXIT_FAIL
@@ -244,6 +257,9 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
 
     root = _root(args)
+    for name, value in (("BASE", args.base), ("HEAD", args.head)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{name} is empty: give a git revision or a spec directory")
     if args.depth < 0 or args.depth > 6:
         raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
     try:
@@ -280,7 +296,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
-    workers = args.jobs or default_workers()
+    workers = _jobs(args.jobs, default_workers())
     progress = None
     if err.isatty():
         def progress(done: int, total: int) -> None:
@@ -320,7 +336,7 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(FAILPOINTS_BY_ID)}")
     if args.outcome is not None and args.outcome not in OUTCOMES:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(OUTCOMES)}")
-    run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=args.jobs)
+    run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=None if args.jobs is None else _jobs(args.jobs, 1))
     widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
     for row in run.table:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")

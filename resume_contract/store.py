@@ -24,7 +24,9 @@ import stat
 import sys
 from pathlib import Path
 
+from .containment import EscapesWorkspace, check_contained, open_contained
 from .events import RuntimeEvent, encode_event
+from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import (
     CORRUPTION_KINDS,
     DUPLICATE_EVENT_ID,
@@ -37,8 +39,6 @@ from .reader import (
     decode_ledger,
     decode_rows,
 )
-from .containment import EscapesWorkspace, check_contained, open_contained
-from .locks import has_live_writer, lock_for_writing, unlock
 from .wire import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON
 
 __all__ = [

@@ -22,6 +22,7 @@ from hypothesis.stateful import (
 )
 
 from resume_contract.events import RuntimeEvent, encode_event, event_from_wire
+from resume_contract.repair import repair_ledger
 from resume_contract.store import (
     DuplicateEventId,
     LedgerCorruption,
@@ -29,7 +30,6 @@ from resume_contract.store import (
     TornTail,
     read_ledger,
 )
-from resume_contract.repair import repair_ledger
 
 
 def _event(number: int, call: bool, size: int) -> RuntimeEvent:

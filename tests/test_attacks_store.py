@@ -1,0 +1,292 @@
+"""Attacks on the store and the workspace, each with the guarantee it must not break (issue 10, items 1-6, 15).
+
+- Containment: nothing outside the workspace is read as a ledger, written, truncated or created.
+- An acknowledged row is never lost: a failure part-way through an append poisons the writer.
+- Readers never make a writer fail, and "not live" holds for the whole read.
+- `repair` is idempotent and crash-safe.
+- The audit reports every run; a run it cannot read is `unreadable` with its cause, and a dead worker costs
+  only its own runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from resume_contract import repair as repair_module
+from resume_contract import store as store_module
+from resume_contract.containment import EscapesWorkspace
+from resume_contract.locks import try_lock, unlock
+from resume_contract.repair import repair_ledger
+from resume_contract.store import LedgerInUse, RuntimeEventStore, TornTail, read_ledger
+
+
+def _committed(tmp_path: Path, events, count: int = 2) -> tuple[RuntimeEventStore, Path]:
+    store = RuntimeEventStore(tmp_path / "ws")
+    store.append(events.text("e1"))
+    if count > 1:
+        store.append(events.call("e2", "c1"))
+    return store, store.path("s1", "r1")
+
+
+# -- 1. containment -----------------------------------------------------------------------------------------
+def _outside_ledger(tmp_path: Path) -> tuple[Path, bytes]:
+    outside = tmp_path / "outside" / "victim.jsonl"
+    outside.parent.mkdir()
+    content = b'{"id":"x"}\n{"torn'
+    outside.write_bytes(content)
+    return outside, content
+
+
+def test_a_ledger_symlinked_out_of_the_workspace_is_never_read_written_or_truncated(tmp_path: Path, run_cli, snapshot, events) -> None:
+    outside, content = _outside_ledger(tmp_path)
+    workspace = tmp_path / "ws"
+    run_dir = workspace / "sessions" / "s1" / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "runtime-events.jsonl").symlink_to(outside)
+    before = snapshot(tmp_path / "outside")
+    for command in ("repair", "plan"):
+        code, out, err = run_cli(command, "--workspace", str(workspace), "--session", "s1", "--run", "r1")
+        assert (code, out) == (2, ""), command
+        assert "a symlink inside the workspace" in err
+    code, out, _ = run_cli("plan", "--workspace", str(workspace), "--json")
+    run = json.loads(out.splitlines()[0])
+    assert code == 2 and run["status"] == "unreadable" and "symlink" in run["error"]
+    with pytest.raises(EscapesWorkspace):
+        RuntimeEventStore(workspace).append(events.text("e9"))
+    with pytest.raises(EscapesWorkspace):
+        RuntimeEventStore(workspace).read("s1", "r1")
+    assert snapshot(tmp_path / "outside") == before and outside.read_bytes() == content
+
+
+def test_a_session_symlinked_elsewhere_gets_no_truncation_and_no_quarantine_there(tmp_path: Path, run_cli, snapshot, events) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    target = elsewhere / "runs" / "r1" / "runtime-events.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b'{"id":"x"}\n{"torn')
+    workspace = tmp_path / "ws"
+    (workspace / "sessions").mkdir(parents=True)
+    (workspace / "sessions" / "s1").symlink_to(elsewhere)
+    before = snapshot(elsewhere)
+    code, _, err = run_cli("repair", "--workspace", str(workspace), "--session", "s1", "--run", "r1")
+    assert code == 2 and "a symlink inside the workspace" in err
+    code, out, _ = run_cli("plan", "--workspace", str(workspace))
+    assert code == 2 and "unreadable" in out and "1 unreadable" in out
+    with pytest.raises(EscapesWorkspace):
+        RuntimeEventStore(workspace).append(events.text("e9"))
+    assert snapshot(elsewhere) == before
+
+
+def test_a_snapshot_directory_symlinked_away_is_refused(tmp_path: Path, run_cli) -> None:
+    workspace = tmp_path / "ws"
+    run_dir = workspace / "sessions" / "s1" / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "runtime-events.jsonl").write_bytes(b"")
+    (tmp_path / "partials").mkdir()
+    (run_dir / "runtime-partials").symlink_to(tmp_path / "partials")
+    code, _, err = run_cli("plan", "--workspace", str(workspace), "--session", "s1", "--run", "r1")
+    assert code == 2 and "a symlink inside the workspace" in err
+
+
+# -- 2. an acknowledged row is never lost ---------------------------------------------------------------------
+@pytest.mark.parametrize("failing_piece", [1, 2, 5])
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, lambda: OSError(errno.EIO, "I/O error")], ids=["ctrl-c", "oserror"])
+def test_a_failure_between_pieces_of_a_row_poisons_the_writer(tmp_path: Path, events, monkeypatch, failing_piece: int, failure) -> None:
+    store, path = _committed(tmp_path, events)
+    acknowledged = path.read_bytes()
+    monkeypatch.setattr(store_module, "WRITE_PIECE_BYTES", 16)
+    real_write = os.write
+    calls = {"n": 0}
+
+    def flaky_write(fd: int, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == failing_piece + 1:
+            raise failure()
+        return real_write(fd, data)
+
+    monkeypatch.setattr(store_module.os, "write", flaky_write)
+    with pytest.raises((KeyboardInterrupt, OSError)):
+        store.append(events.response("e3", "c1"))
+    monkeypatch.setattr(store_module.os, "write", real_write)
+    # The next append is refused, not written after the torn bytes.
+    with pytest.raises(TornTail, match=f"after {failing_piece * 16} of"):
+        store.append(events.text("e4"))
+    store.close()
+    assert path.read_bytes().startswith(acknowledged) and len(path.read_bytes()) == len(acknowledged) + failing_piece * 16
+    result = repair_ledger(path)
+    assert result.committed_bytes == len(acknowledged) and path.read_bytes() == acknowledged
+    reopened = RuntimeEventStore(tmp_path / "ws")
+    assert reopened.append(events.text("e4")) is True
+    assert [event.id for event in reopened.read("s1", "r1").events] == ["e1", "e2", "e4"]
+
+
+# -- 3. readers never make a writer fail; "not live" holds for the whole read ---------------------------------
+def test_a_writer_opening_during_a_readers_probe_waits_and_succeeds(tmp_path: Path, events) -> None:
+    store, path = _committed(tmp_path, events)
+    store.close()
+    fd = os.open(path, os.O_RDONLY)
+    assert try_lock(fd, exclusive=False)
+    releaser = threading.Timer(0.1, unlock, args=(fd,))
+    releaser.start()
+    try:
+        started = time.monotonic()
+        writer = RuntimeEventStore(tmp_path / "ws")
+        assert writer.append(events.text("e3")) is True
+        assert time.monotonic() - started >= 0.09
+        writer.close()
+    finally:
+        releaser.join()
+        os.close(fd)
+
+
+def test_a_writer_that_starts_during_a_read_makes_the_read_refuse(tmp_path: Path, events, monkeypatch) -> None:
+    store, path = _committed(tmp_path, events)
+    store.close()
+    real_fdopen = os.fdopen
+
+    def fdopen_while_a_writer_starts(fd: int, *args, **kwargs):
+        # The probe found no writer; now one starts and appends before the read is over.
+        writer = RuntimeEventStore(tmp_path / "ws")
+        writer.append(events.text("e3"))
+        writer.close()
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.os, "fdopen", fdopen_while_a_writer_starts)
+    with pytest.raises(LedgerInUse, match="started writing this ledger while it was read"):
+        read_ledger(path, refuse_live=True)
+
+
+# -- 4. repair is idempotent and crash-safe -------------------------------------------------------------------
+def _torn(tmp_path: Path, events) -> tuple[Path, bytes]:
+    store, path = _committed(tmp_path, events)
+    store.close()
+    committed = path.read_bytes()
+    with path.open("ab") as handle:
+        handle.write(b'{"id":"e3","torn')
+    return path, committed
+
+
+def _quarantines(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}.torn-*")) + sorted(path.parent.glob(f".{path.name}.torn-*"))
+
+
+@pytest.mark.parametrize("step", ["write", "fsync", "replace", "truncate"])
+def test_repair_cut_off_at_any_step_converges_when_run_again(tmp_path: Path, events, monkeypatch, step: str) -> None:
+    path, committed = _torn(tmp_path, events)
+    torn = path.read_bytes()[len(committed):]
+    targets = {
+        "write": (repair_module.os, "fsync"),  # fails before the quarantine is complete: ENOSPC-like
+        "fsync": (repair_module.os, "fsync"),
+        "replace": (repair_module.os, "replace"),
+        "truncate": (repair_module.os, "ftruncate"),
+    }
+    module, name = targets[step]
+    real = getattr(module, name)
+    failure = OSError(errno.ENOSPC, "No space left on device") if step in ("write", "fsync") else KeyboardInterrupt()
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(module, name, fail)
+    with pytest.raises((OSError, KeyboardInterrupt)):
+        repair_ledger(path)
+    monkeypatch.setattr(module, name, real)
+    # Cut off: the ledger still holds its torn tail, and no partial quarantine or temporary file is left.
+    assert path.read_bytes() == committed + torn
+    for leftover in _quarantines(path):
+        assert not leftover.name.startswith(".") and leftover.read_bytes() == torn
+    first = repair_ledger(path)
+    again = repair_ledger(path)
+    assert path.read_bytes() == committed and first.quarantine is not None and first.quarantine.read_bytes() == torn
+    assert again.quarantine is None and _quarantines(path) == [first.quarantine]
+
+
+def test_repair_replaces_a_partial_quarantine_an_older_version_left(tmp_path: Path, events) -> None:
+    path, committed = _torn(tmp_path, events)
+    torn = path.read_bytes()[len(committed):]
+    import hashlib
+
+    name = f"{path.name}.torn-{len(committed)}-{hashlib.sha256(torn).hexdigest()[:12]}"
+    (path.parent / name).write_bytes(b"")  # ENOSPC after create, before write
+    result = repair_ledger(path)
+    assert result.quarantine == path.parent / name and result.quarantine.read_bytes() == torn
+    assert path.read_bytes() == committed
+
+
+# -- 5, 6. the audit reports every run; a dead worker costs only its runs ----------------------------------------
+def test_the_audit_reports_runs_it_cannot_read_with_their_cause(tmp_path: Path, run_cli) -> None:
+    workspace = tmp_path / "ws"
+    runs = workspace / "sessions" / "s1" / "runs"
+    (runs / "fifo").mkdir(parents=True)
+    os.mkfifo(runs / "fifo" / "runtime-events.jsonl")
+    (runs / "directory" / "runtime-events.jsonl").mkdir(parents=True)
+    (runs / "dangling").mkdir()
+    (runs / "dangling" / "runtime-events.jsonl").symlink_to(tmp_path / "gone")
+    (runs / "empty-run").mkdir()
+    code, out, _ = run_cli("plan", "--workspace", str(workspace), "--json", "--jobs", "1")
+    lines = [json.loads(line) for line in out.splitlines()]
+    by_run = {line["runId"]: line for line in lines[:-1]}
+    assert code == 2 and lines[-1]["summary"]["unreadable"] == 4 and lines[-1]["summary"]["total"] == 4
+    assert "not a regular file" in by_run["fifo"]["error"] and "not a regular file" in by_run["directory"]["error"]
+    assert "symlink" in by_run["dangling"]["error"] and "has no runtime-events.jsonl" in by_run["empty-run"]["error"]
+
+
+def test_a_worker_that_dies_costs_only_its_own_run_and_the_summary_is_printed(tmp_path: Path, events, monkeypatch) -> None:
+    from resume_contract import audit as audit_module
+
+    workspace = tmp_path / "ws"
+    store = RuntimeEventStore(workspace)
+    for run in ("a", "b", "killer", "d"):
+        store.append(_text(run))
+    store.close()
+    real = audit_module.summarize
+
+    def summarize_or_die(job):
+        if job[2] == "killer":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(job)
+
+    monkeypatch.setattr(audit_module, "summarize", summarize_or_die)
+    found = audit_module.discover(workspace)
+    summaries = list(audit_module.audit(found.ledgers, workers=2))
+    assert [(s.run_id, s.status) for s in summaries] == [("a", "safe_replay"), ("b", "safe_replay"), ("d", "safe_replay"), ("killer", "unreadable")]
+    assert "the worker process planning this run died" in summaries[3].error
+
+
+def _text(run: str):
+    from resume_contract.events import event_from_wire
+
+    return event_from_wire(
+        {"id": f"e-{run}", "ts": 1, "partial": False, "author": "user", "role": "user", "sessionId": "s1",
+         "invocationId": "i", "runId": run, "turnId": "t", "content": {"kind": "text", "text": "hi"}}
+    )
+
+
+def test_a_ledger_too_large_for_memory_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    big = tmp_path / "runtime-events.jsonl"
+    with big.open("wb") as handle:
+        handle.truncate(3 * 1024**3)  # sparse: 3 GiB of zeros, no disk used
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
+    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['plan', {str(big)!r}]))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "not enough memory to plan this ledger" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- 15. flags ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [("crash", "--jobs", "-1"), ("crash", "--jobs", "0"), ("verify", "--jobs", "300"), ("plan", "--workspace", ".", "--jobs", "1000"), ("diff", "", "HEAD")],
+)
+def test_bad_flags_are_usage_errors(args, run_cli) -> None:
+    code, out, err = run_cli(*args)
+    assert (code, out) == (2, "") and err.startswith("resume-contract: ") and "Traceback" not in err
