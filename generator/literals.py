@@ -7,6 +7,7 @@ formatter would, so a one-value spec change is a one-line diff.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 LINE_WIDTH = 110
@@ -43,6 +44,16 @@ def _flat(value: Any) -> str:
 def md_cell(text: str) -> str:
     """Text safe inside one Markdown table cell."""
     return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+_BLOCK_START = re.compile(r"^(?:[#>+*=_-]|~~~|```|\d+[.)]|\[)")
+
+
+def md_text(text: str) -> str:
+    """Text that starts a Markdown line or list item: one line, and never the start of a heading, quote, list,
+    fence or rule (a summary beginning with `~~~` would otherwise swallow the rest of the document)."""
+    cell = md_cell(text)
+    return "\\" + cell if _BLOCK_START.match(cell) else cell
 
 
 def md_code(name: str) -> str:

@@ -7,6 +7,7 @@ values from it, recording a `Mark` for every path.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,8 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         return None, [SpecError(_mark_of_problem(error, display_name), f"invalid YAML: {error.problem}")]
+    except RecursionError:
+        return None, [SpecError(Mark(display_name, 1, 1), _TOO_DEEP)]
     finally:
         loader.dispose()
     loaded = LoadedFile(display_name, None)
@@ -74,7 +77,31 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
         loaded.data = _build(root, (), loaded, errors, _ContractYamlLoader(""))
     except yaml.MarkedYAMLError as error:
         return None, [SpecError(_mark_of_problem(error, display_name), f"invalid YAML: {error.problem}")]
+    except RecursionError:
+        return None, [SpecError(Mark(display_name, 1, 1), _TOO_DEEP)]
     return loaded, errors
+
+
+_TOO_DEEP = "the YAML is nested too deeply to be a spec"
+# Text a reviewer reads must show what it says: no C0 control but the newline, no DEL or C1 control, no bidi
+# embedding, override or isolate, no lone surrogate (a NUL makes CONTRACT.md binary to git; ESC repaints a
+# terminal; U+202E reverses what follows).
+_HIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def hidden_character(text: str) -> str | None:
+    """A description of the first character in `text` a reviewer could not see, or None."""
+    found = _HIDDEN.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def _check_scalar(value: Any, node: yaml.Node, loaded: LoadedFile, errors: list[SpecError], what: str) -> None:
+    if isinstance(value, str):
+        hidden = hidden_character(value)
+        if hidden is not None:
+            errors.append(SpecError(_mark_of(node, loaded.name), f"{what} holds the invisible or control character {hidden}; the spec is text a reviewer must be able to read"))
+    elif isinstance(value, float) and not math.isfinite(value):
+        errors.append(SpecError(_mark_of(node, loaded.name), f"{what} is {value!r}: the spec takes finite numbers only (JSON has no NaN or infinity)"))
 
 
 _ALIAS_MESSAGE = "anchors and aliases are not allowed in the spec"
@@ -108,6 +135,7 @@ def _build(
                 errors.append(SpecError(_mark_of(key_node, loaded.name), "a key must be a plain string"))
                 continue
             key = key_node.value
+            _check_scalar(key, key_node, loaded, errors, "a key")
             if key in result:
                 first = loaded.key_marks[path + (key,)]
                 errors.append(
@@ -128,4 +156,6 @@ def _build(
                 continue
             items.append(_build(item, path + (index,), loaded, errors, loader, seen))
         return items
-    return loader.construct_object(node, deep=True)
+    value = loader.construct_object(node, deep=True)
+    _check_scalar(value, node, loaded, errors, "a value")
+    return value

@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .environment import ENVIRONMENT as _ENVIRONMENT
-from .literals import md_cell, md_code, mermaid_label, py
+from .literals import md_cell, md_code, md_text, mermaid_label, py
 from .spec_model import ContentKind, Spec, WireField
 from .validate import expected_replay_ids, projector_table
 from .wire_model import module_context, render_schema
@@ -225,7 +225,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
     return {
         **_wire_contract_context(spec),
         "phase": md_cell(spec.scope.phase),
-        "summary": md_cell(spec.scope.summary),
+        "summary": md_text(spec.scope.summary),
         "pipeline": " -> ".join(md_cell(step) for step in spec.scope.pipeline),
         "failpoint_rows": [
             [md_code(fp.id), md_cell(fp.boundary), md_code(fp.committed_prefix), md_cell(fp.note or "")]
@@ -256,9 +256,9 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
             ]
             for d in spec.decisions
         ],
-        "high_water_rule": md_cell(spec.ledger_rules.high_water_rule),
+        "high_water_rule": md_text(spec.ledger_rules.high_water_rule),
         "high_water_diagnostic": md_code(spec.ledger_rules.high_water_diagnostic),
-        "corruption_rule": md_cell(spec.ledger_rules.corruption_rule),
+        "corruption_rule": md_text(spec.ledger_rules.corruption_rule),
         "corruption_rows": [[md_code(kind), md_cell(text)] for kind, text in spec.ledger_rules.corruption_kinds],
         "state_rows": [
             [
@@ -288,13 +288,13 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         "after_terminal": md_code(projector.after_terminal_anomaly),
         "diagnostic_rows": [[md_code(d.code), md_code(d.reason), md_cell(d.message)] for d in projector.diagnostics],
         "reason_rows": [[md_code(name), md_cell(text)] for name, text in projector.reasons],
-        "directive": md_cell(projector.directive),
+        "directive": md_text(projector.directive),
         "invariant_rows": [
             [md_code(i.name), md_cell(i.description), ", ".join(md_code(c) for c in i.exempt_diagnostics) or "none"]
             for i in spec.invariants
         ],
-        "harness_scope": md_cell(spec.scope.harness_scope),
-        "out_of_scope": [md_cell(item) for item in spec.scope.out_of_scope],
+        "harness_scope": md_text(spec.scope.harness_scope),
+        "out_of_scope": [md_text(item) for item in spec.scope.out_of_scope],
     }
 
 

@@ -7,13 +7,14 @@ second copy of the rules. jsonschema finds the errors; this module words them an
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError
 
-from .errors import SpecError
+from .errors import Mark, SpecError
 from .loader import LoadedFile
 
 _JSON_TYPE_NAMES = {
@@ -27,11 +28,36 @@ _JSON_TYPE_NAMES = {
 }
 
 
-def load_schema(path: Path) -> Draft202012Validator:
-    """Read and check one schema document."""
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+def _pattern_to_the_end(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    # Python's `$` also matches before a final newline, so "failed\n" would pass `^[a-z]+$` and then break the
+    # generated code: a pattern's `$` means the end of the string here, as it does in JSON Schema's ECMA regex.
+    if isinstance(instance, str) and pattern.endswith("$") and not pattern.endswith("\\$"):
+        if re.search(pattern[:-1] + r"\Z", instance) is None:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+        return
+    yield from _draft_pattern(validator, pattern, instance, schema)
+
+
+_draft_pattern = Draft202012Validator.VALIDATORS["pattern"]
+_SpecValidator = validators.extend(Draft202012Validator, {"pattern": _pattern_to_the_end})
+
+
+def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecError]]:
+    """Read and check one schema document; a broken one is an error at its file:line:col, never a traceback."""
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        return None, [SpecError(Mark(display_name, 1, 1), f"cannot read the schema: {error.strerror or error}")]
+    except UnicodeDecodeError as error:
+        return None, [SpecError(Mark(display_name, 1, 1), f"the schema is not UTF-8: {error.reason}")]
+    except json.JSONDecodeError as error:
+        return None, [SpecError(Mark(display_name, error.lineno, error.colno), f"the schema is not JSON: {error.msg}")]
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        where = "/".join(str(step) for step in error.absolute_path) or "(the root)"
+        return None, [SpecError(Mark(display_name, 1, 1), f"not a valid JSON Schema at {where}: {error.message}")]
+    return _SpecValidator(schema), []
 
 
 def schema_errors(loaded: LoadedFile, validator: Draft202012Validator) -> list[SpecError]:

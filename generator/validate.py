@@ -82,8 +82,10 @@ def load_spec(root: Path) -> Spec:
         errors.extend(load_errors)
         if loaded is None or load_errors:
             continue
-        validator = load_schema(root / SCHEMA_DIR / f"{name}.schema.json")
-        errors.extend(schema_errors(loaded, validator))
+        validator, schema_problems = load_schema(root / SCHEMA_DIR / f"{name}.schema.json", f"{SCHEMA_DIR}/{name}.schema.json")
+        errors.extend(schema_problems)
+        if validator is not None:
+            errors.extend(schema_errors(loaded, validator))
         files[name] = loaded
     if errors:
         raise SpecInvalid(errors)
@@ -389,8 +391,10 @@ class _Checker:
         codes = [diagnostic.code for diagnostic in projector.diagnostics]
         reason_names = [name for name, _ in projector.reasons]
 
+        # The generated machine also has a `raise_<code>` method per anomaly, and `call_tool_name` and `raised`.
+        generated = {"raise_" + rule.anomaly for rule in projector.rules if rule.anomaly} | {"call_tool_name", "raised"}
         for name, mark in [(state.name, state.mark) for state in projector.states] + [(event.name, event.mark) for event in projector.events]:
-            if keyword.iskeyword(name) or name in _RESERVED_NAMES:
+            if keyword.iskeyword(name) or name in _RESERVED_NAMES or name in generated:
                 self.error(mark, f"'{name}' is reserved in the generated state machine; choose another name")
         for name in set(state_names) & set(event_names):
             self.error(file.key_mark(("events", name)), f"'{name}' names both a state and an event")
