@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,13 +44,61 @@ class RefusedToWrite(Exception):
     """generate would lose someone's work; nothing was written."""
 
 
+class UnsafeGeneratedTree(Exception):
+    """generated/ holds (or is) a symlink: reading or writing through it would leave the project."""
+
+
+# generate builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
+# wholly old or wholly new; these siblings exist only while it runs, or after it was cut off.
+STAGING_SUFFIX = ".resume-contract-new"
+RETIRED_SUFFIX = ".resume-contract-old"
+_LEGACY_TEMPORARY = ".resume-contract-tmp"  # per-file staging of earlier versions
+
+
+def recover_interrupted(root: Path) -> list[str]:
+    """Finish or roll back a generate that was cut off; return what was done (empty when nothing was left)."""
+    base = root / GENERATED_DIR
+    staging = base.with_name(base.name + STAGING_SUFFIX)
+    retired = base.with_name(base.name + RETIRED_SUFFIX)
+    done = []
+    if retired.is_dir() and not retired.is_symlink():
+        if base.exists():
+            shutil.rmtree(retired)  # the swap was complete: generated/ is the new tree
+            done.append(f"removed {retired.name} (left by an interrupted generate, after its swap)")
+        else:
+            os.rename(retired, base)  # cut off between the two renames: put the old tree back
+            done.append(f"restored {base.name} from {retired.name} (an interrupted generate had moved it)")
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)
+        done.append(f"removed {staging.name} (an interrupted generate's unfinished tree)")
+    if base.is_dir() and not base.is_symlink():
+        for leftover in sorted(base.rglob(f"*{_LEGACY_TEMPORARY}")):
+            if leftover.is_file() and not leftover.is_symlink():
+                leftover.unlink()
+                done.append(f"removed {leftover.relative_to(root).as_posix()}")
+    return done
+
+
+def interrupted_leftovers(root: Path) -> list[str]:
+    """What an interrupted generate left beside generated/ (check reports it and changes nothing)."""
+    base = root / GENERATED_DIR
+    return [base.name + suffix for suffix in (STAGING_SUFFIX, RETIRED_SUFFIX) if base.with_name(base.name + suffix).exists()]
+
+
 def files_on_disk(root: Path) -> dict[str, str | None]:
     """Every file under generated/ (relative path -> text, None when it is not UTF-8 text)."""
     found: dict[str, str | None] = {}
     base = root / GENERATED_DIR
+    if base.is_symlink():
+        raise UnsafeGeneratedTree(f"{GENERATED_DIR} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/")
     if not base.exists():
         return found
     for directory, subdirectories, files in os.walk(base):
+        for name in sorted(subdirectories + files):
+            path = Path(directory) / name
+            if path.is_symlink():
+                relative = path.relative_to(root).as_posix()
+                raise UnsafeGeneratedTree(f"{relative} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/ (remove it)")
         subdirectories[:] = sorted(d for d in subdirectories if d not in _IGNORED_DIRS)
         for name in sorted(files):
             path = Path(directory) / name
@@ -112,8 +161,8 @@ def write_outputs(root: Path, outputs: dict[str, str], drift: Drift, force: bool
     """Bring generated/ in line with `outputs`; return the paths written or removed, sorted.
 
     Refuses, writing nothing, when it would overwrite a hand edit (unless `force`) or when generated/ holds
-    a file it did not generate. Every new file is staged beside its target first and only then moved into
-    place, so a failure part-way leaves the old files, not a mix.
+    a file it did not generate. The new tree is written whole beside generated/ and swapped in by two
+    directory renames, so generated/ is always wholly old or wholly new.
     """
     unknown = [path for path in drift.orphaned if path not in drift.removable_orphans]
     if unknown:
@@ -129,20 +178,22 @@ def write_outputs(root: Path, outputs: dict[str, str], drift: Drift, force: bool
             + "; move the change into spec/ and run `resume-contract generate --force` (nothing was written)"
         )
     to_write = sorted(set(drift.changed) | set(drift.missing) | set(drift.hand_edited))
-    staged: list[tuple[Path, Path]] = []
+    base = root / GENERATED_DIR
+    staging = base.with_name(base.name + STAGING_SUFFIX)
+    retired = base.with_name(base.name + RETIRED_SUFFIX)
+    # Build the whole new tree beside the old one, then swap directories: a failure or an interrupt before
+    # the swap leaves generated/ as it was; `recover_interrupted` finishes or rolls back a cut-off swap.
     try:
-        for relative in to_write:
-            target = root / relative
+        staging.mkdir()
+        for relative, text in outputs.items():
+            target = staging / Path(relative).relative_to(GENERATED_DIR)
             target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.resume-contract-tmp")
-            temporary.write_text(outputs[relative], encoding="utf-8", newline="\n")
-            staged.append((temporary, target))
+            target.write_text(text, encoding="utf-8", newline="\n")
     except BaseException:
-        for temporary, _ in staged:
-            temporary.unlink(missing_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
-    for temporary, target in staged:
-        os.replace(temporary, target)
-    for relative in drift.removable_orphans:
-        (root / relative).unlink()
+    if base.exists():
+        os.rename(base, retired)
+    os.rename(staging, base)
+    shutil.rmtree(retired, ignore_errors=True)
     return sorted(to_write + list(drift.removable_orphans))

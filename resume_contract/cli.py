@@ -71,12 +71,25 @@ def _render(root: Path) -> dict[str, str]:
     return render_all(load_spec(root))
 
 
+def _compare(root: Path, outputs: dict[str, str]):  # noqa: ANN202 - outputs.Drift
+    from resume_contract_generator.outputs import UnsafeGeneratedTree, compare
+
+    try:
+        return compare(root, outputs)
+    except UnsafeGeneratedTree as error:
+        raise UsageError(str(error)) from None
+
+
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.outputs import RefusedToWrite, compare, write_outputs
+    from resume_contract_generator.outputs import RefusedToWrite, recover_interrupted, write_outputs
 
     root = _root(args)
     outputs = _render(root)
-    drift = compare(root, outputs)
+    if (root / "generated").is_symlink():
+        raise UsageError("generated is a symlink; the generator reads and writes only real files under generated/")
+    for line in recover_interrupted(root):
+        print(line, file=out)
+    drift = _compare(root, outputs)
     if drift.clean:
         print(f"generated/ is up to date ({len(outputs)} files)", file=out)
         return EXIT_OK
@@ -92,11 +105,15 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.outputs import compare
+    from resume_contract_generator.outputs import interrupted_leftovers
 
     root = _root(args)
     outputs = _render(root)
-    drift = compare(root, outputs)
+    drift = _compare(root, outputs)
+    leftovers = interrupted_leftovers(root)
+    if leftovers:
+        print(f"an interrupted generate left {', '.join(leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
+        return EXIT_FAIL
     if drift.clean:
         print(f"generated/ matches spec/ ({len(outputs)} files)", file=out)
         return EXIT_OK
