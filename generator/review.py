@@ -3,7 +3,8 @@
 In the style of `buf breaking`: each rule has a stable name and a class —
 - `weakens-safety`: can turn a `blocked` decision into `safe_replay`, or loses evidence;
 - `tightens`: the reverse;
-- `neutral`: wording, messages, reordering with no effect.
+- `neutral`: wording, messages, reordering with no effect (never the directive: it is what the operator is
+  told to do, so a changed directive weakens safety unless it only adds text).
 
 Rules whose effect is not obvious on their own are classed `by-evidence`: both specs' projectors run over the
 canonical ledgers and every ledger up to `depth` events (`resume_contract.explore`), and the change takes the
@@ -101,7 +102,9 @@ RULES: dict[str, tuple[str, str]] = {
     "REASON_ADDED": (BY_EVIDENCE, "a rejection reason was added"),
     "REASON_REWORDED": (NEUTRAL, "a reason's description changed"),
     "REASONS_REORDERED": (NEUTRAL, "rejection reasons are listed in another order"),
-    "DIRECTIVE_REWORDED": (NEUTRAL, "the directive for indeterminate operations changed"),
+    "DIRECTIVE_CHANGED": (WEAKENS, "what the operator is told to do about an indeterminate operation changed"),
+    "DIRECTIVE_EXTENDED": (TIGHTENS, "the directive keeps its text and adds to it"),
+    "SCHEMA_CHANGED": (WEAKENS, "the JSON Schema a spec file is checked against changed (a relaxed one lets specs through)"),
     "INVARIANT_REMOVED": (WEAKENS, "verify no longer proves an invariant"),
     "INVARIANT_ADDED": (TIGHTENS, "verify proves a new invariant"),
     "INVARIANT_EXEMPTION_ADDED": (WEAKENS, "an invariant exempts another diagnostic"),
@@ -193,6 +196,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.projector()
     collector.invariants()
     collector.scope()
+    collector.schemas()
     evidence, explored = _evidence(base, head, depth)
     effects = {item.effect for item in evidence}
     evidence_class = WEAKENS if WEAKENS in effects else TIGHTENS if TIGHTENS in effects else NEUTRAL
@@ -420,7 +424,12 @@ class _Collector:
         if [k for k in old_reasons if k in new_reasons] != [k for k in new_reasons if k in old_reasons]:
             self.add("REASONS_REORDERED", "rejection reasons are listed in another order", loc_b("reasons"), loc_h("reasons"))
         if base.directive != head.directive:
-            self.add("DIRECTIVE_REWORDED", "the directive changed", loc_b("directive"), loc_h("directive"))
+            where = (loc_b("directive"), loc_h("directive"))
+            if base.directive in head.directive:
+                self.add("DIRECTIVE_EXTENDED", f"the directive only adds text: '{base.directive}' -> '{head.directive}'", *where)
+            else:
+                # It is what the operator is told to do: any other change could tell them to do less.
+                self.add("DIRECTIVE_CHANGED", f"the operator is told something else: '{base.directive}' -> '{head.directive}'", *where)
 
     def rules(self) -> None:
         def named(rules):
@@ -453,6 +462,14 @@ class _Collector:
                     self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
                 self.add("INVARIANT_REWORDED", f"invariant '{key}': description changed", old.mark, new.mark)
+
+    def schemas(self) -> None:
+        base, head = dict(self.base.schemas), dict(self.head.schemas)
+        for name in base.keys() | head.keys():
+            if base.get(name) == head.get(name):
+                continue
+            mark = Mark(f"spec/schema/{name}.schema.json", 1, 1)
+            self.add("SCHEMA_CHANGED", f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark)
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:

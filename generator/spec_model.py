@@ -233,6 +233,8 @@ class Spec:
     sha256: str
     # "file:key/path" -> where that key stands, e.g. "projector:diagnostics/pending_tool_result/message".
     locations: Mapping[str, Mark] = field(default_factory=dict)
+    # (spec file name, its JSON Schema as canonical JSON): what the spec is checked against, for the review.
+    schemas: tuple[tuple[str, str], ...] = ()
 
     def decision(self, prefix: str) -> Decision:
         return next(decision for decision in self.decisions if decision.prefix == prefix)

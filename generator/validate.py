@@ -7,6 +7,7 @@ against the projector over the canonical ledger.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import keyword
@@ -94,13 +95,19 @@ def load_spec(root: Path) -> Spec:
         raise SpecInvalid(errors)
 
     checker = _Checker(files, wire)
-    spec = checker.build(root)
+    spec = dataclasses.replace(checker.build(root), schemas=tuple((name, _canonical_schema(root, name)) for name in SPEC_FILES))
     if checker.errors:
         raise SpecInvalid(checker.errors)
     contradictions = check_decisions_against_projector(spec)
     if contradictions:
         raise SpecInvalid(contradictions)
     return spec
+
+
+def _canonical_schema(root: Path, name: str) -> str:
+    """A spec file's schema as canonical JSON (sorted keys), so a reformatting is no change."""
+    value = json.loads((root / SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:

@@ -49,6 +49,8 @@ def _side(tmp_path: Path, case: str, side: str) -> Path:
     shutil.copytree(REPO / "spec", root / "spec")
     for overlay in sorted((CORPUS / case / side).glob("*.yaml")):
         shutil.copyfile(overlay, root / "spec" / overlay.name)
+    for overlay in sorted((CORPUS / case / side).glob("*.schema.json")):
+        shutil.copyfile(overlay, root / "spec" / "schema" / overlay.name)
     return root
 
 

@@ -29,6 +29,8 @@ def main() -> int:
                 shutil.copytree(REPO / "spec", root / "spec")
                 for overlay in sorted((CORPUS / case / side).glob("*.yaml")):
                     shutil.copyfile(overlay, root / "spec" / overlay.name)
+                for overlay in sorted((CORPUS / case / side).glob("*.schema.json")):
+                    shutil.copyfile(overlay, root / "spec" / "schema" / overlay.name)
                 sides.append(load_spec(root))
             report = as_text(review(sides[0], sides[1], depth=DEPTH), "previous", "current")
             (CORPUS / case / "expected.txt").write_text(report, encoding="utf-8")
