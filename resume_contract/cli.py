@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from .terminal import raw_stream
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -203,9 +205,11 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workers = _jobs(args.jobs, default_workers())
     progress = None
     if err.isatty() and not args.json:
+        screen = raw_stream(err)
+
         def progress(done: int, total: int) -> None:
             if done == total or done % 50 == 0:
-                err.write(f"\rplanned {done}/{total} runs")
+                screen.write(f"\rplanned {done}/{total} runs")
                 if done == total:
                     err.write("\n")
                 err.flush()
@@ -316,8 +320,10 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workers = _jobs(args.jobs, default_workers())
     progress = None
     if err.isatty():
+        screen = raw_stream(err)
+
         def progress(done: int, total: int) -> None:
-            err.write(f"\rexplored {done}/{total} subtrees")
+            screen.write(f"\rexplored {done}/{total} subtrees")
             if done == total:
                 err.write("\n")
             err.flush()
@@ -508,6 +514,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
+    from .terminal import EscapingWriter
+
+    # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact.
+    if not (getattr(args, "json", False) or getattr(args, "format", None) == "json"):
+        out = EscapingWriter(out)  # type: ignore[assignment]
+    err = EscapingWriter(err)  # type: ignore[assignment]
     try:
         return args.handler(args, out, err)
     except SpecInvalid as invalid:
@@ -520,9 +532,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         print(f"resume-contract: {error}", file=err)
         return EXIT_USAGE
     except LedgerCorruption as error:
-        from .terminal import escape
-
-        print(escape(f"resume-contract: corrupt ledger, no plan: {error}"), file=err)
+        print(f"resume-contract: corrupt ledger, no plan: {error}", file=err)
         return EXIT_CORRUPT
     except OSError as error:
         # A path that cannot be read or written (a counterexample into a missing directory, a full disk...).

@@ -8,6 +8,7 @@ written as UTF-8 at all. `escape` shows every such character as a visible escape
 from __future__ import annotations
 
 import re
+from typing import TextIO
 
 # C0 and C1 controls (DEL included), bidi embeddings, overrides and isolates, and lone surrogates.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -21,3 +22,28 @@ def _visible(match: re.Match[str]) -> str:
 def escape(text: object) -> str:
     """`text` with every control, bidi and surrogate character written as a visible escape."""
     return _UNSAFE.sub(_visible, str(text))
+
+
+class EscapingWriter:
+    """A text stream for people: every write is escaped, line by line; `raw` is the stream underneath.
+
+    Progress lines that redraw themselves with a carriage return write to `raw`: a carriage return in data
+    would let a value overwrite the line it stands on.
+    """
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        return self.raw.write("\n".join(escape(line) for line in text.split("\n")))
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+
+def raw_stream(stream: TextIO | EscapingWriter) -> TextIO:
+    """The stream under an EscapingWriter (for a self-redrawing progress line), or the stream itself."""
+    return stream.raw if isinstance(stream, EscapingWriter) else stream

@@ -29,3 +29,19 @@ def test_no_unsafe_character_survives_and_the_result_is_utf8(text: str) -> None:
 def test_escapes_are_visible_and_say_which_character_it_was() -> None:
     assert escape("a\x1b[2Jb\u202ec\ud83d\x85") == "a\\x1b[2Jb\\u202ec\\ud83d\\x85"
     assert escape("plain café ✓") == "plain café ✓"
+
+
+def test_every_human_readable_output_is_escaped_and_json_stays_exact(tmp_path, run_cli) -> None:
+    # A file name and a row value chosen by an attacker reach the error message; neither repaints the screen.
+    ledger = tmp_path / "evil\x1b[2J\u202e.jsonl"
+    ledger.write_bytes(
+        b'{"id":"x","sessionId":"s","invocationId":"i","runId":"r","turnId":"t","ts":1,"partial":false,'
+        b'"author":"agent","role":"\\u001b[2Jsafe_replay","content":{"kind":"text","text":"hi"}}\n'
+    )
+    code, out, err = run_cli("plan", str(ledger))
+    assert code == 3 and "invalid_event" in err
+    assert "\x1b" not in err and "\u202e" not in err and "evil\\x1b[2J\\u202e.jsonl" in err
+    code, out, err = run_cli("plan", "--json", str(tmp_path / "missing\x1b.jsonl"))
+    assert code == 2 and "\x1b" not in err
+    code, out, _ = run_cli("diff", "--help")
+    assert code == 0
