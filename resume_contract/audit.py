@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from .containment import EscapesWorkspace
+from .interrupts import stoppable_pool
 from .plan import build_resume_plan
 from .store import (
     LEDGER_NAME,
@@ -135,7 +135,7 @@ def audit(
         return
     size = max(1, min(64, total // (workers * 8)))
     chunks = [jobs[start : start + size] for start in range(0, total, size)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with stoppable_pool(workers) as pool:
         futures = [pool.submit(_summarize_chunk, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
@@ -150,7 +150,7 @@ def audit(
 
 
 def _alone(job: Job) -> RunSummary:
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    with stoppable_pool(1) as pool:
         try:
             return pool.submit(_summarize_chunk, [job]).result()[0]
         except BrokenProcessPool as error:

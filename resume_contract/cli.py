@@ -28,7 +28,7 @@ and the review. After a crash: `resume-contract plan` decides whether a run may 
 """
 
 EPILOG = """\
-exit codes: 0 ok, 1 drift / refused / blocked, 2 bad spec or usage, 3 corrupt ledger.
+exit codes: 0 ok, 1 drift / refused / blocked, 2 bad spec or usage, 3 corrupt ledger, 130 Ctrl-C, 143 SIGTERM.
 Run `resume-contract COMMAND --help` for each command's options.
 """
 
@@ -514,6 +514,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
+    from .interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, sigterm_raises
     from .terminal import EscapingWriter
 
     # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact.
@@ -521,7 +522,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         out = EscapingWriter(out)  # type: ignore[assignment]
     err = EscapingWriter(err)  # type: ignore[assignment]
     try:
-        return args.handler(args, out, err)
+        with sigterm_raises():
+            return args.handler(args, out, err)
     except SpecInvalid as invalid:
         for error in invalid.errors:
             print(error, file=err)
@@ -538,6 +540,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         # A path that cannot be read or written (a counterexample into a missing directory, a full disk...).
         print(f"resume-contract: {error}", file=err)
         return EXIT_USAGE
+    except MemoryError:
+        print("resume-contract: not enough memory for this input (nothing was written)", file=err)
+        return EXIT_USAGE
+    except Terminated:
+        print("resume-contract: terminated (SIGTERM); pending work cancelled, workers stopped", file=err)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
-        print("resume-contract: interrupted", file=err)
-        return 130
+        print("resume-contract: interrupted; pending work cancelled, workers stopped", file=err)
+        return EXIT_INTERRUPTED

@@ -90,7 +90,10 @@ def died_by_kill(returncode: int | None) -> bool:
 class _Child:
     """A child process whose stdout lines arrive on a queue, so every wait for them is bounded."""
 
+    running: set[_Child] = set()  # children not yet waited for, so an interrupt can kill them all
+
     def __init__(self, arguments: Sequence[str], stdin: bytes = b"", environment: dict[str, str] | None = None) -> None:
+        _Child.running.add(self)
         self.process = subprocess.Popen(
             [sys.executable, *arguments],
             stdin=subprocess.PIPE,
@@ -138,6 +141,7 @@ class _Child:
 
     def close(self) -> None:
         self.kill()
+        _Child.running.discard(self)
         self.stderr()
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
@@ -271,8 +275,17 @@ def run_boundary_case(failpoint: str, outcome: str, prefix: str, action: str = "
 def run_in_parallel(jobs: Sequence[Callable[[], CrashObservation]], workers: int | None = None) -> list[CrashObservation]:
     """Run cases concurrently (children are processes; threads only wait on them), results in job order."""
     workers = workers or max(2, (os.cpu_count() or 1) * 2)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         return list(pool.map(lambda job: job(), jobs))
+    except BaseException:
+        # Ctrl-C or SIGTERM: start nothing more, and kill every child still running (threads only wait on them).
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in list(_Child.running):
+            child.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def expected_from_catalog(prefix: str, outcome: str) -> dict[str, object]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import msgspec
@@ -24,6 +23,7 @@ from resume_contract_generated.projector_table import (
 
 from .events import RuntimeEvent, encode_event
 from .explore import ALPHABET, build, count_words, spell
+from .interrupts import stoppable_pool
 from .oracle import decide
 from .plan import build_resume_plan
 from .projection import ResumePlan, project
@@ -220,7 +220,7 @@ def verify(
     firsts: list[int | None] = [None] + (list(range(len(ALPHABET))) if depth > 0 else [])
     merged = SubtreeResult()
     if workers > 1 and depth >= 4:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with stoppable_pool(workers) as pool:
             results = pool.map(verify_subtree, firsts, [depth] * len(firsts), [invariants] * len(firsts))
             subtree_results = _with_progress(results, len(firsts), on_progress)
     else:

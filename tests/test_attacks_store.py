@@ -271,15 +271,19 @@ def _text(run: str):
     )
 
 
-def test_a_ledger_too_large_for_memory_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [(["plan"], "not enough memory to plan this ledger"), (["repair"], "not enough memory for this input")],
+)
+def test_a_ledger_too_large_for_memory_is_exit_2_without_a_traceback(tmp_path: Path, command: list[str], message: str) -> None:
     big = tmp_path / "runtime-events.jsonl"
     with big.open("wb") as handle:
         handle.truncate(3 * 1024**3)  # sparse: 3 GiB of zeros, no disk used
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
-    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['plan', {str(big)!r}]))"
+    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main({command + [str(big)]!r}))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
-    assert "not enough memory to plan this ledger" in result.stderr and "Traceback" not in result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
 
 
 # -- 15. flags ------------------------------------------------------------------------------------------------

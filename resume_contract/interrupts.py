@@ -1,0 +1,64 @@
+"""Stopping on Ctrl-C or SIGTERM: pending work is cancelled and every worker process ends with its parent.
+
+A ProcessPoolExecutor left to itself waits for all submitted work on Ctrl-C (minutes for `verify`), and
+SIGTERM kills only the parent, leaving workers computing and then blocked on their pipes for good. Here the
+workers ignore SIGINT (the parent decides), SIGTERM becomes an exception in the parent, and a pool that is
+left by an exception cancels what is pending and kills its workers.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+_JOIN_SECONDS = 2.0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the parent."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block (main thread only), SIGTERM raises Terminated instead of killing the process."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _worker_ignores_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextmanager
+def stoppable_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers end with the parent: on any exception, pending work is cancelled and
+    the workers are killed (not waited for)."""
+    pool = ProcessPoolExecutor(max_workers=max_workers, initializer=_worker_ignores_interrupts)
+    try:
+        yield pool
+    except BaseException:
+        workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
+            process.kill()
+        for process in workers:
+            process.join(_JOIN_SECONDS)
+        raise
+    pool.shutdown(wait=True)

@@ -1,0 +1,96 @@
+"""Signals (issue 10, item 14): SIGINT and SIGTERM to the parent cancel pending work, end every worker within
+a second or two, and exit 130 / 143; no process is left behind.
+
+Each command runs in a session of its own, so "left behind" is checked on the whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+AUDIT_SLOWLY = (
+    "import sys, time\n"
+    "from resume_contract import audit\n"
+    "real = audit.summarize\n"
+    "def slow(job):\n"
+    "    time.sleep(0.5)\n"
+    "    return real(job)\n"
+    "audit.summarize = slow\n"
+    "from resume_contract.cli import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _interrupt(command: list[str], signum: int, started_when: str) -> tuple[int, float, str]:
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 30
+    assert process.stdout is not None
+    if started_when:
+        line = process.stdout.readline()
+        assert started_when in line, line
+    time.sleep(1.0)  # the workers are busy by now
+    assert process.poll() is None and time.monotonic() < deadline, "finished before it could be interrupted"
+    sent = time.monotonic()
+    os.kill(process.pid, signum)
+    try:
+        code = process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    took = time.monotonic() - sent
+    for _ in range(50):  # the group's last members may take a moment to be reaped
+        if not _group_alive(process.pid):
+            break
+        time.sleep(0.05)
+    assert not _group_alive(process.pid), "a process of the command's group outlived it"
+    return code, took, process.stderr.read() if process.stderr else ""
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["sigterm", "sigint"])
+def test_verify_stops_its_workers_and_exits(signum: int, code: int) -> None:
+    command = [sys.executable, "-m", "resume_contract", "verify", "--depth", "7", "--jobs", "2"]
+    returncode, took, err = _interrupt(command, signum, "exploring")
+    assert returncode == code and took < 3, (took, err)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["sigterm", "sigint"])
+def test_the_audit_stops_its_workers_and_exits(tmp_path: Path, signum: int, code: int) -> None:
+    for run in range(40):
+        ledger = tmp_path / "sessions" / "s" / "runs" / f"r{run}" / "runtime-events.jsonl"
+        ledger.parent.mkdir(parents=True)
+        ledger.write_bytes(b"")
+    command = [sys.executable, "-c", AUDIT_SLOWLY, "plan", "--workspace", str(tmp_path), "--jobs", "2"]
+    returncode, took, err = _interrupt(command, signum, "")
+    assert returncode == code and took < 3, (took, err)
+    assert "Traceback" not in err
+
+
+def test_crash_stops_its_children_and_exits() -> None:
+    command = [sys.executable, "-m", "resume_contract", "crash", "--jobs", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(1.0)
+    if process.poll() is not None:
+        pytest.skip("the catalog finished within a second on this machine")
+    os.kill(process.pid, signal.SIGTERM)
+    assert process.wait(timeout=10) == 143
+    for _ in range(50):
+        if not _group_alive(process.pid):
+            break
+        time.sleep(0.05)
+    assert not _group_alive(process.pid)
