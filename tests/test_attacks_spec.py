@@ -97,3 +97,9 @@ def test_a_summary_cannot_swallow_the_contract_document(project: Path, run_cli) 
     fences = re.findall(r"^(?:~~~|```)", contract, re.MULTILINE)
     assert "~~~" not in fences and len(fences) % 2 == 0  # every fence the template opens, it closes
     assert "\n## Stable failpoints\n" in contract and "\n## Phase boundary\n" in contract
+
+
+def test_a_name_that_only_normalises_to_ascii_is_refused(project: Path, run_cli, snapshot) -> None:
+    # U+FF46 FULLWIDTH f is "f" after NFKC: as a Python identifier it would collide with the state `failed`.
+    _edit(project, "projector.yaml", "  failed:\n    description:", "  \uff46ailed:\n    description:")
+    _refused(project, run_cli, snapshot, r"spec/projector\.yaml:\d+:\d+: ")

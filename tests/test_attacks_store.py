@@ -294,3 +294,25 @@ def test_a_ledger_too_large_for_memory_is_exit_2_without_a_traceback(tmp_path: P
 def test_bad_flags_are_usage_errors(args, run_cli) -> None:
     code, out, err = run_cli(*args)
     assert (code, out) == (2, "") and err.startswith("resume-contract: ") and "Traceback" not in err
+
+
+def test_a_run_too_large_for_memory_is_unreadable_and_the_audit_goes_on(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    for run in ("big", "small"):
+        ledger = workspace / "sessions" / "s1" / "runs" / run / "runtime-events.jsonl"
+        ledger.parent.mkdir(parents=True)
+        ledger.write_bytes(b"")
+    with (workspace / "sessions" / "s1" / "runs" / "big" / "runtime-events.jsonl").open("wb") as handle:
+        handle.truncate(3 * 1024**3)
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
+    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['plan', '--workspace', {str(workspace)!r}, '--jobs', '1']))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "unreadable s1/big: " in result.stdout and "not enough memory to plan this run" in result.stdout
+    assert "2 runs: 1 safe_replay" in result.stdout and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("bad", ["s1\n", "s1/../s2", ""])
+def test_a_ledger_id_that_is_not_a_plain_name_is_refused(tmp_path: Path, run_cli, bad: str) -> None:
+    code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--session", bad or "s1", "--run", bad or "")
+    assert (code, out) == (2, "") and "Traceback" not in err
