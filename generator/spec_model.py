@@ -137,6 +137,9 @@ class LedgerRules:
     high_water_diagnostic: str
     corruption_rule: str
     corruption_kinds: tuple[tuple[str, str], ...]
+    # Where a Phase 0 reference may decide otherwise (for `conform --strictness reference`; not reviewed).
+    reference_anomalies: tuple[str, ...] = ()
+    reference_corruption_kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

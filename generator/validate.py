@@ -582,11 +582,22 @@ class _Checker:
         diagnostic = rules_data["high_water_mismatch"]["diagnostic"]
         if diagnostic not in codes:
             self.error(file.mark(("ledger_rules", "high_water_mismatch", "diagnostic")), f"unknown diagnostic '{diagnostic}'; the diagnostics are [{', '.join(codes)}]")
+        kinds = tuple(rules_data["storage_corruption"]["kinds"].items())
+        differences = data.get("reference_differences", {"anomalies": [], "corruption_kinds": []})
+        anomalies = {rule.anomaly for rule in projector.rules if rule.anomaly} | {projector.after_terminal_anomaly}
+        for index, code in enumerate(differences["anomalies"]):
+            if code not in anomalies:
+                self.error(file.mark(("reference_differences", "anomalies", index)), f"'{code}' is not an anomaly; the anomalies are [{', '.join(sorted(anomalies))}]")
+        for index, kind in enumerate(differences["corruption_kinds"]):
+            if kind not in dict(kinds):
+                self.error(file.mark(("reference_differences", "corruption_kinds", index)), f"unknown corruption kind '{kind}'; the kinds are [{', '.join(dict(kinds))}]")
         rules = LedgerRules(
             high_water_rule=rules_data["high_water_mismatch"]["rule"],
             high_water_diagnostic=diagnostic,
             corruption_rule=rules_data["storage_corruption"]["rule"],
-            corruption_kinds=tuple(rules_data["storage_corruption"]["kinds"].items()),
+            corruption_kinds=kinds,
+            reference_anomalies=tuple(differences["anomalies"]),
+            reference_corruption_kinds=tuple(differences["corruption_kinds"]),
         )
         return tuple(decisions), rules
 

@@ -83,7 +83,7 @@ class Diagnostic(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     detail: dict[str, Any] | None = None
 
 
-class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, kw_only=True):
     """The decision over one committed prefix.
 
     `runtime_events` is the canonical committed ledger and `replay_runtime_events` what the provider may see
@@ -97,9 +97,10 @@ class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     requires_verification: bool
     source_runtime_event_high_water: int
     directive: str | None = None
-    terminal_runtime_event_id: str | None = None
-    runtime_events: tuple[msgspec.Raw, ...] = ()
-    replay_runtime_events: tuple[msgspec.Raw, ...] = ()
+    # No default: always printed (null: no terminal fact), as are an empty ledger and an empty replay.
+    terminal_runtime_event_id: str | None
+    runtime_events: tuple[msgspec.Raw, ...]
+    replay_runtime_events: tuple[msgspec.Raw, ...]
 
     @property
     def replay_event_ids(self) -> tuple[str, ...]:

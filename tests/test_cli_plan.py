@@ -31,7 +31,7 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
     code, out, _ = run_cli("plan", str(blocked), "--json")
     plan = json.loads(out)
     assert code == 1
-    # The reference ResumePlan's keys, in its order (terminalRuntimeEventId is ours, and absent here).
+    # The reference ResumePlan's keys, in its order; terminalRuntimeEventId is ours (null: no terminal fact).
     assert list(plan) == [
         "disposition",
         "operations",
@@ -40,9 +40,11 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
         "requiresVerification",
         "sourceRuntimeEventHighWater",
         "directive",
+        "terminalRuntimeEventId",
         "runtimeEvents",
         "replayRuntimeEvents",
     ]
+    assert plan["terminalRuntimeEventId"] is None
     assert [json.dumps(row, separators=(",", ":")) for row in plan["runtimeEvents"]] == blocked.read_text().splitlines()
     assert plan["operations"][0]["status"] == "indeterminate" and "directive" in plan
 

@@ -1,0 +1,318 @@
+"""Language-neutral conformance vectors, generated from the spec: a ledger and the outcome the contract pins.
+
+Any implementation of the contract (this project's, or a runtime in another language) is held to them by
+`resume-contract conform`. A vector is a JSONL ledger written verbatim, an optional expected high-water, and
+either the decision the contract pins or the corruption kind the ledger must be refused with. The cases:
+
+- canonical: every prefix of the canonical ledger, per tool outcome (the required-decisions table);
+- high-water: each canonical prefix reopened where one more event was expected (runtime_offset_mismatch);
+- table: for every reachable transition-table entry, the shortest ledger that takes it;
+- anomaly: for every anomaly, the shortest ledger that raises it;
+- corruption: one ledger per corruption kind;
+- explored: every ledger up to `depth` events over `resume_contract.explore`'s alphabet, one per outcome.
+
+Outcomes come from the spec alone: the decoding model and the projector table are built from the spec model
+in memory (as the generator checks them), never from what generated/ holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resume_contract.explore import spell, wires, words
+from resume_contract.projection import ProjectorTable, ResumePlan, project
+from resume_contract.reader import LedgerCorruption, decode_rows
+from resume_contract.wire import WireModel, encode_json
+
+from .spec_model import Spec
+from .validate import projector_table, wire_model
+
+FORMAT = "resume-contract-vectors/1"
+MANIFEST = "manifest.json"
+SCHEMA = "vectors.schema.json"
+LEDGERS_DIR = "ledgers"
+DEFAULT_DEPTH = 3
+CORRUPT_EXIT = 3
+
+
+class VectorError(Exception):
+    """The spec names something no vector can be made for (e.g. a corruption kind with no recipe)."""
+
+
+@dataclass(frozen=True)
+class Vector:
+    id: str
+    kind: str
+    description: str
+    rows: bytes
+    expected_high_water: int | None
+    expect: dict[str, Any]
+
+
+def pinned(plan: ResumePlan) -> dict[str, Any]:
+    """The decision fields the contract pins, as the vectors state them (camelCase, like a ResumePlan)."""
+    return {
+        "disposition": plan.disposition,
+        "operations": [{"toolCallId": op.tool_call_id, "status": op.status} for op in plan.operations],
+        "diagnostics": [diagnostic.code for diagnostic in plan.diagnostics],
+        "rejectionReasons": list(plan.rejection_reasons),
+        "requiresVerification": plan.requires_verification,
+        "sourceRuntimeEventHighWater": plan.source_runtime_event_high_water,
+        "replayEventIds": list(plan.replay_event_ids),
+        "terminalRuntimeEventId": plan.terminal_runtime_event_id,
+    }
+
+
+class _Planner:
+    def __init__(self, spec: Spec) -> None:
+        self.model: WireModel = wire_model(spec.wire)
+        self.table: ProjectorTable = projector_table(spec.projector, spec.ledger_rules, spec.wire)
+
+    def plan(self, rows: bytes, expected_high_water: int | None = None, trace: list | None = None) -> ResumePlan:
+        events, raws = decode_rows(Path("vector.jsonl"), rows, model=self.model)
+        return project(events, self.table, expected_high_water, trace, raws)
+
+
+def _jsonl(values: list[dict[str, Any]]) -> bytes:
+    return b"".join(encode_json(value) + b"\n" for value in values)
+
+
+def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector]:
+    """Every vector for `spec`, in a fixed order."""
+    planner = _Planner(spec)
+    vectors: list[Vector] = []
+    for prefix in spec.ledger.prefixes:
+        for outcome in spec.ledger.outcome_names:
+            rows = "".join(event.wire(outcome) + "\n" for event in spec.ledger.events[: prefix.length]).encode()
+            plan = planner.plan(rows)
+            vectors.append(Vector(f"canonical-{prefix.name}-{outcome}", "canonical", f"canonical ledger, prefix {prefix.name}, outcome {outcome}", rows, None, pinned(plan)))
+            mismatch = prefix.length + 1
+            vectors.append(
+                Vector(
+                    f"high-water-{prefix.name}-{outcome}",
+                    "high-water",
+                    f"canonical prefix {prefix.name} ({outcome}) reopened where {mismatch} events were expected",
+                    rows,
+                    mismatch,
+                    pinned(planner.plan(rows, mismatch)),
+                )
+            )
+    vectors += _explored(planner, depth)
+    vectors += _corruption(spec, planner)
+    return vectors
+
+
+def _explored(planner: _Planner, depth: int) -> list[Vector]:
+    table_entries: dict[tuple[str, str, bool], Vector] = {}
+    anomalies: dict[str, Vector] = {}
+    outcomes: dict[str, Vector] = {}
+    for word in words(depth):
+        rows = _jsonl(wires(word))
+        trace: list[tuple[str, str, bool]] = []
+        expect = pinned(planner.plan(rows, trace=trace))
+        name = spell(word)
+        for step in trace:
+            if step not in table_entries:
+                state, event, names_match = step
+                table_entries[step] = Vector(
+                    f"table-{state}-{event}-{'name_matches' if names_match else 'name_differs'}",
+                    "table",
+                    f"the shortest ledger that takes the table entry ({state}, {event}, {'names match' if names_match else 'names differ'}): {name}",
+                    rows,
+                    None,
+                    expect,
+                )
+        for code in expect["diagnostics"]:
+            if code not in anomalies:
+                anomalies[code] = Vector(f"anomaly-{code}", "anomaly", f"the shortest ledger that raises {code}: {name}", rows, None, expect)
+        signature = json.dumps({**expect, "replayEventIds": len(expect["replayEventIds"])}, sort_keys=True)
+        if signature not in outcomes:
+            outcomes[signature] = Vector(f"explored-{len(outcomes):04d}", "explored", name, rows, None, expect)
+    return [*table_entries.values(), *anomalies.values(), *outcomes.values()]
+
+
+def _base_row(event_id: str, **fields: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": event_id, "sessionId": "vector-session", "invocationId": "vector-invocation", "runId": "vector-run",
+        "turnId": "vector-turn", "ts": 1, "partial": False, "author": "user", "role": "user",
+        "content": {"kind": "text", "text": "hello"},
+    }
+    row.update(fields)
+    return row
+
+
+# One ledger per corruption kind the store knows how to find; the spec may name no other.
+_GOOD = encode_json(_base_row("e1")) + b"\n"
+_RECIPES: dict[str, tuple[str, bytes]] = {
+    "torn_row": ("the last row has no newline: a write cut off", _GOOD + encode_json(_base_row("e2"))[:-7]),
+    "invalid_utf8": ("a row holds a byte that is not UTF-8", _GOOD + encode_json(_base_row("e2")).replace(b"hello", b"hel\xfflo") + b"\n"),
+    "invalid_json": ("a row that is not JSON", _GOOD + b'{"id": "e2", oops}\n'),
+    "invalid_event": ("a row outside the wire format (an unknown role)", _GOOD + encode_json(_base_row("e2", role="robot")) + b"\n"),
+    "duplicate_event_id": ("two rows with one event id", _GOOD + encode_json(_base_row("e1", ts=2)) + b"\n"),
+    "duplicate_key": ("a row repeating a key", _GOOD + encode_json(_base_row("e2"))[:-1] + b',"partial":false}\n'),
+    "foreign_row": ("a row of another run", _GOOD + encode_json(_base_row("e2", runId="other-run")) + b"\n"),
+}
+
+
+def _corruption(spec: Spec, planner: _Planner) -> list[Vector]:
+    vectors = []
+    for kind, meaning in spec.ledger_rules.corruption_kinds:
+        if kind not in _RECIPES:
+            raise VectorError(f"no vector can be made for corruption kind '{kind}' ({meaning}): the reader does not know it")
+        description, rows = _RECIPES[kind]
+        try:
+            planner.plan(rows)
+        except LedgerCorruption as corruption:
+            if corruption.kind != kind:
+                raise VectorError(f"the {kind} vector is refused as {corruption.kind}") from None
+        else:
+            raise VectorError(f"the {kind} vector is not refused")
+        vectors.append(Vector(f"corruption-{kind}", "corruption", description, rows, None, {"corruption": kind}))
+    return vectors
+
+
+def manifest_schema() -> dict[str, Any]:
+    """The vectors' own JSON Schema (for manifest.json)."""
+    names = {"type": "array", "items": {"type": "string"}}
+    decision = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["disposition", "operations", "diagnostics", "rejectionReasons", "requiresVerification", "sourceRuntimeEventHighWater", "replayEventIds", "terminalRuntimeEventId"],
+        "properties": {
+            "disposition": {"enum": ["safe_replay", "blocked"]},
+            "operations": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": False, "required": ["toolCallId", "status"], "properties": {"toolCallId": {"type": "string"}, "status": {"type": "string"}}},
+            },
+            "diagnostics": names,
+            "rejectionReasons": names,
+            "requiresVerification": {"type": "boolean"},
+            "sourceRuntimeEventHighWater": {"type": "integer", "minimum": 0},
+            "replayEventIds": names,
+            "terminalRuntimeEventId": {"type": ["string", "null"]},
+        },
+    }
+    case = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "kind", "description", "ledger", "expectedHighWater", "expect"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-z0-9_.-]+$"},
+            "kind": {"enum": ["canonical", "high-water", "table", "anomaly", "corruption", "explored"]},
+            "description": {"type": "string"},
+            "ledger": {"type": "string"},
+            "expectedHighWater": {"type": ["integer", "null"], "minimum": 0},
+            "expect": {
+                "oneOf": [
+                    decision,
+                    {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}},
+                ]
+            },
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "resume-contract/vectors.schema.json",
+        "title": "resume-contract conformance vectors (manifest.json)",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["format", "specSha256", "depth", "about", "protocol", "referenceDifferences", "cases"],
+        "properties": {
+            "format": {"const": FORMAT},
+            "specSha256": {"type": "string"},
+            "depth": {"type": "integer"},
+            "about": {"type": "string"},
+            "protocol": {"type": "object"},
+            "referenceDifferences": {"type": "object", "required": ["anomalies", "corruptionKinds"], "properties": {"anomalies": names, "corruptionKinds": names}},
+            "cases": {"type": "array", "items": case},
+        },
+    }
+
+
+PROTOCOL = {
+    "command": "COMMAND... LEDGER.jsonl [--expected-high-water N]",
+    "plan": "exit 0 (safe_replay) or 1 (blocked), and the ResumePlan as JSON on stdout with the reference's camelCase keys",
+    "corruption": f"exit {CORRUPT_EXIT}; stdout is not read",
+    "compared": "disposition, operations (toolCallId, status), replayRuntimeEvents (their ids), sourceRuntimeEventHighWater; and, when the plan has them, diagnostics (codes, in order), rejectionReasons, requiresVerification, terminalRuntimeEventId",
+}
+
+
+def render_vectors(spec: Spec, vectors: list[Vector], depth: int) -> dict[str, bytes]:
+    """{relative path: bytes}: the manifest, its schema and one ledger per vector. Byte-identical across runs."""
+    files: dict[str, bytes] = {}
+    cases = []
+    for vector in vectors:
+        ledger = f"{LEDGERS_DIR}/{vector.id}.jsonl"
+        files[ledger] = vector.rows
+        cases.append(
+            {
+                "id": vector.id,
+                "kind": vector.kind,
+                "description": vector.description,
+                "ledger": ledger,
+                "expectedHighWater": vector.expected_high_water,
+                "expect": vector.expect,
+            }
+        )
+    manifest = {
+        "format": FORMAT,
+        "specSha256": spec.sha256,
+        "depth": depth,
+        "about": "Generated from spec/ by `resume-contract vectors`; check an implementation with `resume-contract conform`.",
+        "protocol": PROTOCOL,
+        "referenceDifferences": {
+            "anomalies": list(spec.ledger_rules.reference_anomalies),
+            "corruptionKinds": list(spec.ledger_rules.reference_corruption_kinds),
+        },
+        "cases": cases,
+    }
+    files[MANIFEST] = (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    files[SCHEMA] = (json.dumps(manifest_schema(), indent=1) + "\n").encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+def validate_manifest(files: dict[str, bytes]) -> None:
+    """The manifest must satisfy its own schema: checked before anything is written."""
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator(json.loads(files[SCHEMA])).validate(json.loads(files[MANIFEST]))
+
+
+def write_vectors(files: dict[str, bytes], out: Path) -> None:
+    """Write the vectors to `out`, all or nothing: staged beside it, then swapped in.
+
+    `out` may be missing or hold earlier vectors (a manifest of this format); anything else is refused."""
+    out = Path(out)
+    if out.is_symlink() or (out.exists() and not _holds_vectors(out)):
+        raise VectorError(f"{out}: exists and does not hold resume-contract vectors; give a new or an earlier vectors directory")
+    staging = out.with_name(out.name + ".resume-contract-new")
+    retired = out.with_name(out.name + ".resume-contract-old")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for relative, data in files.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        os.rename(out, retired)
+    os.rename(staging, out)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def _holds_vectors(directory: Path) -> bool:
+    if not directory.is_dir():
+        return False
+    if not any(directory.iterdir()):
+        return True
+    try:
+        return json.loads((directory / MANIFEST).read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False

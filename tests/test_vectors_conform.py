@@ -1,0 +1,174 @@
+"""Conformance vectors and `conform` (issue 15): byte-identical vectors, every kind of case, two independent
+implementations that agree on every vector, and wrong ones reported exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+REPO = Path(__file__).resolve().parent.parent
+ORACLE_ADAPTER = [sys.executable, str(REPO / "tests" / "adapters" / "oracle_adapter.py")]
+OUR_CLI = [sys.executable, "-m", "resume_contract", "plan", "--json"]
+
+# Says safe_replay (exit 0) wherever our plan has an indeterminate operation: a lone call passes as safe.
+WRONG_ADAPTER = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode in (0, 1):
+    plan = json.loads(result.stdout)
+    if any(op["status"] == "indeterminate" for op in plan["operations"]):
+        plan["disposition"] = "safe_replay"
+        print(json.dumps(plan))
+        raise SystemExit(0)
+    print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+# A Phase 0 reference, roughly: reads every ledger (never exit 3) and checks none of the spec's documented
+# anomalies (it says safe_replay where only they would block).
+REFERENCE_LIKE = """
+import json, subprocess, sys
+DOCUMENTED = set(sys.argv[1].split(","))
+result = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", *sys.argv[2:]], capture_output=True, text=True)
+if result.returncode == 3:
+    print(json.dumps({"disposition": "safe_replay", "operations": [], "sourceRuntimeEventHighWater": 0, "replayRuntimeEvents": []}))
+    raise SystemExit(0)
+plan = json.loads(result.stdout)
+if {d["code"] for d in plan["diagnostics"]} & DOCUMENTED:
+    plan["disposition"] = "safe_replay"
+    print(json.dumps(plan))
+    raise SystemExit(0)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+
+def _make(tmp_path_factory, *depth: str) -> Path:
+    out = tmp_path_factory.mktemp("vectors") / "v"
+    command = [sys.executable, "-m", "resume_contract", "--root", str(REPO), "vectors", "--out", str(out), *depth]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory) -> Path:
+    """The default vectors (depth 3): both real implementations must agree on every one."""
+    return _make(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def few_vectors(tmp_path_factory) -> Path:
+    """Depth 1: every canonical, high-water, corruption and anomaly case a one-event ledger reaches, for the
+    adapters that run two processes per vector."""
+    return _make(tmp_path_factory, "--depth", "1")
+
+
+def _manifest(directory: Path) -> dict:
+    return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.relative_to(directory).as_posix(): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+def _conform(run_cli, *args: str) -> tuple[int, str, str]:
+    return run_cli("--root", str(REPO), "conform", *args)
+
+
+def test_vectors_are_byte_identical_across_runs_and_hash_seeds(vectors: Path, tmp_path: Path) -> None:
+    for seed in ("0", "1"):
+        out = tmp_path / f"seed-{seed}"
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [sys.executable, "-m", "resume_contract", "--root", str(REPO), "vectors", "--out", str(out)]
+        assert subprocess.run(command, capture_output=True, env=environment).returncode == 0
+        assert _files(out) == _files(vectors)
+
+
+def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors: Path) -> None:
+    from resume_contract_generated.catalog import CORRUPTION_KINDS, OUTCOMES, PREFIX_LENGTHS
+
+    manifest = _manifest(vectors)
+    Draft202012Validator(json.loads((vectors / "vectors.schema.json").read_text())).validate(manifest)
+    ids = {case["id"] for case in manifest["cases"]}
+    assert {f"canonical-{prefix}-{outcome}" for prefix in PREFIX_LENGTHS for outcome in OUTCOMES} <= ids
+    assert {f"corruption-{kind}" for kind in CORRUPTION_KINDS} <= ids
+    assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored"}
+    assert sum(len(data) for data in _files(vectors).values()) < 2_000_000
+    for case in manifest["cases"]:
+        assert (vectors / case["ledger"]).is_file()
+
+
+def test_the_canonical_vectors_say_what_the_decision_table_says(vectors: Path) -> None:
+    from resume_contract_generated.catalog import DECISIONS
+
+    cases = {case["id"]: case for case in _manifest(vectors)["cases"]}
+    for prefix, decision in DECISIONS.items():
+        for outcome, statuses in decision.operation_statuses.items():
+            expect = cases[f"canonical-{prefix}-{outcome}"]["expect"]
+            assert expect["disposition"] == decision.disposition
+            assert [op["status"] for op in expect["operations"]] == list(statuses)
+            assert expect["diagnostics"] == list(decision.diagnostics)
+            assert expect["rejectionReasons"] == list(decision.rejection_reasons)
+            assert expect["replayEventIds"] == list(decision.replay_event_ids[outcome])
+            assert (expect["terminalRuntimeEventId"] is not None) == decision.terminal_fact
+
+
+@pytest.mark.parametrize("adapter", [OUR_CLI, ORACLE_ADAPTER], ids=["our-cli", "independent-oracle"])
+def test_two_implementations_agree_on_every_vector(vectors: Path, run_cli, adapter: list[str]) -> None:
+    code, out, err = _conform(run_cli, "--vectors", str(vectors), "--json", "--", *adapter)
+    report = json.loads(out)
+    assert (code, err) == (0, ""), [r for r in report["results"] if r["verdict"] != "agrees"][:3]
+    assert report["summary"]["agrees"] == report["summary"]["total"] == len(_manifest(vectors)["cases"])
+
+
+def test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors(few_vectors: Path, run_cli, tmp_path: Path) -> None:
+    vectors = few_vectors
+    junit = tmp_path / "conform.xml"
+    code, out, _ = _conform(run_cli, "--vectors", str(vectors), "--json", "--junit", str(junit), "--", sys.executable, "-c", WRONG_ADAPTER)
+    report = json.loads(out)
+    expected = sorted(
+        case["id"]
+        for case in _manifest(vectors)["cases"]
+        if "operations" in case["expect"] and any(op["status"] == "indeterminate" for op in case["expect"]["operations"])
+    )
+    failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
+    assert code == 1 and failing == expected and "canonical-after_function_call-ok" in failing
+    first = next(result for result in report["results"] if result["id"] == "canonical-after_function_call-ok")
+    assert 'disposition: expected "blocked", got "safe_replay"' in first["problems"]
+    suite = ElementTree.parse(junit).getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests")) == len(report["results"]) and int(suite.get("failures")) == len(expected)
+    assert sorted(case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None) == expected
+
+
+def test_reference_strictness_accepts_exactly_the_documented_differences(few_vectors: Path, run_cli) -> None:
+    vectors = few_vectors
+    documented = ",".join(_manifest(vectors)["referenceDifferences"]["anomalies"])
+    adapter = [sys.executable, "-c", REFERENCE_LIKE, documented]
+    code, out, _ = _conform(run_cli, "--vectors", str(vectors), "--json", "--", *adapter)
+    assert code == 1 and json.loads(out)["summary"]["disagrees"] > 0  # exact: the differences are differences
+    code, out, _ = _conform(run_cli, "--vectors", str(vectors), "--json", "--strictness", "reference", "--", *adapter)
+    assert code == 0, [r for r in json.loads(out)["results"] if r["verdict"] != "agrees"][:3]
+
+
+def test_crashes_timeouts_and_usage(vectors: Path, run_cli, tmp_path: Path) -> None:
+    few = tmp_path / "few"
+    few.mkdir()
+    manifest = _manifest(vectors)
+    manifest["cases"] = manifest["cases"][:2]
+    (few / "manifest.json").write_text(json.dumps(manifest))
+    (few / "ledgers").symlink_to(vectors / "ledgers")
+    code, out, _ = _conform(run_cli, "--vectors", str(few), "--", sys.executable, "-c", "raise SystemExit(5)")
+    assert code == 1 and out.count("CRASHED") == 2 and "exit 5" in out
+    code, out, _ = _conform(run_cli, "--vectors", str(few), "--timeout", "0.5", "--", sys.executable, "-c", "import time; time.sleep(30)")
+    assert code == 1 and out.count("TIMED OUT") == 2
+    assert _conform(run_cli, "--vectors", str(few))[0] == 2  # no command
+    assert _conform(run_cli, "--vectors", str(tmp_path / "nowhere"), "--", "true")[0] == 2
