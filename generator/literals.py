@@ -43,7 +43,8 @@ def _flat(value: Any) -> str:
 
 def md_cell(text: str) -> str:
     """Text safe inside one Markdown table cell."""
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+    # `&` first: an entity such as `&#x202E;` would otherwise render as the character the spec refuses.
+    return " ".join(str(text).split()).replace("&", "&amp;").replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
 
 
 _BLOCK_START = re.compile(r"^(?:[#>+*=_-]|~~~|```|\d+[.)]|\[)")

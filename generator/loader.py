@@ -100,6 +100,8 @@ def _check_scalar(value: Any, node: yaml.Node, loaded: LoadedFile, errors: list[
         hidden = hidden_character(value)
         if hidden is not None:
             errors.append(SpecError(_mark_of(node, loaded.name), f"{what} holds the invisible or control character {hidden}; the spec is text a reviewer must be able to read"))
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        errors.append(SpecError(_mark_of(node, loaded.name), f"{what} is an integer out of range (at most 2**63 - 1 in magnitude)"))
     elif isinstance(value, float) and not math.isfinite(value):
         errors.append(SpecError(_mark_of(node, loaded.name), f"{what} is {value!r}: the spec takes finite numbers only (JSON has no NaN or infinity)"))
 
@@ -156,6 +158,10 @@ def _build(
                 continue
             items.append(_build(item, path + (index,), loaded, errors, loader, seen))
         return items
-    value = loader.construct_object(node, deep=True)
+    try:
+        value = loader.construct_object(node, deep=True)
+    except ValueError as error:  # e.g. an integer of thousands of digits (Python refuses to convert it)
+        errors.append(SpecError(_mark_of(node, loaded.name), f"a value this spec cannot hold: {error}"))
+        return None
     _check_scalar(value, node, loaded, errors, "a value")
     return value

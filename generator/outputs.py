@@ -61,6 +61,9 @@ def recover_interrupted(root: Path) -> list[str]:
     staging = base.with_name(base.name + STAGING_SUFFIX)
     retired = base.with_name(base.name + RETIRED_SUFFIX)
     done = []
+    for leftover in (staging, retired):
+        if leftover.is_symlink() or (leftover.exists() and not leftover.is_dir()):
+            raise UnsafeGeneratedTree(f"{leftover.name} is not a directory an interrupted generate left; remove it")
     if retired.is_dir() and not retired.is_symlink():
         if base.exists():
             shutil.rmtree(retired)  # the swap was complete: generated/ is the new tree
@@ -102,6 +105,8 @@ def files_on_disk(root: Path) -> dict[str, str | None]:
         subdirectories[:] = sorted(d for d in subdirectories if d not in _IGNORED_DIRS)
         for name in sorted(files):
             path = Path(directory) / name
+            if not path.is_file():  # a FIFO or a device: reading it could block forever
+                raise UnsafeGeneratedTree(f"{path.relative_to(root).as_posix()} is not a regular file; remove it from {GENERATED_DIR}/")
             relative = path.relative_to(root).as_posix()
             try:
                 found[relative] = path.read_bytes().decode("utf-8")

@@ -83,13 +83,22 @@ def _compare(root: Path, outputs: dict[str, str]):  # noqa: ANN202 - outputs.Dri
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.outputs import RefusedToWrite, recover_interrupted, write_outputs
+    from resume_contract_generator.outputs import (
+        RefusedToWrite,
+        UnsafeGeneratedTree,
+        recover_interrupted,
+        write_outputs,
+    )
 
     root = _root(args)
     outputs = _render(root)
     if (root / "generated").is_symlink():
         raise UsageError("generated is a symlink; the generator reads and writes only real files under generated/")
-    for line in recover_interrupted(root):
+    try:
+        recovered = recover_interrupted(root)
+    except UnsafeGeneratedTree as error:
+        raise UsageError(str(error)) from None
+    for line in recovered:
         print(line, file=out)
     drift = _compare(root, outputs)
     if drift.clean:
@@ -214,13 +223,17 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     err.write("\n")
                 err.flush()
     counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
-    for summary in itertools.chain(found.unreadable, audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)):
-        counts[summary.status] += 1
-        if args.json:
-            out.write(msgspec.json.encode(summary).decode() + "\n")
-        elif summary.status != "safe_replay":
-            detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
-            out.write(escape(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}") + "\n")
+    planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)
+    try:
+        for summary in itertools.chain(found.unreadable, planned):
+            counts[summary.status] += 1
+            if args.json:
+                out.write(msgspec.json.encode(summary).decode() + "\n")
+            elif summary.status != "safe_replay":
+                detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
+                out.write(escape(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}") + "\n")
+    finally:
+        planned.close()  # on Ctrl-C, stop the workers now, not whenever the generator is collected
     total = sum(counts.values())
     if args.json:
         out.write(msgspec.json.encode({"summary": {**counts, "total": total, "skipped": len(found.skipped)}}).decode() + "\n")
@@ -254,8 +267,10 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"{path}: no such ledger")
     try:
         result = repair_ledger(path, workspace=workspace)
-    except (EscapesWorkspace, FileNotFoundError, IsADirectoryError) as error:
-        raise UsageError(str(error) if isinstance(error, EscapesWorkspace) else f"{path}: no such ledger") from None
+    except EscapesWorkspace as error:
+        raise UsageError(str(error)) from None
+    except FileNotFoundError as error:
+        raise UsageError(f"{path}: no such ledger" if error.filename in (None, str(path), path.name) else str(error)) from None
     except StoreError as error:
         print(f"resume-contract repair: {error}", file=err)
         return EXIT_FAIL
@@ -454,8 +469,18 @@ def _add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", metavar="R", help="run id (with --workspace)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its own messages (usage errors quote what was typed) escaped like every other output."""
+
+    def _print_message(self, message: str, file=None) -> None:  # noqa: ANN001 - argparse's signature
+        from .terminal import EscapingWriter
+
+        if message:
+            EscapingWriter(file or sys.stderr).write(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="resume-contract",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -617,8 +642,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     """Run the command line; return the exit code."""
     from resume_contract_generator.errors import SpecInvalid
 
+    from . import interrupts
     from .reader import LedgerCorruption
+    from .terminal import EscapingWriter, JsonStream
 
+    interrupts.OWNS_PROCESS = out is None and err is None  # the real stdio: this is the process, not a test
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
@@ -627,10 +655,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
     from .interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, sigterm_raises
-    from .terminal import EscapingWriter
 
-    # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact.
-    if not (getattr(args, "json", False) or getattr(args, "format", None) == "json"):
+    # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact,
+    # and written as UTF-8 whatever the terminal's encoding.
+    if getattr(args, "json", False) or getattr(args, "format", None) == "json":
+        out = JsonStream(out)  # type: ignore[assignment]
+    else:
         out = EscapingWriter(out)  # type: ignore[assignment]
     err = EscapingWriter(err)  # type: ignore[assignment]
     try:

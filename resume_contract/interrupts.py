@@ -37,8 +37,22 @@ def sigterm_raises() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
-    finally:
+    except KeyboardInterrupt:
+        ignore_further_interrupts()  # stopping: the next signal must not kill the clean-up halfway
+        raise
+    else:
         signal.signal(signal.SIGTERM, previous)
+
+
+# Set by the command line when it owns the process: only then may stopping change the process's handlers.
+OWNS_PROCESS = False
+
+
+def ignore_further_interrupts() -> None:
+    """Once stopping, stop for good: later SIGINTs and SIGTERMs are ignored (the CLI's own process only)."""
+    if OWNS_PROCESS and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _worker_ignores_interrupts() -> None:
@@ -54,6 +68,7 @@ def stoppable_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
     try:
         yield pool
     except BaseException:
+        ignore_further_interrupts()  # a second Ctrl-C must not cut the clean-up short and orphan the workers
         workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
         pool.shutdown(wait=False, cancel_futures=True)
         for process in workers:

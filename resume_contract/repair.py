@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .containment import check_contained, open_contained
+from .containment import NOFOLLOW, open_directory, open_in, refuse_other_names, split_below
 from .locks import lock_for_writing, unlock
-from .store import LedgerLocked, fsync_directory
+from .store import LedgerLocked, read_all
 
 QUARANTINE_INFIX = ".torn-"
 
@@ -31,45 +32,82 @@ class RepairResult:
 
 
 def repair_ledger(path: Path, *, durable: bool = True, workspace: Path | None = None) -> RepairResult:
-    """Quarantine a torn tail; nothing is lost (the bytes are kept) and nothing else is changed."""
+    """Quarantine a torn tail; nothing is lost (the bytes are kept) and nothing else is changed.
+
+    Everything happens relative to the ledger's directory, opened once: with `workspace`, each step of it
+    relative to the one before and never through a symlink, and a ledger with another name (a hard link) is
+    refused; the quarantine lands beside the ledger, wherever the path's names point meanwhile.
+    """
     path = Path(path)
     if workspace is not None:
-        check_contained(workspace, path)
-    fd = open_contained(path, os.O_RDWR) if workspace is not None else os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+        directories, name = split_below(workspace, path)
+        directory_fd = open_directory(workspace, directories)
+    else:
+        name = path.name
+        directory_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        if not lock_for_writing(fd, wait_seconds=0.2):
-            raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
+        if workspace is not None:
+            fd = open_in(directory_fd, name, os.O_RDWR, path)
+        else:
+            fd = os.open(name, os.O_RDWR | getattr(os, "O_BINARY", 0), dir_fd=directory_fd)
         try:
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read()
-            committed = data.rfind(b"\n") + 1
-            if committed == len(data):
-                return RepairResult(path, None, 0, len(data))
-            torn = data[committed:]
-            quarantine = path.with_name(f"{path.name}{QUARANTINE_INFIX}{committed}-{hashlib.sha256(torn).hexdigest()[:12]}")
-            _keep(quarantine, torn)
-            os.ftruncate(fd, committed)
-            if durable:
-                os.fsync(fd)
-            return RepairResult(path, quarantine, len(torn), committed)
+            if workspace is not None:
+                refuse_other_names(fd, path)
+            return _repair_open(path, fd, directory_fd, durable)
         finally:
-            unlock(fd)
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.close(directory_fd)
 
 
-def _keep(quarantine: Path, torn: bytes) -> None:
-    """Make `quarantine` hold exactly `torn`, durably, whatever an earlier, interrupted repair left."""
-    if quarantine.is_file() and not quarantine.is_symlink() and quarantine.read_bytes() == torn:
-        return  # an earlier repair got this far
-    temporary = quarantine.with_name(f".{quarantine.name}.{os.getpid()}.tmp")
+def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> RepairResult:
+    if not lock_for_writing(fd, wait_seconds=0.2):
+        raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
     try:
-        with open(temporary, "xb") as handle:
-            handle.write(torn)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, quarantine)  # a partial quarantine left by an older version is replaced whole
+        data = read_all(fd)
+        committed = data.rfind(b"\n") + 1
+        if committed == len(data):
+            return RepairResult(path, None, 0, len(data))
+        torn = data[committed:]
+        name = f"{path.name}{QUARANTINE_INFIX}{committed}-{hashlib.sha256(torn).hexdigest()[:12]}"
+        _keep(directory_fd, name, torn)
+        os.ftruncate(fd, committed)
+        if durable:
+            os.fsync(fd)
+        return RepairResult(path, path.with_name(name), len(torn), committed)
+    finally:
+        unlock(fd)
+
+
+def _keep(directory_fd: int, name: str, torn: bytes) -> None:
+    """Make `name` (in the ledger's directory) hold exactly `torn`, durably, whatever an earlier, interrupted
+    repair left there."""
+    try:
+        existing = os.open(name, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW, dir_fd=directory_fd)
+    except OSError:
+        existing = -1
+    if existing >= 0:
+        try:
+            if stat.S_ISREG(os.fstat(existing).st_mode) and read_all(existing) == torn:
+                return  # an earlier repair got this far
+        finally:
+            os.close(existing)
+    temporary = f".{name}.{os.getpid()}.tmp"
+    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644, dir_fd=directory_fd)
+    try:
+        try:
+            view = memoryview(torn)
+            while view:
+                view = view[os.write(out, view) :]
+            os.fsync(out)
+        finally:
+            os.close(out)
+        # A partial quarantine left by an older version is replaced whole.
+        os.replace(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        try:
+            os.unlink(temporary, dir_fd=directory_fd)
+        except FileNotFoundError:
+            pass
         raise
-    fsync_directory(quarantine.parent)
+    os.fsync(directory_fd)

@@ -24,7 +24,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .containment import EscapesWorkspace, check_contained, open_contained
+from .containment import EscapesWorkspace, open_directory, open_in, refuse_other_names, split_below
 from .events import RuntimeEvent, encode_event
 from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import (
@@ -134,10 +134,8 @@ def read_ledger(
     file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
     """
     path = Path(path)
-    if workspace is not None:
-        check_contained(workspace, path)
     try:
-        fd = (open_contained if workspace is not None else _open_plain)(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = _open_for_reading(path, workspace)
     except FileNotFoundError:
         if os.path.lexists(path):
             raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
@@ -148,8 +146,7 @@ def read_ledger(
             raise NotALedger(f"{path}: not a regular file")
         if refuse_live and has_live_writer(fd):
             raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read()
+        data = read_all(fd)
         if refuse_live:
             after = os.fstat(fd)
             if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
@@ -160,29 +157,57 @@ def read_ledger(
     return CommittedLedger(path, events, rows)
 
 
-def _open_plain(path: Path, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_BINARY", 0))
+def _open_for_reading(path: Path, workspace: Path | None) -> int:
+    # Without blocking: a FIFO in a ledger's place must not hang the reader (fstat then refuses it).
+    flags = os.O_RDONLY | os.O_NONBLOCK
+    if workspace is None:
+        return os.open(path, flags | getattr(os, "O_BINARY", 0))
+    directories, name = split_below(workspace, path)
+    directory_fd = open_directory(workspace, directories)
+    try:
+        return open_in(directory_fd, name, flags, path)
+    finally:
+        os.close(directory_fd)
+
+
+def read_all(fd: int) -> bytes:
+    """Every byte of an open file, from its start (through a duplicate, so the caller's offset stays put)."""
+    with os.fdopen(os.dup(fd), "rb") as handle:
+        handle.seek(0)
+        return handle.read()
 
 
 class _Writer:
     """An open, locked ledger: its descriptor and the digests of the rows already in it, by event id."""
 
     def __init__(self, workspace: Path, path: Path, durable: bool) -> None:
-        check_contained(workspace, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        check_contained(workspace, path)  # mkdir followed nothing: no step existed as a link a moment ago
+        Path(workspace).mkdir(parents=True, exist_ok=True)
+        directories, name = split_below(workspace, path)
+        # Every step opened relative to the one before: no symlink is followed, and none can be swapped in
+        # between a check and a use.
+        self.directory_fd = open_directory(workspace, directories, create=True)
         self.path = path
         self.durable = durable
-        self.fd = open_contained(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+        try:
+            self.fd = open_in(self.directory_fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT, path)
+        except BaseException:
+            os.close(self.directory_fd)
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+                raise NotALedger(f"{path}: not a regular file")
+            refuse_other_names(self.fd, path)
+        except BaseException:
             os.close(self.fd)
-            raise NotALedger(f"{path}: not a regular file")
+            os.close(self.directory_fd)
+            raise
         if not lock_for_writing(self.fd):
             os.close(self.fd)
+            os.close(self.directory_fd)
             raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
         self.poisoned: str | None = None
         try:
-            data = path.read_bytes()
+            data = read_all(self.fd)
             if data and not data.endswith(b"\n"):
                 torn_at = data.rfind(b"\n") + 1
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
@@ -192,7 +217,7 @@ class _Writer:
             self.close()
             raise
         if durable:
-            fsync_directory(path.parent)
+            os.fsync(self.directory_fd)
 
     def append(self, event: RuntimeEvent) -> bool:
         if self.poisoned is not None:
@@ -228,6 +253,7 @@ class _Writer:
                 unlock(self.fd)
             finally:
                 os.close(self.fd)
+                os.close(self.directory_fd)
                 self.fd = -1
 
 

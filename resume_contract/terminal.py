@@ -35,7 +35,11 @@ class EscapingWriter:
         self.raw = raw
 
     def write(self, text: str) -> int:
-        return self.raw.write("\n".join(escape(line) for line in text.split("\n")))
+        shown = "\n".join(escape(line) for line in text.split("\n"))
+        encoding = getattr(self.raw, "encoding", None)
+        if encoding:  # a terminal that cannot show a character gets its escape, never an exception
+            shown = shown.encode(encoding, "backslashreplace").decode(encoding)
+        return self.raw.write(shown)
 
     def flush(self) -> None:
         self.raw.flush()
@@ -47,3 +51,24 @@ class EscapingWriter:
 def raw_stream(stream: TextIO | EscapingWriter) -> TextIO:
     """The stream under an EscapingWriter (for a self-redrawing progress line), or the stream itself."""
     return stream.raw if isinstance(stream, EscapingWriter) else stream
+
+
+class JsonStream:
+    """A stream for JSON output: exact, and UTF-8 on the bytes underneath whatever the terminal's encoding."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        buffer = getattr(self.raw, "buffer", None)
+        if buffer is None or (getattr(self.raw, "encoding", "") or "").lower().replace("-", "") == "utf8":
+            return self.raw.write(text)
+        self.raw.flush()
+        buffer.write(text.encode("utf-8"))
+        return len(text)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from .containment import EscapesWorkspace, check_contained
+from .containment import NOFOLLOW, check_contained, open_directory, open_in, split_below
 from .events import MODEL
 from .reader import DUPLICATE_EVENT_ID, FOREIGN_ROW, CommittedLedger, LedgerCorruption
-from .store import LEDGER_NAME, LedgerMissing, ledger_path, read_ledger
+from .store import LEDGER_NAME, LedgerMissing, ledger_path, read_all, read_ledger
 from .wire import RowRefused, encode_json, python_json
 
 PARTIALS_DIR = "runtime-partials"
@@ -78,7 +79,7 @@ def read_run(workspace: Path, session_id: str, run_id: str, *, refuse_live: bool
     if not os.path.lexists(path):
         raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}")
     ledger = read_ledger(path, refuse_live=refuse_live, run=(session_id, run_id), workspace=Path(workspace))
-    snapshots = _snapshots(run_dir / PARTIALS_DIR, (session_id, run_id))
+    snapshots = _snapshots(Path(workspace), run_dir / PARTIALS_DIR, (session_id, run_id))
     if not snapshots:
         return ledger
     completed = {_completion(event) for event in ledger.events} - {None}
@@ -118,24 +119,48 @@ def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedg
     return CommittedLedger(ledger.path, tuple(events), tuple(rows))
 
 
-def _snapshots(directory: Path, run: tuple[str, str]) -> list[_Snapshot]:
-    if directory.is_symlink():
-        raise EscapesWorkspace(f"{directory}: a symlink inside the workspace; refusing to follow it")
-    if not directory.is_dir():
+def _snapshots(workspace: Path, directory: Path, run: tuple[str, str]) -> list[_Snapshot]:
+    # The directory and each file in it are opened relative to the one before, never through a link, and
+    # files without blocking: a name swapped for a symlink or a FIFO after the listing is not followed.
+    directories, name = split_below(workspace, directory)
+    try:
+        run_fd = open_directory(workspace, directories)
+    except FileNotFoundError:
         return []
-    found = []
-    for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
-        if entry.name.endswith(SNAPSHOT_SUFFIX) and entry.is_file(follow_symlinks=False):
-            snapshot = _read_snapshot(Path(entry.path), run)
+    try:
+        try:
+            partials_fd = open_in(run_fd, name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), directory)
+        except FileNotFoundError:
+            return []
+    finally:
+        os.close(run_fd)
+    try:
+        found = []
+        for entry in sorted(os.listdir(partials_fd)):
+            if not entry.endswith(SNAPSHOT_SUFFIX):
+                continue
+            try:
+                fd = os.open(entry, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW, dir_fd=partials_fd)
+            except OSError:
+                continue  # a symlink (not followed) or a file gone since the listing: not a snapshot
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                data = read_all(fd)
+            finally:
+                os.close(fd)
+            snapshot = _read_snapshot(directory / entry, data, run)
             if snapshot is not None:
                 found.append(snapshot)
-    return found
+        return found
+    finally:
+        os.close(partials_fd)
 
 
-def _read_snapshot(path: Path, run: tuple[str, str]) -> _Snapshot | None:
+def _read_snapshot(path: Path, raw: bytes, run: tuple[str, str]) -> _Snapshot | None:
     # Read as the reference reads it: the whole file as UTF-8 text, an invalid sequence (a crash mid-character)
     # becoming U+FFFD rather than losing the event.
-    data = path.read_bytes().decode("utf-8", errors="replace")
+    data = raw.decode("utf-8", errors="replace")
     newline = data.find("\n")
     if newline < 0:
         return None

@@ -94,3 +94,30 @@ def test_crash_stops_its_children_and_exits() -> None:
             break
         time.sleep(0.05)
     assert not _group_alive(process.pid)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_a_burst_of_signals_still_stops_every_worker(tmp_path: Path, signum: int) -> None:
+    for run in range(60):
+        ledger = tmp_path / "sessions" / "s" / "runs" / f"r{run}" / "runtime-events.jsonl"
+        ledger.parent.mkdir(parents=True)
+        ledger.write_bytes(b"")
+    command = [sys.executable, "-c", AUDIT_SLOWLY, "plan", "--workspace", str(tmp_path), "--jobs", "4"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(1.0)
+    for _ in range(5):  # an impatient operator
+        if process.poll() is None:
+            os.kill(process.pid, signum)
+        time.sleep(0.01)
+    try:
+        code = process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    for _ in range(50):
+        if not _group_alive(process.pid):
+            break
+        time.sleep(0.05)
+    assert not _group_alive(process.pid), "a worker outlived the command"
+    assert code == (130 if signum == signal.SIGINT else 143)
+    assert "Traceback" not in (process.stderr.read() if process.stderr else "")

@@ -6,6 +6,7 @@ Each test edits one value of a copy of the live spec, found by its text, so it f
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -103,3 +104,25 @@ def test_a_name_that_only_normalises_to_ascii_is_refused(project: Path, run_cli,
     # U+FF46 FULLWIDTH f is "f" after NFKC: as a Python identifier it would collide with the state `failed`.
     _edit(project, "projector.yaml", "  failed:\n    description:", "  \uff46ailed:\n    description:")
     _refused(project, run_cli, snapshot, r"spec/projector\.yaml:\d+:\d+: ")
+
+
+def test_an_html_entity_cannot_bring_a_refused_character_back_into_contract_md(project: Path, run_cli) -> None:
+    _edit(project, "failpoints.yaml", "boundary: Before tool preparation (T1)", "boundary: Before tool &#x202E;preparation (T1)")
+    assert run_cli("--root", str(project), "generate")[0] == 0
+    contract = (project / "generated" / "CONTRACT.md").read_text(encoding="utf-8")
+    assert "&amp;#x202E;preparation" in contract and "&#x202E;" not in contract.replace("&amp;#x202E;", "")
+
+
+def test_an_integer_of_thousands_of_digits_is_an_error_not_a_traceback(project: Path, run_cli, snapshot) -> None:
+    _edit(project, "ledger.yaml", "      ts: 1767225600000\n", "      ts: " + "9" * 5000 + "\n")
+    _refused(project, run_cli, snapshot, r"spec/ledger\.yaml:\d+:11: a value this spec cannot hold")
+
+
+def test_a_fifo_or_a_leftover_link_beside_generated_is_an_error_not_a_hang(project: Path, run_cli) -> None:
+    os.mkfifo(project / "generated" / "notes.md")
+    code, _, err = run_cli("--root", str(project), "check")
+    assert code == 2 and "notes.md is not a regular file" in err
+    (project / "generated" / "notes.md").unlink()
+    (project / "generated.resume-contract-old").symlink_to(project.parent)
+    code, _, err = run_cli("--root", str(project), "generate")
+    assert code == 2 and "generated.resume-contract-old is not a directory an interrupted generate left" in err

@@ -153,11 +153,16 @@ def test_a_writer_that_starts_during_a_read_makes_the_read_refuse(tmp_path: Path
     store.close()
     real_fdopen = os.fdopen
 
+    started = []
+
     def fdopen_while_a_writer_starts(fd: int, *args, **kwargs):
-        # The probe found no writer; now one starts and appends before the read is over.
-        writer = RuntimeEventStore(tmp_path / "ws")
-        writer.append(events.text("e3"))
-        writer.close()
+        # The probe found no writer; now one starts and appends before the read is over (once: the writer
+        # reads the ledger through here too).
+        if not started:
+            started.append(True)
+            writer = RuntimeEventStore(tmp_path / "ws")
+            writer.append(events.text("e3"))
+            writer.close()
         return real_fdopen(fd, *args, **kwargs)
 
     monkeypatch.setattr(store_module.os, "fdopen", fdopen_while_a_writer_starts)
@@ -316,3 +321,52 @@ def test_a_run_too_large_for_memory_is_unreadable_and_the_audit_goes_on(tmp_path
 def test_a_ledger_id_that_is_not_a_plain_name_is_refused(tmp_path: Path, run_cli, bad: str) -> None:
     code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--session", bad or "s1", "--run", bad or "")
     assert (code, out) == (2, "") and "Traceback" not in err
+
+
+# -- found by an attacker after the first round: races between a check and a use ----------------------------------
+def test_a_run_directory_swapped_for_a_link_while_repair_waits_changes_nothing_outside(tmp_path: Path, events, monkeypatch, snapshot) -> None:
+    path, committed = _torn(tmp_path, events)
+    run_dir = path.parent
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "runtime-events.jsonl").write_bytes(b'{"id":"victim"}\n{"torn')
+    before = snapshot(outside)
+    real_lock = repair_module.lock_for_writing
+
+    def swap_then_lock(fd: int, wait_seconds: float = 1.0) -> bool:
+        run_dir.rename(run_dir.with_name("r1-moved"))  # the attacker swaps the run for a link meanwhile
+        run_dir.symlink_to(outside)
+        return real_lock(fd, wait_seconds)
+
+    monkeypatch.setattr(repair_module, "lock_for_writing", swap_then_lock)
+    result = repair_ledger(path, workspace=tmp_path / "ws")
+    assert snapshot(outside) == before
+    moved = run_dir.with_name("r1-moved")
+    assert (moved / "runtime-events.jsonl").read_bytes() == committed  # the ledger that was opened, in place
+    assert result.quarantine is not None and (moved / result.quarantine.name).is_file()
+
+
+def test_a_hard_linked_ledger_is_not_truncated_or_appended_to(tmp_path: Path, events, run_cli) -> None:
+    path, committed = _torn(tmp_path, events)
+    victim = tmp_path / "victim.jsonl"
+    torn = path.read_bytes()
+    path.unlink()
+    victim.write_bytes(torn)
+    os.link(victim, path)
+    code, _, err = run_cli("repair", "--workspace", str(tmp_path / "ws"), "--session", "s1", "--run", "r1")
+    assert code == 2 and "hard links" in err and victim.read_bytes() == torn
+    with pytest.raises(EscapesWorkspace, match="hard links"):
+        RuntimeEventStore(tmp_path / "ws").append(events.text("e9"))
+
+
+def test_a_snapshot_that_is_a_link_or_a_fifo_is_not_followed_and_does_not_hang(tmp_path: Path, run_cli) -> None:
+    run_dir = tmp_path / "ws" / "sessions" / "s1" / "runs" / "r1"
+    partials = run_dir / "runtime-partials"
+    partials.mkdir(parents=True)
+    (run_dir / "runtime-events.jsonl").write_bytes(b"")
+    secret = tmp_path / "secret.partial"
+    secret.write_text('{"version":1,"event":{"id":"SECRET","sessionId":"s1","invocationId":"i","runId":"r1","turnId":"t","ts":1,"partial":true,"author":"agent","role":"model"}}\n')
+    (partials / "a.partial").symlink_to(secret)
+    os.mkfifo(partials / "b.partial")
+    code, out, _ = run_cli("plan", "--json", "--workspace", str(tmp_path / "ws"), "--session", "s1", "--run", "r1")
+    assert code == 0 and "SECRET" not in out and json.loads(out)["sourceRuntimeEventHighWater"] == 0

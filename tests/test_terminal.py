@@ -45,3 +45,26 @@ def test_every_human_readable_output_is_escaped_and_json_stays_exact(tmp_path, r
     assert code == 2 and "\x1b" not in err
     code, out, _ = run_cli("diff", "--help")
     assert code == 0
+
+
+def test_argparse_messages_are_escaped_too(run_cli, capsys) -> None:
+    code, _, _ = run_cli("plan", "a", "b\x1b[2J\u202e")
+    err = capsys.readouterr().err
+    assert code == 2 and "unrecognized arguments" in err and "\x1b" not in err and "\\x1b[2J\\u202e" in err
+
+
+def test_a_terminal_that_cannot_show_a_character_gets_its_escape(tmp_path) -> None:
+    import json as json_module
+    import os
+    import subprocess
+    import sys
+
+    row = {"id": "c", "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False,
+           "author": "agent", "role": "model", "content": {"kind": "function_call", "id": "t1", "name": "工具", "args": {}}}
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text(json_module.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    environment = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    text = subprocess.run([sys.executable, "-m", "resume_contract", "plan", str(ledger)], capture_output=True, env=environment)
+    assert text.returncode == 1 and b"\\u5de5\\u5177" in text.stdout and b"Traceback" not in text.stderr
+    plan = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", str(ledger)], capture_output=True, env=environment)
+    assert plan.returncode == 1 and json_module.loads(plan.stdout.decode("utf-8"))["operations"][0]["toolName"] == "工具"
