@@ -82,6 +82,30 @@ def recover_interrupted(root: Path) -> list[str]:
     return done
 
 
+def swap_in(target: Path, files: dict[str, bytes]) -> None:
+    """Make `target` hold exactly `files` (relative paths), all or nothing.
+
+    The whole new tree is written beside `target` and swapped in by two directory renames: a failure or an
+    interrupt before the swap leaves `target` as it was; `recover_interrupted` finishes or rolls back a swap
+    cut off between its renames.
+    """
+    staging = target.with_name(target.name + STAGING_SUFFIX)
+    retired = target.with_name(target.name + RETIRED_SUFFIX)
+    try:
+        staging.mkdir()
+        for relative, data in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        os.rename(target, retired)
+    os.rename(staging, target)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
 def interrupted_leftovers(root: Path) -> list[str]:
     """What an interrupted generate left beside generated/ (check reports it and changes nothing)."""
     base = root / GENERATED_DIR
@@ -183,22 +207,6 @@ def write_outputs(root: Path, outputs: dict[str, str], drift: Drift, force: bool
             + "; move the change into spec/ and run `resume-contract generate --force` (nothing was written)"
         )
     to_write = sorted(set(drift.changed) | set(drift.missing) | set(drift.hand_edited))
-    base = root / GENERATED_DIR
-    staging = base.with_name(base.name + STAGING_SUFFIX)
-    retired = base.with_name(base.name + RETIRED_SUFFIX)
-    # Build the whole new tree beside the old one, then swap directories: a failure or an interrupt before
-    # the swap leaves generated/ as it was; `recover_interrupted` finishes or rolls back a cut-off swap.
-    try:
-        staging.mkdir()
-        for relative, text in outputs.items():
-            target = staging / Path(relative).relative_to(GENERATED_DIR)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8", newline="\n")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if base.exists():
-        os.rename(base, retired)
-    os.rename(staging, base)
-    shutil.rmtree(retired, ignore_errors=True)
+    tree = {Path(relative).relative_to(GENERATED_DIR).as_posix(): text.encode("utf-8") for relative, text in outputs.items()}
+    swap_in(root / GENERATED_DIR, tree)
     return sorted(to_write + list(drift.removable_orphans))

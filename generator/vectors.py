@@ -18,7 +18,6 @@ in memory (as the generator checks them), never from what generated/ holds.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from resume_contract.projection import ProjectorTable, ResumePlan, project
 from resume_contract.reader import LedgerCorruption, decode_rows
 from resume_contract.wire import WireModel, encode_json
 
+from .outputs import STAGING_SUFFIX, swap_in
 from .spec_model import Spec
 from .validate import projector_table, wire_model
 
@@ -290,21 +290,8 @@ def write_vectors(files: dict[str, bytes], out: Path) -> None:
     out = Path(out)
     if out.is_symlink() or (out.exists() and not _holds_vectors(out)):
         raise VectorError(f"{out}: exists and does not hold resume-contract vectors; give a new or an earlier vectors directory")
-    staging = out.with_name(out.name + ".resume-contract-new")
-    retired = out.with_name(out.name + ".resume-contract-old")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        for relative, data in files.items():
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if out.exists():
-        os.rename(out, retired)
-    os.rename(staging, out)
-    shutil.rmtree(retired, ignore_errors=True)
+    shutil.rmtree(out.with_name(out.name + STAGING_SUFFIX), ignore_errors=True)  # an earlier run's, cut off
+    swap_in(out, files)
 
 
 def _holds_vectors(directory: Path) -> bool:

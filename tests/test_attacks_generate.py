@@ -38,8 +38,8 @@ def _edit(project: Path) -> None:
 
 # (the function generate calls, and which call of it fails): every step of building and swapping the tree.
 STEPS = [
-    ("write_text", 1),
-    ("write_text", 4),
+    ("write_bytes", 1),
+    ("write_bytes", 4),
     ("rename", 1),  # generated/ -> generated.resume-contract-old
     ("rename", 2),  # generated.resume-contract-new -> generated/
     ("rmtree", 1),  # removing the old tree
@@ -53,7 +53,7 @@ def test_generate_cut_off_anywhere_leaves_one_whole_tree_and_converges(project: 
     _edit(project)
     new = _new_tree(project, run_cli)
     calls = {"n": 0}
-    targets = {"write_text": (Path, "write_text"), "rename": (outputs_module.os, "rename"), "rmtree": (outputs_module.shutil, "rmtree")}
+    targets = {"write_bytes": (Path, "write_bytes"), "rename": (outputs_module.os, "rename"), "rmtree": (outputs_module.shutil, "rmtree")}
     owner, name = targets[step]
     real = getattr(owner, name)
 
