@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 from pathlib import Path
 
 from .containment import EscapesWorkspace, open_directory, open_in, refuse_other_names, split_below
@@ -268,17 +267,6 @@ def _row_digest(event: RuntimeEvent, row: object) -> bytes:
         return _digest(encode_event(event))
     except UnicodeEncodeError:
         return _digest(bytes(row))  # type: ignore[call-overload]
-
-
-def fsync_directory(directory: Path) -> None:
-    """Make a directory's entries (a new or renamed file) durable."""
-    if sys.platform == "win32":  # pragma: no cover - directories cannot be fsynced there
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class RuntimeEventStore:
