@@ -390,7 +390,8 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL if run.failures else EXIT_OK
 
 
-def cmd_vectors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _write_vectors(root: Path, depth: int, out: Path) -> str:
+    """Make the spec's vectors and write them to `out`; return a one-line account of what was written."""
     from resume_contract_generator.validate import load_spec
     from resume_contract_generator.vectors import (
         VectorError,
@@ -400,22 +401,25 @@ def cmd_vectors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_vectors,
     )
 
-    root = _root(args)
-    if not 0 <= args.depth <= 5:
+    if not 0 <= depth <= 5:
         raise UsageError("--depth takes 0 to 5 (the ledgers explored grow tenfold per event)")
     spec = load_spec(root)
     try:
-        vectors = build_vectors(spec, args.depth)
-        files = render_vectors(spec, vectors, args.depth)
+        vectors = build_vectors(spec, depth)
+        files = render_vectors(spec, vectors, depth)
         validate_manifest(files)
-        write_vectors(files, Path(args.out))
+        write_vectors(files, out)
     except VectorError as error:
         raise UsageError(str(error)) from None
     kinds: dict[str, int] = {}
     for vector in vectors:
         kinds[vector.kind] = kinds.get(vector.kind, 0) + 1
     detail = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
-    out.write(f"wrote {len(vectors)} vectors to {args.out} ({detail}); spec sha256 {spec.sha256[:12]}\n")
+    return f"wrote {len(vectors)} vectors to {out} ({detail}); spec sha256 {spec.sha256[:12]}"
+
+
+def cmd_vectors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    out.write(_write_vectors(_root(args), args.depth, Path(args.out)) + "\n")
     return EXIT_OK
 
 
@@ -437,9 +441,7 @@ def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         directory = args.vectors
         if directory is None:
             directory = Path(scratch) / "vectors"
-            generated = cmd_vectors(argparse.Namespace(root=args.root, depth=args.depth, out=str(directory)), _Discard(), err)
-            if generated != EXIT_OK:
-                return generated
+            _write_vectors(_root(args), args.depth, directory)
         try:
             vectors = load_vectors(Path(directory))
         except VectorsUnreadable as error:
@@ -450,16 +452,6 @@ def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(as_json(results) if args.json else as_text(results, command))
     tally = counts(results)
     return EXIT_OK if tally[DISAGREES] + tally["crashed"] + tally["timed out"] == 0 else EXIT_FAIL
-
-
-class _Discard:
-    """A text stream that keeps nothing (for a step whose report is not wanted)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
 
 
 def _add_ledger_arguments(parser: argparse.ArgumentParser) -> None:

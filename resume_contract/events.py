@@ -15,12 +15,7 @@ from .wire import WireModel
 
 MODEL = WireModel(_generated)
 
-__all__ = ["CONTENT_KINDS", "MODEL", "Content", "RuntimeEvent", "content_class", "decode_event", "encode_event", "event_from_wire"]
-
-
-def content_class(kind: str) -> type:
-    """The struct of one content kind (e.g. `content_class("function_call")`)."""
-    return CONTENT_KINDS[kind]
+__all__ = ["CONTENT_KINDS", "MODEL", "Content", "RuntimeEvent", "decode_event", "encode_event", "event_from_wire"]
 
 
 def event_from_wire(wire: Any) -> RuntimeEvent:

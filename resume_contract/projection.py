@@ -8,6 +8,7 @@ over the events, dictionary lookups only, because python-statemachine costs ~100
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -113,8 +114,6 @@ def row_event_id(row: msgspec.Raw) -> str:
     try:
         return _ID_ONLY.decode(row).id
     except msgspec.DecodeError:  # lone surrogate escapes: the standard library reads them
-        import json
-
         return json.loads(bytes(row))["id"]
 
 
