@@ -16,7 +16,6 @@ import msgspec
 
 from .containment import EscapesWorkspace
 from .interrupts import stoppable_pool
-from .plan import build_resume_plan
 from .store import (
     LEDGER_NAME,
     InvalidLedgerId,
@@ -24,7 +23,7 @@ from .store import (
     LedgerInUse,
     check_ledger_id,
 )
-from .workspace import read_run
+from .workspace import plan_run
 
 CORRUPT = "corrupt"
 LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
@@ -94,8 +93,7 @@ def summarize(job: Job) -> RunSummary:
     """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process)."""
     workspace, session_id, run_id, path = job
     try:
-        ledger = read_run(workspace, session_id, run_id, refuse_live=True)
-        plan = build_resume_plan(ledger.events, rows=ledger.rows)
+        plan = plan_run(workspace, session_id, run_id, refuse_live=True)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
     except LedgerInUse as error:
@@ -104,7 +102,7 @@ def summarize(job: Job) -> RunSummary:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
-    return RunSummary(session_id, run_id, str(path), plan.disposition, ledger.high_water, plan.rejection_reasons)
+    return RunSummary(session_id, run_id, str(path), plan.disposition, plan.source_runtime_event_high_water, plan.rejection_reasons)
 
 
 def _summarize_chunk(jobs: list[Job]) -> list[RunSummary]:

@@ -158,19 +158,21 @@ def _ledger_from_args(args: argparse.Namespace) -> Path:
         raise UsageError(str(error)) from None
 
 
-def _read(args: argparse.Namespace):
-    """The committed ledger the arguments name: a bare JSONL file, or a workspace run (partial snapshots merged)."""
+def _plan(args: argparse.Namespace):
+    """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
+    snapshots merged), read in bounded memory."""
     from .containment import EscapesWorkspace
-    from .store import LedgerInUse, LedgerMissing, NotALedger, read_ledger
-    from .workspace import read_run
+    from .ledger_plan import plan_ledger
+    from .store import LedgerInUse, LedgerMissing, NotALedger
+    from .workspace import plan_run
 
     path = _ledger_from_args(args)
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a file")
     try:
         if args.ledger is not None:
-            return read_ledger(path, refuse_live=True)
-        return read_run(Path(args.workspace), args.session, args.run, refuse_live=True)
+            return path, plan_ledger(path, args.expected_high_water, refuse_live=True)
+        return path, plan_run(Path(args.workspace), args.session, args.run, args.expected_high_water, refuse_live=True)
     except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
     except MemoryError:
@@ -180,20 +182,21 @@ def _read(args: argparse.Namespace):
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .plan import build_resume_plan, plan_json
+    from .plan import plan_json_pieces
 
     if args.ledger is None and args.workspace is not None and not args.session and not args.run:
         return _audit_workspace(args, out, err)
     if args.expected_high_water is not None and args.expected_high_water < 0:
         raise UsageError("--expected-high-water must be 0 or more")
-    ledger = _read(args)
-    plan = build_resume_plan(ledger.events, args.expected_high_water, rows=ledger.rows)
+    path, plan = _plan(args)
     if args.json:
-        out.write(plan_json(plan).decode() + "\n")
+        for piece in plan_json_pieces(plan):
+            out.write_bytes(piece)  # type: ignore[attr-defined]  # a JsonStream: rows copied, never decoded
+        out.write("\n")
     else:
         from .report import plan_text
 
-        out.write(plan_text(ledger.path, plan))
+        out.write(plan_text(path, plan))
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
 
 

@@ -9,7 +9,7 @@ over the events, dictionary lookups only, because python-statemachine costs ~100
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal, NamedTuple
@@ -182,158 +182,176 @@ def project(
         rows = tuple(msgspec.Raw(msgspec.json.encode(event)) for event in events)
     elif len(rows) != len(events):
         raise ValueError(f"{len(rows)} rows for {len(events)} events")
-    with gc_paused():
-        return _project(events, rows, table, expected_high_water, trace)
-
-
-def _project(
-    events: Sequence[Any], rows: Sequence[msgspec.Raw], table: ProjectorTable, expected_high_water: int | None, trace: Trace | None
-) -> ResumePlan:
-    step = table.step
-    terminal_statuses = table.terminal_statuses
-    is_partial = attrgetter(table.partial_attribute)
-    flags_of = attrgetter(table.terminal_flag[0])
-    flag_key = table.terminal_flag[1]
-    initial = table.initial_state
-    # Per content kind, everything the walk needs, looked up once per event by the struct's class.
-    reads: dict[type, _KindRead] = {}
-    operations: dict[str, _OpenOperation] = {}
-    find_operation = operations.get
-    diagnostics: list[Diagnostic] = []
-    # Indexes of events the provider must not see again; every other event is replayed as it stands.
-    not_replayed: list[int] = []
-    terminal_event_id: str | None = None
-
-    if expected_high_water is not None and expected_high_water != len(events):
-        diagnostics.append(
-            _diagnostic(
-                table,
-                table.high_water_diagnostic,
-                detail={"expectedRuntimeEventHighWater": expected_high_water, "actualRuntimeEventHighWater": len(events)},
-            )
-        )
-
-    for index, event in enumerate(events):
-        if is_partial(event):
-            not_replayed.append(index)
-            continue
-        if terminal_event_id is not None:
-            diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
-        elif event.status in terminal_statuses:
-            terminal_event_id = event.id
-        else:
-            flags = flags_of(event)
-            if flags and flags.get(flag_key) == _TRUE:
-                terminal_event_id = event.id
-        content = event.content
-        content_class = type(content)
-        read = reads.get(content_class, _UNREAD)
-        if read is _UNREAD:
-            read = reads[content_class] = _kind_read(table, content)
-        if read is None:
-            continue
-        opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
-        call_id = call_id_of(content)
-        is_error = error_of is not None and error_of(content) is True
-        kind = kind_error if is_error else kind_ok
-        tool_name = name_of(content) if name_of is not None else None
-        operation = find_operation(call_id)
-        if operation is None:
-            state = initial
-            names_match = True
-        else:
-            state = operation.state
-            # Only a result is compared with its call (the spec's `when` applies to results alone).
-            names_match = opens or tool_name is None or operation.tool_name == tool_name
-        if trace is not None:
-            trace.append((state, kind, names_match))  # type: ignore[arg-type]
-        target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
-        if anomaly is not None:
-            not_replayed.append(index)
-            detail = None
-            if not names_match:
-                detail = {"callToolName": operation.tool_name, "responseToolName": tool_name}  # type: ignore[union-attr]
-            diagnostics.append(
-                _diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
-            )
-        elif operation is None:
-            # The spec's checks guarantee only a call leaves a status-less state.
-            args = arguments_of(content) if arguments_of is not None else None
-            operations[call_id] = _OpenOperation(target, tool_name or "", args, index, event.id)
-        else:
-            operation.state = target
-            if not opens:
-                if operation.response_index >= 0:
-                    not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
-                operation.response_index = index
-                operation.response_event_id = event.id
-                operation.response_is_error = is_error
-
-    return _assemble(events, rows, table, operations, diagnostics, not_replayed, terminal_event_id)
-
-
-def _assemble(
-    events: Sequence[Any],
-    rows: Sequence[msgspec.Raw],
-    table: ProjectorTable,
-    operations: dict[str, _OpenOperation],
-    diagnostics: list[Diagnostic],
-    not_replayed: list[int],
-    terminal_event_id: str | None,
-) -> ResumePlan:
-    state_status = table.state_status
-    settled_states = table.settled_states
-    verification_states = table.verification_states
-    at_end = table.at_end
-    tool_operations: list[ToolOperation] = []
-    requires_verification = False
-    for call_id, operation in operations.items():
-        state = operation.state
-        tool_operations.append(
-            ToolOperation(
-                call_id,
-                operation.tool_name,
-                operation.args,
-                state_status[state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
-                operation.call_event_id,
-                operation.response_event_id,
-                operation.response_is_error,
-            )
-        )
-        if state in verification_states:
-            requires_verification = True
-        if state not in settled_states or operation.response_index < 0:
-            # Calls and results are replayed only as matched pairs.
-            not_replayed.append(operation.call_index)
-            if operation.response_index >= 0:
-                not_replayed.append(operation.response_index)
-        end_code = at_end.get(state)
-        if end_code is not None:
-            diagnostics.append(
-                _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
-            )
-
-    raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
-    reasons = tuple(reason for reason in table.reason_order if reason in raised)
     all_rows = tuple(rows)
-    if not_replayed:
-        skip = set(not_replayed)
-        replay = tuple(row for index, row in enumerate(all_rows) if index not in skip)
-    else:
-        replay = all_rows
-    disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
-    return ResumePlan(
-        disposition=disposition,
-        operations=tuple(tool_operations),
-        diagnostics=tuple(diagnostics),
-        rejection_reasons=reasons,
-        requires_verification=requires_verification,
-        source_runtime_event_high_water=len(events),
-        directive=table.directive if requires_verification else None,
-        terminal_runtime_event_id=terminal_event_id,
-        runtime_events=all_rows,
-        replay_runtime_events=replay,
-    )
+    walk = Walk(table, trace)
+    with gc_paused():
+        walk.feed(events, 0)
+        return walk.plan(len(events), expected_high_water, all_rows, lambda skip: tuple(row for index, row in enumerate(all_rows) if index not in skip))
+
+
+class Walk:
+    """The projection as a walk that can be fed the committed events a piece at a time, in order.
+
+    `project` feeds it a whole prefix at once; the ledger reader feeds it chunk by chunk, so a plan over a
+    ledger of any length holds its operations and the indexes of rows it leaves out, never the rows.
+    """
+
+    def __init__(self, table: ProjectorTable, trace: Trace | None = None) -> None:
+        self.table = table
+        self.trace = trace
+        # Per content kind, everything the walk needs, looked up once per event by the struct's class.
+        self.reads: dict[type, _KindRead | None] = {}
+        self.operations: dict[str, _OpenOperation] = {}
+        self.diagnostics: list[Diagnostic] = []
+        # Indexes of events the provider must not see again; every other event is replayed as it stands.
+        self.not_replayed: list[int] = []
+        self.terminal_event_id: str | None = None
+
+    def feed(self, events: Sequence[Any], first_index: int) -> None:
+        """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
+        table = self.table
+        trace = self.trace
+        step = table.step
+        terminal_statuses = table.terminal_statuses
+        is_partial = attrgetter(table.partial_attribute)
+        flags_of = attrgetter(table.terminal_flag[0])
+        flag_key = table.terminal_flag[1]
+        initial = table.initial_state
+        reads = self.reads
+        operations = self.operations
+        find_operation = operations.get
+        diagnostics = self.diagnostics
+        not_replayed = self.not_replayed
+        terminal_event_id = self.terminal_event_id
+
+        for index, event in enumerate(events, first_index):
+            if is_partial(event):
+                not_replayed.append(index)
+                continue
+            if terminal_event_id is not None:
+                diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+            elif event.status in terminal_statuses:
+                terminal_event_id = event.id
+            else:
+                flags = flags_of(event)
+                if flags and flags.get(flag_key) == _TRUE:
+                    terminal_event_id = event.id
+            content = event.content
+            content_class = type(content)
+            read = reads.get(content_class, _UNREAD)
+            if read is _UNREAD:
+                read = reads[content_class] = _kind_read(table, content)
+            if read is None:
+                continue
+            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read  # type: ignore[misc]
+            call_id = call_id_of(content)
+            is_error = error_of is not None and error_of(content) is True
+            kind = kind_error if is_error else kind_ok
+            tool_name = name_of(content) if name_of is not None else None
+            operation = find_operation(call_id)
+            if operation is None:
+                state = initial
+                names_match = True
+            else:
+                state = operation.state
+                # Only a result is compared with its call (the spec's `when` applies to results alone).
+                names_match = opens or tool_name is None or operation.tool_name == tool_name
+            if trace is not None:
+                trace.append((state, kind, names_match))  # type: ignore[arg-type]
+            target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
+            if anomaly is not None:
+                not_replayed.append(index)
+                detail = None
+                if not names_match:
+                    detail = {"callToolName": operation.tool_name, "responseToolName": tool_name}  # type: ignore[union-attr]
+                diagnostics.append(
+                    _diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
+                )
+            elif operation is None:
+                # The spec's checks guarantee only a call leaves a status-less state.
+                args = arguments_of(content) if arguments_of is not None else None
+                if type(args) is msgspec.Raw:
+                    args = args.copy()  # not a view into the chunk it was decoded from, which is let go
+                operations[call_id] = _OpenOperation(target, tool_name or "", args, index, event.id)
+            else:
+                operation.state = target
+                if not opens:
+                    if operation.response_index >= 0:
+                        not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
+                    operation.response_index = index
+                    operation.response_event_id = event.id
+                    operation.response_is_error = is_error
+        self.terminal_event_id = terminal_event_id
+
+    def plan(
+        self,
+        high_water: int,
+        expected_high_water: int | None,
+        rows: Sequence[msgspec.Raw],
+        rows_without: Callable[[set[int]], Sequence[msgspec.Raw]],
+    ) -> ResumePlan:
+        """The plan once every committed event was fed: `rows` are all of them, `rows_without(skip)` them but
+        the rows at the indexes in `skip`."""
+        table = self.table
+        state_status = table.state_status
+        settled_states = table.settled_states
+        verification_states = table.verification_states
+        at_end = table.at_end
+        diagnostics = list(self.diagnostics)
+        not_replayed = list(self.not_replayed)
+        if expected_high_water is not None and expected_high_water != high_water:
+            diagnostics.insert(
+                0,
+                _diagnostic(
+                    table,
+                    table.high_water_diagnostic,
+                    detail={"expectedRuntimeEventHighWater": expected_high_water, "actualRuntimeEventHighWater": high_water},
+                ),
+            )
+        tool_operations: list[ToolOperation] = []
+        requires_verification = False
+        for call_id, operation in self.operations.items():
+            state = operation.state
+            tool_operations.append(
+                ToolOperation(
+                    call_id,
+                    operation.tool_name,
+                    operation.args,
+                    state_status[state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
+                    operation.call_event_id,
+                    operation.response_event_id,
+                    operation.response_is_error,
+                )
+            )
+            if state in verification_states:
+                requires_verification = True
+            if state not in settled_states or operation.response_index < 0:
+                # Calls and results are replayed only as matched pairs.
+                not_replayed.append(operation.call_index)
+                if operation.response_index >= 0:
+                    not_replayed.append(operation.response_index)
+            end_code = at_end.get(state)
+            if end_code is not None:
+                diagnostics.append(
+                    _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
+                )
+
+        raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
+        reasons = tuple(reason for reason in table.reason_order if reason in raised)
+        replay = rows_without(set(not_replayed)) if not_replayed else rows
+        disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
+        return ResumePlan(
+            disposition=disposition,
+            operations=tuple(tool_operations),
+            diagnostics=tuple(diagnostics),
+            rejection_reasons=reasons,
+            requires_verification=requires_verification,
+            source_runtime_event_high_water=high_water,
+            directive=table.directive if requires_verification else None,
+            terminal_runtime_event_id=self.terminal_event_id,
+            runtime_events=rows,
+            replay_runtime_events=replay,
+        )
 
 
 def _diagnostic(

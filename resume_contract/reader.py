@@ -1,21 +1,25 @@
-"""Read a committed ledger strictly: every row validated, every row kept exactly as written.
+"""Read a committed ledger strictly, in bounded pieces: every row validated, every row kept exactly as written.
 
 A ledger is trusted only whole. Every corruption kind (spec/decisions.yaml, storage_corruption) is found and
-reported with its file, line and byte offset; no plan is ever made from a corrupt ledger. Rows are kept as
-the bytes that were committed (`msgspec.Raw`), and decoded only into the generated model, whose free-JSON
-values are themselves kept as bytes.
+reported with its file, line and byte offset; no plan is ever made from a corrupt ledger. The ledger is read
+in chunks of about CHUNK_BYTES cut at row ends, so memory is bounded by a chunk, not by the file: each chunk
+is decoded into the generated model (free-JSON values kept as `msgspec.Raw`, bytes) and handed on, and only
+what the whole-ledger checks need is kept (a 64-bit hash per event id).
 
-The fast path is a few msgspec calls over the whole buffer; only a ledger they refuse (or a row msgspec
-cannot prove free of duplicate keys) is read again row by row, which is where every error is located.
+When the same ledger holds several corruptions, the one reported is chosen as if the whole file were checked
+at once, in this order: a torn last row; invalid UTF-8 anywhere; the first row that is not JSON, not a
+RuntimeEvent or repeats a key; the first row of another run; the first repeated event id.
 """
 
 from __future__ import annotations
 
 import codecs
 import operator
-from collections.abc import Iterator
-from dataclasses import dataclass
-from itertools import chain
+import os
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +45,20 @@ DUPLICATE_EVENT_ID = "duplicate_event_id"
 FOREIGN_ROW = "foreign_row"
 CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICATE_EVENT_ID, DUPLICATE_KEY, FOREIGN_ROW)
 
-_RAW_LINES = msgspec.json.Decoder(msgspec.Raw)
+# About this many bytes of rows are read, checked and handed on at once (a longer row makes a longer chunk).
+CHUNK_BYTES = 1 << 22
+
 _UNTYPED = msgspec.json.Decoder()
 _ENCODE = msgspec.json.Encoder().encode
 _EVENT_ID = operator.attrgetter("id")
 _SESSION_ID = operator.attrgetter("session_id")
 _RUN_ID = operator.attrgetter("run_id")
 _CONTENT = operator.attrgetter("content")
-_UTF8_CHUNK = 1 << 24
+_KEY_MARK = b'":'  # how every key ends when nothing stands between it and its colon
+_SPACED_COLONS = (b" :", b"\t:", b"\r:")
+
+ReadAt = Callable[[int, int], bytes]  # (offset, length) -> at most `length` bytes of the ledger from `offset`
+RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
 
 
 class LedgerCorruption(Exception):
@@ -77,134 +87,208 @@ class CommittedLedger:
         return len(self.events)
 
 
-RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
+@dataclass
+class Chunk:
+    """Consecutive committed rows: their events, and where they sit in the ledger."""
+
+    first_index: int  # the first row's index in the ledger (its line is first_index + 1)
+    offset: int  # the first row's byte offset
+    data: bytes  # the rows, each ending in a newline
+    lines: list[bytes]  # the rows without their newlines
+    events: list[Any]
+    _starts: list[int] | None = field(default=None, repr=False)
+
+    def row_offset(self, index: int) -> int:
+        """The byte offset in the ledger of this chunk's row `index` (0-based within the chunk)."""
+        if self._starts is None:
+            self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
+        return self.offset + self._starts[index]
 
 
-def decode_ledger(path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None) -> tuple[Any, ...]:
-    """The committed events of a whole ledger's bytes (see `decode_rows`)."""
-    return decode_rows(path, data, run=run, model=model)[0]
+def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) pieces of a ledger that ends in a newline, each cut just after a newline."""
+    offset = 0
+    while offset < size:
+        data = read_at(offset, min(chunk_bytes, size - offset))
+        cut = data.rfind(b"\n") + 1
+        while cut == 0:  # a row longer than a chunk: read on to its end
+            more = read_at(offset + len(data), min(max(chunk_bytes, len(data)), size - offset - len(data)))
+            if not more:
+                raise OSError(f"the ledger shrank while it was read (at byte {offset + len(data)})")
+            data += more
+            cut = data.rfind(b"\n") + 1
+        yield offset, data[:cut] if cut != len(data) else data
+        offset += cut
 
 
-def decode_rows(
-    path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None
-) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
-    """(events, rows) of a whole ledger's bytes, or LedgerCorruption.
+def scan_ledger(
+    path: Path,
+    read_at: ReadAt,
+    size: int,
+    *,
+    run: RunIdentity | None = None,
+    model: WireModel | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[Chunk]:
+    """The chunks of a committed ledger, each fully checked, in order; raises LedgerCorruption.
 
-    `run` is the (sessionId, runId) every row must carry (the run directory's); without it, the first row's.
+    A consumer must not trust what it built from the chunks until the iterator is exhausted: the checks
+    over the whole ledger (rows of another run, repeated event ids) end it. `run` is the (sessionId, runId)
+    every row must carry (the run directory's); without it, the first row's.
     """
     if model is None:
         from .events import MODEL as model  # the generated model; imported late so `generate` runs without it
-    if not data:
-        return (), ()
-    if not data.endswith(b"\n"):
-        start = data.rfind(b"\n") + 1
-        raise LedgerCorruption(path, data.count(b"\n", 0, start) + 1, start, TORN_ROW, f"the last {len(data) - start} bytes have no terminating newline")
-    _check_utf8(path, data)
+    if size == 0:
+        return
+    _check_tail(path, read_at, size, chunk_bytes)
+    id_hashes = array("q")
+    foreign: LedgerCorruption | None = None
+    whose = "the run directory" if run is not None else "the ledger's first row"
+    index = 0
     with gc_paused():
+        for offset, data in chunk_ends(read_at, size, chunk_bytes):
+            _check_utf8(path, data, index, offset)
+            try:
+                chunk = _decode_chunk(path, data, index, offset, model)
+            except LedgerCorruption:
+                _check_utf8_after(path, read_at, size, offset + len(data), chunk_bytes)  # invalid UTF-8 anywhere comes first
+                raise
+            if chunk.events:
+                if run is None:
+                    run = (chunk.events[0].session_id, chunk.events[0].run_id)
+                if foreign is None:
+                    foreign = _first_foreign(path, chunk, run, whose)
+                id_hashes.extend(map(hash, map(_EVENT_ID, chunk.events)))
+            index += len(chunk.events)
+            yield chunk
+    if foreign is not None:
+        raise foreign
+    _check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
+
+
+def _check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
+    if read_at(size - 1, 1) == b"\n":
+        return
+    end = size
+    while True:  # back to the newline before the torn row
+        start = max(0, end - chunk_bytes)
+        cut = read_at(start, end - start).rfind(b"\n")
+        if cut >= 0 or start == 0:
+            row_start = start + cut + 1
+            break
+        end = start
+    line = 1 + sum(data.count(b"\n") for _, data in _pieces(read_at, row_start, chunk_bytes)) if row_start else 1
+    raise LedgerCorruption(path, line, row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
+
+
+def _pieces(read_at: ReadAt, size: int, chunk_bytes: int, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    offset = start
+    while offset < size:
+        data = read_at(offset, min(chunk_bytes, size - offset))
+        if not data:
+            raise OSError(f"the ledger shrank while it was read (at byte {offset})")
+        yield offset, data
+        offset += len(data)
+
+
+def _check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
+    # A newline byte never occurs inside a UTF-8 sequence, so a chunk cut at row ends is checked on its own.
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError as error:
+        row_start = data.rfind(b"\n", 0, error.start) + 1
+        line = first_index + data.count(b"\n", 0, row_start) + 1
+        raise LedgerCorruption(path, line, offset + row_start, INVALID_UTF8, f"invalid UTF-8 at byte {offset + error.start}") from None
+
+
+def _check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_bytes: int) -> None:
+    pieces = chunk_ends(lambda at, length: read_at(at + start, length), size - start, chunk_bytes)
+    for relative, data in pieces:
         try:
-            rows = _RAW_LINES.decode_lines(data)
-            events = model.decoder.decode_lines(data)
-            whole = _one_value_per_line(data, rows)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            whole = False
-        if whole:
-            _check_duplicate_keys(path, data, events, rows, model)
-        else:
-            events, rows = _decode_row_by_row(path, data, model)
-        _check_run(path, data, events, run)
-        _check_unique_ids(path, data, events)
-        return tuple(events), tuple(rows)
+            codecs.utf_8_decode(data, "strict", True)
+        except UnicodeDecodeError:
+            # The line number needs every newline before the row.
+            line = 1 + sum(piece.count(b"\n") for _, piece in _pieces(read_at, start + relative, chunk_bytes))
+            _check_utf8(path, data, line - 1, start + relative)
 
 
-def _check_utf8(path: Path, data: bytes) -> None:
-    # In chunks cut at row ends (a newline byte never occurs inside a UTF-8 sequence), so no copy of the
-    # whole ledger is ever decoded at once.
-    view = memoryview(data)
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", min(start + _UTF8_CHUNK, len(data) - 1)) + 1
-        try:
-            codecs.utf_8_decode(view[start:end], "strict", True)
-        except UnicodeDecodeError as error:
-            bad = start + error.start
-            row_start = data.rfind(b"\n", 0, bad) + 1
-            line = data.count(b"\n", 0, row_start) + 1
-            raise LedgerCorruption(path, line, row_start, INVALID_UTF8, f"invalid UTF-8 at byte {bad}") from None
-        start = end
+def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
+    lines = data.split(b"\n")
+    lines.pop()  # the chunk ends in a newline
+    try:
+        # One decode per line: a line holding two values, or half of one, is refused by construction.
+        events = list(map(model.decoder.decode, lines))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return Chunk(first_index, offset, data, lines, _decode_row_by_row(path, first_index, offset, lines, model))
+    chunk = Chunk(first_index, offset, data, lines, events)
+    if not _keys_proven(data, events, model):
+        _check_duplicate_keys(path, chunk, model)
+    return chunk
 
 
-def _rows(data: bytes):
-    offset = 0
-    line = 1
-    while offset < len(data):
-        end = data.index(b"\n", offset)
-        yield line, offset, data[offset:end]
-        offset = end + 1
-        line += 1
-
-
-def _line_start(data: bytes, line: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        offset = data.index(b"\n", offset) + 1
-    return offset
-
-
-def _decode_row_by_row(path: Path, data: bytes, model: WireModel) -> tuple[list[Any], list[msgspec.Raw]]:
+def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:
     events: list[Any] = []
-    rows: list[msgspec.Raw] = []
-    for line, offset, row in _rows(data):
+    for index, line in enumerate(lines):
         try:
-            events.append(model.decode_row(row))
+            events.append(model.decode_row(line))
         except RowRefused as refused:
-            raise LedgerCorruption(path, line, offset, refused.kind, refused.detail) from None
-        rows.append(msgspec.Raw(row))
-    return events, rows
+            raise LedgerCorruption(path, first_index + index + 1, offset, refused.kind, refused.detail) from None
+        offset += len(line) + 1
+    return events
 
 
-_CHUNK_ROWS = 4096
+def _keys_proven(data: bytes, events: list[Any], model: WireModel) -> bool:
+    """Whether no row of the chunk repeats a key in one object, at any depth, proven at C speed.
 
-
-def _one_value_per_line(data: bytes, rows: list[msgspec.Raw]) -> bool:
-    """Whether each line holds exactly one JSON value, as the writer writes them (else: read row by row).
-
-    msgspec's `decode_lines` splits on value boundaries, not on newlines: two values on one line, or one
-    spread over two, decode too. With no newline inside a value and no byte outside the values but one
-    newline after each, the only way left to misplace a value is a blank line (and a line holding two).
+    msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding a key
+    fewer than the row wrote. Every key the rows wrote ends in `":` when no space stands before its colon,
+    and that pair occurs elsewhere only escaped inside a string (`\\":`): so when the rows hold exactly as
+    many `":` as the structs hold keys, no key was dropped. Free JSON (kept as Raw) is proven apart: its
+    marks are subtracted, and msgspec writing it back byte for byte proves it holds no repeated key.
+    A chunk not proven here is read again more slowly (`_check_duplicate_keys`); it is never accepted.
     """
-    if sum(map(len, rows)) + len(rows) != len(data) or data.startswith(b"\n") or b"\n\n" in data:
+    if model.count_keys is None or any(spaced in data for spaced in _SPACED_COLONS):
         return False
-    return not any(b"\n" in b"".join(rows[start : start + _CHUNK_ROWS]) for start in range(0, len(rows), _CHUNK_ROWS))
+    free = _free_values(events, model)
+    joined = b"[" + b",".join(free) + b"]"
+    if data.count(_KEY_MARK) - joined.count(_KEY_MARK) != model.count_keys(events):
+        return False
+    return not free or _ENCODE(_decode_untyped(joined)) == joined
 
 
-def _check_duplicate_keys(path: Path, data: bytes, events: list[Any], rows: list[msgspec.Raw], model: WireModel) -> None:
-    """Refuse a row that repeats a key in one object, at any depth, without decoding every row again.
+def _free_values(events: list[Any], model: WireModel) -> list[msgspec.Raw]:
+    values = list(_free_json(events, model.free_fields))
+    contents = list(map(_CONTENT, events))
+    classes = set(map(type, contents))
+    for cls, fields in model.content_free_fields.items():
+        if fields and cls in classes:
+            values += _free_json(list(filter(cls.__instancecheck__, contents)), fields)
+    return values
 
-    msgspec keeps the last of two equal keys. Two proofs at C speed cover almost every row; the rest are read
-    again key by key by the standard library:
+
+def _check_duplicate_keys(path: Path, chunk: Chunk, model: WireModel) -> None:
+    """Refuse a row that repeats a key in one object, at any depth, when `_keys_proven` could not prove it.
+
+    Two proofs cover most rows; the rest are read again key by key by the standard library:
     - in the event and its content, re-encoding never makes a token longer (strings and integers are written
-      minimally; only a float can grow, so rows holding one are read again), so a re-encoded chunk of events
-      exactly as long as its rows dropped no key;
-    - free JSON (kept as Raw) that msgspec writes back byte for byte holds no repeated key (equal bytes are
-      equal tokens).
+      minimally; only a float can grow, so rows holding one are read again), so a re-encoded event exactly as
+      long as its row dropped no key;
+    - free JSON (kept as Raw) that msgspec writes back byte for byte holds no repeated key.
     """
-    # Rows holding a float are read again whatever their length: a float that re-encodes longer could make up
-    # for a key another row lost, so no chunk holding one is proven by its total length.
+    events, lines = chunk.events, chunk.lines
     suspects = set(_rows_with_floats(events, model))
-    for start in range(0, len(events), _CHUNK_ROWS):
-        part = events[start : start + _CHUNK_ROWS]
-        indexes = range(start, start + len(part))
-        # "[" + rows joined by "," + "]"
-        if suspects.isdisjoint(indexes) and len(_ENCODE(part)) == sum(map(len, rows[start : start + _CHUNK_ROWS])) + len(part) + 1:
-            continue
-        suspects.update(i for i in indexes if i not in suspects and len(_ENCODE(events[i])) != len(rows[i]))
-    suspects.update(_rows_with_suspect_free_json(events, model))
+    # "[" + rows joined by "," + "]": one length compared for the whole chunk when no float can make up for a lost key
+    if suspects or len(_ENCODE(events)) != len(chunk.data) + 1:
+        suspects.update(i for i, (event, line) in enumerate(zip(events, lines)) if i not in suspects and len(_ENCODE(event)) != len(line))
+    free = _free_values(events, model)
+    joined = b"[" + b",".join(free) + b"]"
+    if free and _ENCODE(_decode_untyped(joined)) != joined:
+        suspects.update(_rows_with_suspect_free_json(events, model))
     for index in sorted(suspects):
         try:
-            python_json(rows[index])
+            python_json(lines[index])
         except RowRefused as refused:
-            line = index + 1
-            raise LedgerCorruption(path, line, _line_start(data, line), refused.kind, refused.detail) from None
+            raise LedgerCorruption(path, chunk.first_index + index + 1, chunk.row_offset(index), refused.kind, refused.detail) from None
 
 
 def _rows_with_floats(events: list[Any], model: WireModel) -> list[int]:
@@ -229,22 +313,13 @@ def _free_json(owners: list[Any], fields: FreeFields) -> Iterator[msgspec.Raw]:
 
 
 def _rows_with_suspect_free_json(events: list[Any], model: WireModel) -> list[int]:
-    contents = list(map(_CONTENT, events))
-    values = list(_free_json(events, model.free_fields))
-    for cls, fields in model.content_free_fields.items():
-        if fields:
-            values += _free_json(list(filter(cls.__instancecheck__, contents)), fields)
-    suspect: set[int] = set()
-    for start in range(0, len(values), _CHUNK_ROWS):
-        part = values[start : start + _CHUNK_ROWS]
-        joined = b"[" + b",".join(part) + b"]"
-        if _ENCODE(_decode_untyped(joined)) != joined:
-            suspect.update(id(raw) for raw in part if _ENCODE(_decode_untyped(raw)) != bytes(raw))
-    if not suspect:
-        return []
-    # Rare: find the rows that hold the values msgspec could not prove (e.g. a number written `1e+21`).
-    return [index for index, event in enumerate(events) if suspect & set(map(id, _free_json([event], model.free_fields)))
-            or suspect & set(map(id, _free_json([event.content], model.content_free_fields.get(type(event.content), ()))))]
+    suspect = []
+    for index, event in enumerate(events):
+        values = list(_free_json([event], model.free_fields))
+        values += _free_json([event.content], model.content_free_fields.get(type(event.content), ()))
+        if any(_ENCODE(_decode_untyped(raw)) != bytes(raw) for raw in values):
+            suspect.append(index)
+    return suspect
 
 
 def _decode_untyped(value: Any) -> Any:
@@ -254,37 +329,113 @@ def _decode_untyped(value: Any) -> Any:
         return None  # not provable here: the row is read again key by key
 
 
-def _check_run(path: Path, data: bytes, events: list[Any], run: RunIdentity | None) -> None:
-    if not events:
-        return
-    session_id, run_id = run if run is not None else (events[0].session_id, events[0].run_id)
-    if set(zip(map(_SESSION_ID, events), map(_RUN_ID, events))) == {(session_id, run_id)}:
-        return  # the common case, checked at C speed
-    whose = "the run directory" if run is not None else "the ledger's first row"
+def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
+    events = chunk.events
+    sessions = list(map(_SESSION_ID, events))
+    runs = list(map(_RUN_ID, events))
+    session_id, run_id = run
+    if sessions.count(session_id) == len(events) and runs.count(run_id) == len(events):
+        return None  # the common case, checked at C speed
     for index, event in enumerate(events):
         if event.session_id != session_id or event.run_id != run_id:
-            line = index + 1
-            raise LedgerCorruption(
+            return LedgerCorruption(
                 path,
-                line,
-                _line_start(data, line),
+                chunk.first_index + index + 1,
+                chunk.row_offset(index),
                 FOREIGN_ROW,
                 f"the row belongs to session {event.session_id!r}, run {event.run_id!r}, but {whose} is session "
                 f"{session_id!r}, run {run_id!r}",
             )
+    return None
 
 
-def _check_unique_ids(path: Path, data: bytes, events: list[Any]) -> None:
-    if len(set(map(_EVENT_ID, events))) == len(events):
-        return  # the common case, checked at C speed
+# Hashes of event ids are checked for repeats this many at a time, each group by a range of hash values.
+_HASHES_AT_ONCE = 1 << 21
+
+
+def _check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int) -> None:
+    """Refuse a repeated event id. Only a 64-bit hash of each id is kept; ids whose hash repeats are looked
+    up again in the ledger, so a collision of two different ids costs time, never a false refusal."""
+    repeated = _repeated_hashes(hashes)
+    if not repeated:
+        return
     first_line: dict[str, int] = {}
-    for index, event in enumerate(events):
-        if event.id in first_line:
-            line = index + 1
-            raise LedgerCorruption(
-                path, line, _line_start(data, line), DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first_line[event.id]}"
-            )
-        first_line[event.id] = index + 1
+    for chunk in _rechunk(path, read_at, size, model, chunk_bytes):
+        for index, event in enumerate(chunk.events):
+            if hash(event.id) in repeated:
+                line = chunk.first_index + index + 1
+                if event.id in first_line:
+                    raise LedgerCorruption(
+                        path, line, chunk.row_offset(index), DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first_line[event.id]}"
+                    )
+                first_line[event.id] = line
+
+
+def _repeated_hashes(hashes: array) -> set[int]:
+    if len(hashes) <= _HASHES_AT_ONCE:
+        if len(set(hashes)) == len(hashes):
+            return set()
+        return _repeats(hashes)
+    # A set of every hash would cost ~70 bytes an id: split the 64-bit range so each set holds ~_HASHES_AT_ONCE.
+    parts = -(-len(hashes) // _HASHES_AT_ONCE)
+    width = -(-(1 << 64) // parts)
+    repeated: set[int] = set()
+    for low in range(-(1 << 63), 1 << 63, width):
+        repeated |= _repeats(array("q", filter(range(low, low + width).__contains__, hashes)))
+    return repeated
+
+
+def _repeats(hashes: array) -> set[int]:
+    seen: set[int] = set()
+    repeated: set[int] = set()
+    if len(set(hashes)) == len(hashes):
+        return repeated
+    for value in hashes:
+        if value in seen:
+            repeated.add(value)
+        seen.add(value)
+    return repeated
+
+
+def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_bytes: int) -> Iterator[Chunk]:
+    index = 0
+    for offset, data in chunk_ends(read_at, size, chunk_bytes):
+        chunk = _decode_chunk(path, data, index, offset, model)
+        index += len(chunk.events)
+        yield chunk
+
+
+def decode_ledger(path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None) -> tuple[Any, ...]:
+    """The committed events of a whole ledger's bytes (see `decode_rows`)."""
+    return decode_rows(path, data, run=run, model=model)[0]
+
+
+def decode_rows(
+    path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
+) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
+    """(events, rows) of a whole ledger's bytes, or LedgerCorruption (see `scan_ledger`)."""
+    view = memoryview(data)
+    events: list[Any] = []
+    rows: list[msgspec.Raw] = []
+    for chunk in scan_ledger(path, lambda at, length: bytes(view[at : at + length]), len(data), run=run, model=model, chunk_bytes=chunk_bytes):
+        events += chunk.events
+        rows += map(msgspec.Raw, chunk.lines)
+    return tuple(events), tuple(rows)
+
+
+def file_reader(fd: int) -> ReadAt:
+    """Positioned reads of an open file, which leave its offset alone."""
+
+    def read_at(offset: int, length: int) -> bytes:
+        data = os.pread(fd, length, offset)
+        while len(data) < length:
+            more = os.pread(fd, length - len(data), offset + len(data))
+            if not more:
+                break
+            data += more
+        return data
+
+    return read_at
 
 
 def read_ledger(path: Path, *, run: RunIdentity | None = None, model: WireModel | None = None) -> CommittedLedger:

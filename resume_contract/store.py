@@ -21,6 +21,8 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .containment import EscapesWorkspace, open_directory, open_in, refuse_other_names, split_below
@@ -127,10 +129,23 @@ def read_ledger(
     symlink raises LedgerMissing, a directory or FIFO NotALedger. `run` is the (sessionId, runId) every row
     must carry; without it, the run directory's when the file sits at `sessions/<S>/runs/<R>/...`, else the
     first row's. With `workspace`, no step of the path below it may be a symlink (EscapesWorkspace).
+    With `refuse_live`, see `open_committed`.
+    """
+    path = Path(path)
+    with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
+        data = read_all(fd)
+    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()))
+    return CommittedLedger(path, events, rows)
+
+
+@contextmanager
+def open_committed(path: Path, *, refuse_live: bool = False, workspace: Path | None = None) -> Iterator[int]:
+    """A descriptor of the ledger at `path` (a regular file), open for reading while the block runs.
+
     With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
     running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
-    then waits for it, never fails), and is taken again after the read: a writer that started meanwhile, or a
-    file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
+    then waits for it, never fails), and is taken again when the block ends: a writer that started
+    meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
     """
     path = Path(path)
     try:
@@ -145,15 +160,13 @@ def read_ledger(
             raise NotALedger(f"{path}: not a regular file")
         if refuse_live and has_live_writer(fd):
             raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-        data = read_all(fd)
+        yield fd
         if refuse_live:
             after = os.fstat(fd)
             if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
                 raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped")
     finally:
         os.close(fd)
-    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()))
-    return CommittedLedger(path, events, rows)
 
 
 def _open_for_reading(path: Path, workspace: Path | None) -> int:

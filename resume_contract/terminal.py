@@ -67,6 +67,15 @@ class JsonStream:
         buffer.write(text.encode("utf-8"))
         return len(text)
 
+    def write_bytes(self, data: bytes) -> None:
+        """UTF-8 JSON bytes, written as they are when the stream has bytes underneath."""
+        buffer = getattr(self.raw, "buffer", None)
+        if buffer is None:
+            self.raw.write(data.decode("utf-8"))
+        else:
+            self.raw.flush()
+            buffer.write(data)
+
     def flush(self) -> None:
         self.raw.flush()
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import types
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
+from msgspec import UNSET
 
 INVALID_JSON = "invalid_json"
 INVALID_EVENT = "invalid_event"
@@ -130,6 +133,8 @@ class WireModel:
                     struct.cls for struct in structs if any(_is_number(f.type) for f in struct.fields)
                 )
 
+        self.count_keys = _key_counter(info)
+
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
         try:
@@ -162,6 +167,66 @@ class WireModel:
     def encode(self, event: Any) -> bytes:
         """An event's canonical row (declared field order, free JSON as held), without the newline."""
         return _ENCODE(event)
+
+
+KeyCounter = Callable[[list[Any]], int]
+
+
+def _key_counter(struct: mi.StructType) -> KeyCounter | None:
+    """A function counting, at C speed, the keys a list of decoded structs of one class hold (typed keys only:
+    the keys inside free JSON are not counted), or None when the model nests in a way it cannot count.
+
+    A row that repeats a key decodes to a struct holding one key fewer than the row wrote; the reader compares
+    this count with the keys the rows wrote (reader._keys_proven)."""
+    always = len([field for field in struct.fields if field.required]) + (1 if struct.tag_field else 0)
+    looked_at: list[tuple[Callable[[Any], Any], bool, Any]] = []  # (getter, optional, nested)
+    for field in struct.fields:
+        kind = field.type
+        nested: Any = None
+        if isinstance(kind, mi.UnionType):
+            structs = [t for t in kind.types if isinstance(t, mi.StructType)]
+            if structs:
+                counters = {t.cls: _key_counter(t) for t in structs}
+                if None in counters.values() or len(structs) != len([t for t in kind.types if not isinstance(t, mi.NoneType)]):
+                    return None
+                nested = counters
+            elif any(isinstance(t, (mi.DictType, mi.ListType)) for t in kind.types):
+                kinds = [t for t in kind.types if isinstance(t, (mi.DictType, mi.ListType))]
+                if len(kinds) != 1 or not _holds_no_struct(kinds[0]):
+                    return None
+                nested = len if isinstance(kinds[0], mi.DictType) else None
+        elif isinstance(kind, mi.StructType):
+            return None  # a struct-valued field is not in the wire format; count nothing rather than guess
+        elif isinstance(kind, mi.DictType):
+            if not _holds_no_struct(kind):
+                return None
+            nested = len
+        elif isinstance(kind, mi.ListType) and not _holds_no_struct(kind):
+            return None
+        if not field.required or nested is not None:
+            looked_at.append((operator.attrgetter(field.name), not field.required, nested))
+
+    def count(values: list[Any]) -> int:
+        total = always * len(values)
+        for get, optional, nested in looked_at:
+            held = list(map(get, values))
+            if optional:
+                total += len(held) - held.count(UNSET)
+            if nested is len:
+                total += sum(map(len, filter(None, held)))  # UNSET and {} are falsy
+            elif nested is not None:
+                classes = set(map(type, held))
+                for cls, counter in nested.items():
+                    if cls in classes:
+                        total += counter(list(filter(cls.__instancecheck__, held)))
+        return total
+
+    return count
+
+
+def _holds_no_struct(kind: mi.Type) -> bool:
+    inner = kind.value_type if isinstance(kind, mi.DictType) else getattr(kind, "item_type", None)
+    return isinstance(inner, (mi.RawType, mi.StrType, mi.IntType, mi.FloatType, mi.BoolType))
 
 
 def _is_number(kind: mi.Type) -> bool:

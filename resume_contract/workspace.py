@@ -32,6 +32,7 @@ import msgspec
 
 from .containment import NOFOLLOW, check_contained, open_directory, open_in, split_below
 from .events import MODEL
+from .projection import ResumePlan
 from .reader import DUPLICATE_EVENT_ID, FOREIGN_ROW, CommittedLedger, LedgerCorruption
 from .store import LEDGER_NAME, LedgerMissing, ledger_path, read_all, read_ledger
 from .wire import RowRefused, encode_json, python_json
@@ -85,6 +86,28 @@ def read_run(workspace: Path, session_id: str, run_id: str, *, refuse_live: bool
     completed = {_completion(event) for event in ledger.events} - {None}
     open_snapshots = [snapshot for snapshot in snapshots if snapshot.stream is None or snapshot.stream not in completed]
     return _merge(ledger, open_snapshots)
+
+
+def plan_run(
+    workspace: Path, session_id: str, run_id: str, expected_high_water: int | None = None, *, refuse_live: bool = False
+) -> ResumePlan:
+    """One run's plan (`read_run`'s events). A run without partial snapshots, the usual case, is planned from
+    its JSONL in bounded memory; one with snapshots is read whole, since they are merged between its rows."""
+    from .ledger_plan import plan_ledger
+    from .plan import build_resume_plan
+
+    run_dir = run_directory(workspace, session_id, run_id)
+    path = run_dir / LEDGER_NAME
+    if not os.path.lexists(path):
+        raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}")
+    try:
+        has_snapshots = bool(_snapshots(Path(workspace), run_dir / PARTIALS_DIR, (session_id, run_id)))
+    except LedgerCorruption:
+        has_snapshots = True  # read_run reports it, after the JSONL (a corrupt JSONL is reported first)
+    if has_snapshots:
+        ledger = read_run(workspace, session_id, run_id, refuse_live=refuse_live)
+        return build_resume_plan(ledger.events, expected_high_water, rows=ledger.rows)
+    return plan_ledger(path, expected_high_water, run=(session_id, run_id), refuse_live=refuse_live, workspace=Path(workspace))
 
 
 def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedger:

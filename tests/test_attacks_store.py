@@ -276,19 +276,26 @@ def _text(run: str):
     )
 
 
-@pytest.mark.parametrize(
-    ("command", "message"),
-    [(["plan"], "not enough memory to plan this ledger"), (["repair"], "not enough memory for this input")],
-)
-def test_a_ledger_too_large_for_memory_is_exit_2_without_a_traceback(tmp_path: Path, command: list[str], message: str) -> None:
+def test_a_ledger_larger_than_memory_is_read_in_bounded_memory(tmp_path: Path) -> None:
     big = tmp_path / "runtime-events.jsonl"
     with big.open("wb") as handle:
-        handle.truncate(3 * 1024**3)  # sparse: 3 GiB of zeros, no disk used
+        handle.truncate(3 * 1024**3)  # sparse: 3 GiB of zeros, no disk used, and no newline: one torn row
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
-    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main({command + [str(big)]!r}))"
+    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['plan', {str(big)!r}]))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3, result.stderr
+    assert ":1: byte offset 0: torn_row: the last 3221225472 bytes" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_ledger_too_large_for_memory_to_repair_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    big = tmp_path / "runtime-events.jsonl"
+    with big.open("wb") as handle:
+        handle.truncate(3 * 1024**3)
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
+    code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['repair', {str(big)!r}]))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
-    assert message in result.stderr and "Traceback" not in result.stderr
+    assert "not enough memory for this input" in result.stderr and "Traceback" not in result.stderr
 
 
 # -- 15. flags ------------------------------------------------------------------------------------------------
@@ -301,7 +308,7 @@ def test_bad_flags_are_usage_errors(args, run_cli) -> None:
     assert (code, out) == (2, "") and err.startswith("resume-contract: ") and "Traceback" not in err
 
 
-def test_a_run_too_large_for_memory_is_unreadable_and_the_audit_goes_on(tmp_path: Path) -> None:
+def test_an_audit_reads_a_run_larger_than_memory_and_goes_on(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     for run in ("big", "small"):
         ledger = workspace / "sessions" / "s1" / "runs" / run / "runtime-events.jsonl"
@@ -311,10 +318,10 @@ def test_a_run_too_large_for_memory_is_unreadable_and_the_audit_goes_on(tmp_path
         handle.truncate(3 * 1024**3)
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
     code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['plan', '--workspace', {str(workspace)!r}, '--jobs', '1']))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2, result.stderr
-    assert "unreadable s1/big: " in result.stdout and "not enough memory to plan this run" in result.stdout
-    assert "2 runs: 1 safe_replay" in result.stdout and "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3, result.stderr
+    assert "corrupt    s1/big: " in result.stdout and "torn_row" in result.stdout
+    assert "2 runs: 1 safe_replay, 0 blocked, 1 corrupt" in result.stdout and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("bad", ["s1\n", "s1/../s2", ""])

@@ -1,0 +1,141 @@
+"""Plan a ledger file in bounded memory: rows are read a chunk at a time and walked, never all held.
+
+`build_resume_plan(events)` plans events already in memory; this is how a file is planned. The plan holds
+its operations and diagnostics as usual, but its `runtime_events` and `replay_runtime_events` are
+`LedgerRows`: the committed rows read back from the file when they are iterated or written, the plan
+keeping only which rows it leaves out. The file stays open for that (the plan owns a descriptor of it),
+and a file that changed since it was planned is refused rather than copied.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import weakref
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from resume_contract_generated.projector_table import TABLE
+
+from .projection import ResumePlan, Walk
+from .reader import CHUNK_BYTES, RunIdentity, file_reader, scan_ledger
+from .store import open_committed, run_identity
+
+
+class LedgerChanged(OSError):
+    """The ledger a plan was made from changed afterwards: its rows can no longer be copied from it."""
+
+
+class _PlannedFile:
+    """A descriptor of the planned ledger, where its chunks start, and what it looked like when planned."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self.fd = os.dup(fd)
+        self._finalizer = weakref.finalize(self, os.close, self.fd)
+        stat = os.fstat(self.fd)
+        self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        self.read_at = file_reader(self.fd)
+        self.chunks: list[tuple[int, int, int]] = []  # (first row index, byte offset, byte length)
+
+    def chunk_data(self) -> Iterator[tuple[int, bytes]]:
+        """(first row index, rows) of every chunk, read again from the file."""
+        stat = os.fstat(self.fd)
+        if (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns) != self.identity:
+            raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
+        for first_index, offset, length in self.chunks:
+            data = self.read_at(offset, length)
+            if len(data) != length:
+                raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
+            yield first_index, data
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+class LedgerRows(Sequence[msgspec.Raw]):
+    """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand."""
+
+    def __init__(self, source: _PlannedFile, count: int, skip: Sequence[int] = ()) -> None:
+        self._source = source
+        self._count = count
+        self._skip = sorted(set(skip))
+        self._skipped = frozenset(self._skip)
+
+    def without(self, skip: set[int]) -> LedgerRows:
+        return LedgerRows(self._source, self._count, sorted(self._skipped | skip))
+
+    def __len__(self) -> int:
+        return self._count - len(self._skip)
+
+    def _chunk_rows(self) -> Iterator[tuple[bool, list[bytes] | bytes]]:
+        # (whole, rows): a chunk none of whose rows is skipped comes whole (its bytes), else as kept rows.
+        skip = self._skip
+        for first_index, data in self._source.chunk_data():
+            count = data.count(b"\n")
+            at = bisect.bisect_left(skip, first_index)
+            if at == len(skip) or skip[at] >= first_index + count:
+                yield True, data
+            else:
+                lines = data.split(b"\n")
+                lines.pop()
+                yield False, [line for index, line in enumerate(lines, first_index) if index not in self._skipped]
+
+    def __iter__(self) -> Iterator[msgspec.Raw]:
+        for whole, rows in self._chunk_rows():
+            if whole:
+                rows = rows.split(b"\n")  # type: ignore[union-attr]
+                rows.pop()  # type: ignore[union-attr]
+            yield from map(msgspec.Raw, rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<LedgerRows of {self._source.path}: {len(self)} rows>"
+
+    def json_pieces(self) -> Iterator[bytes]:
+        """The rows as a JSON array, in pieces of about a chunk, each row's bytes exactly as committed."""
+        yield b"["
+        first = True
+        for whole, rows in self._chunk_rows():
+            # Rows hold no newline (the reader proves it), so a chunk's newlines are exactly its row ends.
+            body = rows[:-1].replace(b"\n", b",") if whole else b",".join(rows)  # type: ignore[union-attr,arg-type]
+            if body:
+                yield body if first else b"," + body
+                first = False
+        yield b"]"
+
+
+def plan_ledger(
+    path: Path,
+    expected_high_water: int | None = None,
+    *,
+    run: RunIdentity | None = None,
+    refuse_live: bool = False,
+    workspace: Path | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> ResumePlan:
+    """Read and plan one ledger file in bounded memory; the strictness and the plan are `read_ledger`'s and
+    `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`."""
+    path = Path(path)
+    walk = Walk(TABLE)
+    with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
+        source = _PlannedFile(path, fd)
+        high_water = 0
+        chunks = scan_ledger(path, source.read_at, source.identity[2], run=run or run_identity(path.absolute()), chunk_bytes=chunk_bytes)
+        for chunk in chunks:
+            walk.feed(chunk.events, chunk.first_index)
+            source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
+            high_water += len(chunk.events)
+    rows = LedgerRows(source, high_water)
+    return walk.plan(high_water, expected_high_water, rows, rows.without)

@@ -1,0 +1,183 @@
+"""The reader reads a ledger in chunks and finds every corruption where reading it whole would.
+
+Each corrupt ledger is built row by row, so the line and byte offset of its bad row are known by
+construction (never asked of the reader). It is read with chunks far smaller than a row, about one row, a few
+rows and the default, so the bad row sits in the first chunk, after a chunk boundary, and across one.
+Streaming plans of random ledgers must equal the in-memory plan, the oracle's and python-statemachine's.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resume_contract.events import event_from_wire
+from resume_contract.ledger_plan import LedgerChanged, plan_ledger
+from resume_contract.oracle import decide
+from resume_contract.plan import build_resume_plan, plan_json
+from resume_contract.reader import LedgerCorruption, decode_rows
+from resume_contract.reference import build_resume_plan_with_machine
+
+PATH = Path("ledger.jsonl")
+CHUNK_SIZES = [1, 97, 256, 700, 1 << 22]
+
+
+def row(index: int, *, session: str = "s", content: str | None = None, event_id: str | None = None) -> bytes:
+    body = content or '{"kind":"function_call","id":"c%d","name":"write","args":{"path":"notes/%d.md"}}' % (index, index)
+    return (
+        '{"id":"%s","ts":%d,"partial":false,"sessionId":"%s","invocationId":"i","runId":"r","turnId":"t",'
+        '"author":"agent","role":"model","content":%s}' % (event_id or f"e{index}", index, session, body)
+    ).encode()
+
+
+# kind -> the bad row that replaces row `index` (rows 0..index-1 are good; the ledger has 12 rows).
+BAD_ROWS = {
+    "invalid_utf8": lambda index: row(index)[:-3] + b"\xff\"}}",
+    "invalid_json": lambda index: row(index)[:-1],
+    "invalid_event": lambda index: row(index).replace(b'"partial":false', b'"partial":"no"'),
+    "duplicate_key": lambda index: row(index).replace(b'"turnId":"t"', b'"turnId":"t","turnId":"u"'),
+    "duplicate_key_in_free_json": lambda index: row(index).replace(b'{"path"', b'{"path":1,"path"'),
+    "duplicate_key_in_content": lambda index: row(index).replace(b'"name":"write"', b'"name":"write","name":"read"'),
+    "foreign_row": lambda index: row(index, session="other"),
+    "duplicate_event_id": lambda index: row(index, event_id="e0"),
+}
+
+
+def ledger_with(kind: str, bad_index: int, rows: int = 12) -> tuple[bytes, int]:
+    """The ledger bytes and the byte offset of its bad row."""
+    lines = [row(index) for index in range(rows)]
+    lines[bad_index] = BAD_ROWS[kind](bad_index)
+    offset = sum(len(line) + 1 for line in lines[:bad_index])
+    return b"".join(line + b"\n" for line in lines), offset
+
+
+def corruption(data: bytes, chunk_bytes: int) -> LedgerCorruption:
+    with pytest.raises(LedgerCorruption) as raised:
+        decode_rows(PATH, data, chunk_bytes=chunk_bytes)
+    return raised.value
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNK_SIZES)
+@pytest.mark.parametrize("bad_index", [1, 5, 11])
+@pytest.mark.parametrize("kind", sorted(BAD_ROWS))
+def test_every_corruption_is_found_at_its_line_and_byte_whatever_the_chunks(kind: str, bad_index: int, chunk_bytes: int) -> None:
+    data, offset = ledger_with(kind, bad_index)
+    found = corruption(data, chunk_bytes)
+    assert (found.kind, found.line, found.offset) == (kind.split("_in_")[0], bad_index + 1, offset)
+
+
+def test_the_bad_rows_lie_after_and_across_chunk_boundaries() -> None:
+    # The premise of the test above: with 97-byte chunks, row 5 starts after the first chunk and spans a
+    # boundary (rows are ~200 bytes), and with 256-byte chunks row 11 straddles one too.
+    data, offset = ledger_with("invalid_json", 5)
+    end = data.index(b"\n", offset)
+    assert offset > 97 and offset // 97 != end // 97
+    data, offset = ledger_with("invalid_json", 11)
+    end = data.index(b"\n", offset)
+    assert offset // 256 != end // 256
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNK_SIZES)
+def test_a_torn_last_row_is_found_whatever_the_chunks(chunk_bytes: int) -> None:
+    data, offset = ledger_with("invalid_json", 11)  # the last row, cut: no newline after it
+    torn = data[:-10]
+    found = corruption(torn, chunk_bytes)
+    assert (found.kind, found.line, found.offset) == ("torn_row", 12, offset)
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNK_SIZES)
+def test_of_several_corruptions_the_one_reported_is_the_whole_file_order(chunk_bytes: int) -> None:
+    lines = [row(index) for index in range(12)]
+    lines[2] = BAD_ROWS["invalid_json"](2)
+    lines[9] = BAD_ROWS["invalid_utf8"](9)
+    found = corruption(b"".join(line + b"\n" for line in lines), chunk_bytes)
+    assert (found.kind, found.line) == ("invalid_utf8", 10)  # invalid UTF-8 anywhere comes first
+
+    lines = [row(index) for index in range(12)]
+    lines[2] = BAD_ROWS["foreign_row"](2)
+    lines[9] = BAD_ROWS["invalid_event"](9)
+    found = corruption(b"".join(line + b"\n" for line in lines), chunk_bytes)
+    assert (found.kind, found.line) == ("invalid_event", 10)  # then the first row that is not an event
+
+    lines = [row(index) for index in range(12)]
+    lines[2] = BAD_ROWS["duplicate_event_id"](2)
+    lines[9] = BAD_ROWS["foreign_row"](9)
+    found = corruption(b"".join(line + b"\n" for line in lines), chunk_bytes)
+    assert (found.kind, found.line) == ("foreign_row", 10)  # then a row of another run, then a repeated id
+
+
+def test_a_repeated_key_is_found_when_texts_hold_quote_colon_and_spaced_colons() -> None:
+    # The fast proof counts `":` marks; texts that hold one, or a key spaced from its colon, send the chunk
+    # to the slow proof, which must still find the repeat and pass the rest.
+    quoted = row(1, content='{"kind":"text","text":"say \\"a\\": b"}')
+    spaced = row(2).replace(b'"turnId":"t"', b'"turnId" :"t"')
+    data = b"".join(line + b"\n" for line in [row(0), quoted, spaced])
+    events, _ = decode_rows(PATH, data)
+    assert [event.id for event in events] == ["e0", "e1", "e2"]
+    repeated = spaced.replace(b'"invocationId":"i"', b'"invocationId" :"i","invocationId":"i"')
+    found = corruption(b"".join(line + b"\n" for line in [row(0), quoted, repeated]), 1 << 22)
+    assert (found.kind, found.line) == ("duplicate_key", 3)
+
+
+def test_a_planned_file_that_changes_is_not_copied(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"".join(row(index) + b"\n" for index in range(3)))
+    plan = plan_ledger(path)
+    assert len(plan.runtime_events) == 3
+    with path.open("ab") as handle:
+        handle.write(row(3) + b"\n")
+    with pytest.raises(LedgerChanged):
+        plan_json(plan)
+
+
+CALL_IDS = [f"call-{n}" for n in range(6)]
+
+
+@st.composite
+def wire_ledgers(draw) -> list[dict]:
+    kinds = draw(st.lists(st.sampled_from(["text", "call", "response", "error", "terminal"]), max_size=60))
+    rows = []
+    for index, kind in enumerate(kinds):
+        call_id = draw(st.sampled_from(CALL_IDS))
+        tool = draw(st.sampled_from(["read", "write"]))
+        wire = {"id": f"e{index}", "ts": index, "partial": draw(st.integers(0, 7)) == 0, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t"}
+        if kind == "text":
+            wire.update(author="user", role="user", content={"kind": "text", "text": "t"})
+        elif kind == "terminal":
+            wire.update(author="agent", role="model", status="completed", content={"kind": "text", "text": "done"})
+        elif kind == "call":
+            wire.update(author="agent", role="model", content={"kind": "function_call", "id": call_id, "name": tool, "args": {"n": index}})
+        else:
+            content = {"kind": "function_response", "id": call_id, "name": tool, "result": {"n": index}}
+            if kind == "error":
+                content["isError"] = True
+            wire.update(author="tool", role="tool", content=content)
+        rows.append(wire)
+    return rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(wire_ledgers(), st.sampled_from([1, 150, 600, 1 << 22]), st.one_of(st.none(), st.integers(0, 70)))
+def test_streaming_plans_equal_the_in_memory_oracle_and_statemachine_plans(wires: list[dict], chunk_bytes: int, expected: int | None) -> None:
+    data = b"".join(json.dumps(wire, separators=(",", ":")).encode() + b"\n" for wire in wires)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "ledger.jsonl"
+        path.write_bytes(data)
+        streamed = plan_ledger(path, expected, chunk_bytes=chunk_bytes)
+        events = [event_from_wire(wire) for wire in wires]
+        rows = [msgspec.Raw(line) for line in data.splitlines()]
+        in_memory = build_resume_plan(events, expected, rows=rows)
+        assert plan_json(streamed) == plan_json(in_memory)
+        assert streamed == in_memory
+        assert build_resume_plan_with_machine(events, expected, rows=rows) == streamed
+        oracle = decide(wires, expected)
+        assert streamed.disposition == oracle.disposition
+        assert tuple((op.tool_call_id, op.status) for op in streamed.operations) == oracle.statuses
+        assert streamed.replay_event_ids == oracle.replay_ids
+        assert oracle.required_reasons <= set(streamed.rejection_reasons)
