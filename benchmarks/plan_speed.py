@@ -1,33 +1,36 @@
-"""Benchmark: read + plan a large ledger, against the floor of merely parsing it with the stdlib.
+"""Benchmark: plan ledgers of growing size, and audit a workspace of many runs; every figure in one run.
 
-    .venv/bin/python benchmarks/plan_speed.py                 # 1,000,000 events, 3 rounds
-    .venv/bin/python benchmarks/plan_speed.py --events 200000 --rounds 5
+    .venv/bin/python benchmarks/plan_speed.py                                  # 100k, 1M, 3M events
+    .venv/bin/python benchmarks/plan_speed.py --sizes 100000,1000000,3000000,10000000 --json
+    .venv/bin/python benchmarks/plan_speed.py --sizes 1000000 --rounds 5 --audit-runs 0
 
-It writes its own ledger (deterministic, ~265 bytes an event, ~37.5% tool calls and as many responses),
-then times, each in a fresh interpreter so peak memory is its own, alternating the order every round:
+Ledgers are deterministic (~300 bytes an event; each turn is user text, three call/response pairs and a model
+text, so 37.5% of events are calls and as many are responses) and cached in --cache (outside the repo; the
+10M ledger is ~3 GB and takes a few minutes to write once). Each measurement runs in a fresh interpreter, so
+its peak RSS is its own:
 
-- floor:  `json.loads` of every line, keeping every event (what any reader must at least do), once as
-          written and once with the cyclic GC paused (the stricter floor);
-- plan:   `read_ledger` (strict decode, every corruption check, rows kept verbatim) + `build_resume_plan`.
+- floor: `json.loads` of every line with the cyclic GC paused, keeping every event (what any reader must at
+  least do); measured for sizes up to --floor-up-to, since at 10M it needs ~25 GiB;
+- plan:  `plan_ledger` (the streaming strict reader + the projection) and the plan written as JSON to
+  /dev/null, rows copied: all of what `resume-contract plan --json LEDGER` does after start-up;
+- audit: `resume-contract plan --workspace` over --audit-runs runs of --audit-events events, one worker.
 
-It reports the best and median wall time of each, their ratio (plan / floor: the target is <= 1.0), and
-peak RSS. Machines are noisy: compare ratios from one run, not seconds across runs.
+Wall times are the best of --rounds. Machines are noisy: compare the ratios of one run, not seconds across
+runs (the ratio column is plan / floor, measured side by side).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 _FLOOR = """
 import gc, json, resource, sys, time
-if sys.argv[2] == "gc-paused":
-    gc.disable()
+gc.disable()
 start = time.perf_counter()
 with open(sys.argv[1], "rb") as handle:
     events = [json.loads(line) for line in handle]
@@ -37,88 +40,150 @@ print(elapsed, len(events), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 _PLAN = """
 import resource, sys, time
-from resume_contract.plan import build_resume_plan
-from resume_contract.store import read_ledger
+from resume_contract.ledger_plan import plan_ledger
+from resume_contract.plan import plan_json_pieces
 start = time.perf_counter()
-ledger = read_ledger(sys.argv[1])
-read_done = time.perf_counter()
-plan = build_resume_plan(ledger.events, rows=ledger.rows)
+plan = plan_ledger(sys.argv[1])
+with open("/dev/null", "wb") as sink:
+    for piece in plan_json_pieces(plan):
+        sink.write(piece)
 elapsed = time.perf_counter() - start
-print(elapsed, ledger.high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, read_done - start, plan.disposition, len(plan.operations))
+print(elapsed, plan.source_runtime_event_high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, plan.disposition, len(plan.operations))
+"""
+
+_AUDIT = """
+import io, resource, sys, time
+from resume_contract.cli import main
+start = time.perf_counter()
+out, err = io.StringIO(), io.StringIO()
+code = main(["plan", "--workspace", sys.argv[1], "--jobs", "1"], out, err)
+elapsed = time.perf_counter() - start
+print(elapsed, code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+
+def _row(index: int, session: str = "bench-session", run: str = "bench-run") -> str:
+    turn, step = divmod(index, 8)
+    call_id = f"call-{turn}-{(step - 1) // 2}"
+    head = f'{{"id":"evt-{index:08d}","ts":{1767225600000 + index},"partial":false,"sessionId":"{session}","invocationId":"bench-invocation","runId":"{run}","turnId":"turn-{turn}",'
+    if step == 0:
+        return head + f'"author":"user","role":"user","content":{{"kind":"text","text":"Please update file number {turn} with the new release notes."}}}}'
+    if step == 7:
+        return head + f'"author":"agent","role":"model","content":{{"kind":"text","text":"Turn {turn} is done; the files are updated."}}}}'
+    if step % 2 == 1:
+        return head + f'"author":"agent","role":"model","content":{{"kind":"function_call","id":"{call_id}","name":"write_file","args":{{"path":"notes/{turn}.md","mode":"overwrite"}}}}}}'
+    return head + f'"author":"tool","role":"tool","content":{{"kind":"function_response","id":"{call_id}","name":"write_file","result":{{"bytesWritten":{1024 + step}}}}}}}'
+
+
 def write_ledger(path: Path, count: int) -> None:
-    """A run of `count` events: each turn is user text, three call/response pairs and a model text."""
-    base = {"partial": False, "sessionId": "bench-session", "invocationId": "bench-invocation", "runId": "bench-run"}
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(count):
-            turn, step = divmod(index, 8)
-            call_id = f"call-{turn}-{(step - 1) // 2}"
-            event = {"id": f"evt-{index:08d}", "ts": 1767225600000 + index, **base, "turnId": f"turn-{turn}"}
-            if step == 0:
-                event.update(author="user", role="user", content={"kind": "text", "text": f"Please update file number {turn} with the new release notes."})
-            elif step == 7:
-                event.update(author="agent", role="model", content={"kind": "text", "text": f"Turn {turn} is done; the files are updated."})
-            elif step % 2 == 1:
-                event.update(author="agent", role="model", content={"kind": "function_call", "id": call_id, "name": "write_file", "args": {"path": f"notes/{turn}.md", "mode": "overwrite"}})
-            else:
-                event.update(author="tool", role="tool", content={"kind": "function_response", "id": call_id, "name": "write_file", "result": {"bytesWritten": 1024 + step}})
-            handle.write(json.dumps(event, separators=(",", ":")) + "\n")
+    """A run of `count` events (written to a temporary name, then renamed: a cached ledger is always whole)."""
+    partial = path.with_name(path.name + ".writing")
+    with partial.open("w", encoding="utf-8") as handle:
+        for start in range(0, count, 100_000):
+            handle.write("".join(_row(index) + "\n" for index in range(start, min(count, start + 100_000))))
+    partial.rename(path)
 
 
-def run(script: str, ledger: Path, *extra: str) -> list[str]:
-    result = subprocess.run([sys.executable, "-c", script, str(ledger), *extra], capture_output=True, text=True, check=True)
+def write_workspace(root: Path, runs: int, events: int) -> None:
+    marker = root / ".complete"
+    if marker.exists():
+        return
+    for number in range(runs):
+        run_dir = root / "sessions" / f"s{number // 100}" / "runs" / f"r{number}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        rows = "".join(_row(index, f"s{number // 100}", f"r{number}") + "\n" for index in range(events))
+        (run_dir / "runtime-events.jsonl").write_text(rows, encoding="utf-8")
+    marker.write_text("")
+
+
+def run(script: str, *args: str) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=True)
     return result.stdout.split()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--ledger", type=Path, help="reuse (or create) this ledger file instead of a temporary one")
+    parser.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each measurement; the best is kept (default: %(default)s)")
+    parser.add_argument("--floor-up-to", type=int, default=1_000_000, help="measure the json.loads floor up to this many events")
+    parser.add_argument("--audit-runs", type=int, default=10_000, help="runs in the audited workspace (0: no audit)")
+    parser.add_argument("--audit-events", type=int, default=200, help="events in each audited run")
+    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench", help="where ledgers are cached (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    args.cache.mkdir(parents=True, exist_ok=True)
 
-    with tempfile.TemporaryDirectory() as scratch:
-        ledger = args.ledger or Path(scratch) / "runtime-events.jsonl"
+    results: dict[str, object] = {"python": sys.version.split()[0], "rounds": args.rounds, "plans": []}
+    for size in sizes:
+        ledger = args.cache / f"ledger-{size}.jsonl"
         if not ledger.exists():
-            write_ledger(ledger, args.events)
-        size = ledger.stat().st_size
-        floor_times, paused_times, plan_times, read_times = [], [], [], []
-        floor_rss = paused_rss = plan_rss = 0
+            print(f"writing {ledger} ...", file=sys.stderr)
+            write_ledger(ledger, size)
+        plan_times, floor_times = [], []
+        plan_rss = floor_rss = 0
         detail = ""
-        for round_number in range(args.rounds):
-            order = ("floor", "paused", "plan") if round_number % 2 == 0 else ("plan", "paused", "floor")
-            for which in order:
-                if which == "floor":
-                    elapsed, count, rss = run(_FLOOR, ledger, "gc-on")
-                    floor_times.append(float(elapsed))
-                    floor_rss = max(floor_rss, int(rss))
-                elif which == "paused":
-                    elapsed, count, rss = run(_FLOOR, ledger, "gc-paused")
-                    paused_times.append(float(elapsed))
-                    paused_rss = max(paused_rss, int(rss))
-                else:
-                    elapsed, count, rss, read, disposition, operations = run(_PLAN, ledger)
-                    plan_times.append(float(elapsed))
-                    read_times.append(float(read))
-                    plan_rss = max(plan_rss, int(rss))
-                    detail = f"{disposition}, {operations} operations"
-        print(f"ledger: {count} events, {size / 1e6:.0f} MB ({detail}); {args.rounds} rounds; python {sys.version.split()[0]}")
-        rows = [
-            ("floor  json.loads per line", floor_times, floor_rss),
-            ("floor  json.loads, GC paused", paused_times, paused_rss),
-            ("plan   read_ledger + plan", plan_times, plan_rss),
-        ]
-        for label, times, rss in rows:
-            print(f"{label:<30} best {min(times):6.2f} s  median {statistics.median(times):6.2f} s  peak RSS {rss / 1024:6.0f} MiB")
-        print(f"{'':<30} (plan: read {min(read_times):.2f} s, project {min(p - r for p, r in zip(plan_times, read_times)):.2f} s)")
-        for label, times, rss in rows[:2]:
-            print(
-                f"ratio  plan / {label[7:]:<24} best {min(plan_times) / min(times):.2f}x  "
-                f"median {statistics.median(plan_times) / statistics.median(times):.2f}x  memory {plan_rss / rss:.2f}x  (target <= 1.0x)"
+        for _ in range(args.rounds):
+            elapsed, count, rss, disposition, operations = run(_PLAN, str(ledger))
+            plan_times.append(float(elapsed))
+            plan_rss = max(plan_rss, int(rss))
+            detail = f"{disposition}, {operations} operations"
+            if size <= args.floor_up_to:
+                elapsed, _, rss = run(_FLOOR, str(ledger))
+                floor_times.append(float(elapsed))
+                floor_rss = max(floor_rss, int(rss))
+        entry = {
+            "events": size,
+            "megabytes": round(ledger.stat().st_size / 1e6),
+            "plan_seconds": round(min(plan_times), 3),
+            "microseconds_per_event": round(min(plan_times) / size * 1e6, 3),
+            "plan_peak_rss_mib": round(plan_rss / 1024),
+            "plan": detail,
+        }
+        if floor_times:
+            entry.update(
+                floor_seconds=round(min(floor_times), 3),
+                floor_peak_rss_mib=round(floor_rss / 1024),
+                plan_to_floor=round(min(plan_times) / min(floor_times), 3),
             )
+        results["plans"].append(entry)  # type: ignore[union-attr]
+        if not args.json:
+            _print_plan(entry)
+    if args.audit_runs:
+        workspace = args.cache / f"workspace-{args.audit_runs}x{args.audit_events}"
+        if not (workspace / ".complete").exists():
+            print(f"writing {workspace} ...", file=sys.stderr)
+        write_workspace(workspace, args.audit_runs, args.audit_events)
+        times, rss_peak = [], 0
+        for _ in range(args.rounds):
+            elapsed, code, rss = run(_AUDIT, str(workspace))
+            times.append(float(elapsed))
+            rss_peak = max(rss_peak, int(rss))
+        audit = {"runs": args.audit_runs, "events_per_run": args.audit_events, "seconds": round(min(times), 3), "peak_rss_mib": round(rss_peak / 1024), "exit_code": int(code)}
+        results["audit"] = audit
+        if not args.json:
+            print(f"audit  {audit['runs']} runs x {audit['events_per_run']} events, one worker: {audit['seconds']:.2f} s, peak RSS {audit['peak_rss_mib']} MiB")
+    if args.json:
+        print(json.dumps(results, indent=2))
     return 0
+
+
+_HEADER_PRINTED = False
+
+
+def _print_plan(entry: dict) -> None:
+    global _HEADER_PRINTED
+    if not _HEADER_PRINTED:
+        print(f"python {sys.version.split()[0]}; best of the rounds; plan = plan_ledger + JSON to /dev/null, floor = json.loads per line, GC paused")
+        print(f"{'events':>10} {'MB':>6} {'plan s':>8} {'us/event':>9} {'plan RSS':>9} {'floor s':>8} {'floor RSS':>10} {'plan/floor':>10}")
+        _HEADER_PRINTED = True
+    floor = entry.get("floor_seconds")
+    print(
+        f"{entry['events']:>10} {entry['megabytes']:>6} {entry['plan_seconds']:>8.2f} {entry['microseconds_per_event']:>9.2f} "
+        f"{entry['plan_peak_rss_mib']:>5} MiB "
+        + (f"{floor:>8.2f} {entry['floor_peak_rss_mib']:>6} MiB {entry['plan_to_floor']:>9.2f}x" if floor is not None else f"{'-':>8} {'-':>10} {'-':>10}")
+    )
 
 
 if __name__ == "__main__":

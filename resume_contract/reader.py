@@ -238,21 +238,25 @@ def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[by
 
 
 def _keys_proven(data: bytes, events: list[Any], model: WireModel) -> bool:
-    """Whether no row of the chunk repeats a key in one object, at any depth, proven at C speed.
+    """Whether no row of the chunk repeats a key in one object, at any depth, proven at C speed by counting.
 
     msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding a key
-    fewer than the row wrote. Every key the rows wrote ends in `":` when no space stands before its colon,
-    and that pair occurs elsewhere only escaped inside a string (`\\":`): so when the rows hold exactly as
-    many `":` as the structs hold keys, no key was dropped. Free JSON (kept as Raw) is proven apart: its
-    marks are subtracted, and msgspec writing it back byte for byte proves it holds no repeated key.
-    A chunk not proven here is read again more slowly (`_check_duplicate_keys`); it is never accepted.
+    fewer than the row wrote. JSON writes a colon after every key and nowhere else but inside strings, so
+    when the rows hold exactly as many colons as the structs hold keys, no key was dropped. Texts often hold
+    colons (a URL, a time of day); then the marks `":` are counted instead, which end every key when no
+    space stands before its colon and occur elsewhere only escaped inside a string (`\\":`). Free JSON
+    (kept as Raw) is proven apart: its colons and marks are subtracted, and msgspec writing it back byte
+    for byte proves it holds no repeated key. A chunk not proven here is read again more slowly
+    (`_check_duplicate_keys`); it is never accepted on a guess.
     """
-    if model.count_keys is None or any(spaced in data for spaced in _SPACED_COLONS):
+    if model.count_keys is None:
         return False
-    free = _free_values(events, model)
+    free: list[msgspec.Raw] = []
+    held = model.count_keys(events, free)
     joined = b"[" + b",".join(free) + b"]"
-    if data.count(_KEY_MARK) - joined.count(_KEY_MARK) != model.count_keys(events):
-        return False
+    if data.count(b":") - joined.count(b":") != held:
+        if any(spaced in data for spaced in _SPACED_COLONS) or data.count(_KEY_MARK) - joined.count(_KEY_MARK) != held:
+            return False
     return not free or _ENCODE(_decode_untyped(joined)) == joined
 
 

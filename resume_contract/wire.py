@@ -14,6 +14,7 @@ import math
 import operator
 import types
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -169,59 +170,72 @@ class WireModel:
         return _ENCODE(event)
 
 
-KeyCounter = Callable[[list[Any]], int]
+KeyCounter = Callable[[list[Any], list[Any]], int]
 
 
 def _key_counter(struct: mi.StructType) -> KeyCounter | None:
-    """A function counting, at C speed, the keys a list of decoded structs of one class hold (typed keys only:
-    the keys inside free JSON are not counted), or None when the model nests in a way it cannot count.
+    """A function `count(structs, free)` that returns, at C speed, how many typed keys a list of decoded
+    structs of one class hold, and appends to `free` every free-JSON value (a Raw) they hold; or None when
+    the model nests in a way it cannot count (the reader then uses its slower proof).
 
     A row that repeats a key decodes to a struct holding one key fewer than the row wrote; the reader compares
     this count with the keys the rows wrote (reader._keys_proven)."""
     always = len([field for field in struct.fields if field.required]) + (1 if struct.tag_field else 0)
-    looked_at: list[tuple[Callable[[Any], Any], bool, Any]] = []  # (getter, optional, nested)
+    # (getter, optional, nested counters by class, counts dict keys, where its free JSON sits)
+    looked_at: list[tuple[Callable[[Any], Any], bool, dict[type, KeyCounter] | None, bool, str | None]] = []
     for field in struct.fields:
         kind = field.type
-        nested: Any = None
-        if isinstance(kind, mi.UnionType):
-            structs = [t for t in kind.types if isinstance(t, mi.StructType)]
-            if structs:
-                counters = {t.cls: _key_counter(t) for t in structs}
-                if None in counters.values() or len(structs) != len([t for t in kind.types if not isinstance(t, mi.NoneType)]):
-                    return None
-                nested = counters
-            elif any(isinstance(t, (mi.DictType, mi.ListType)) for t in kind.types):
-                kinds = [t for t in kind.types if isinstance(t, (mi.DictType, mi.ListType))]
-                if len(kinds) != 1 or not _holds_no_struct(kinds[0]):
-                    return None
-                nested = len if isinstance(kinds[0], mi.DictType) else None
-        elif isinstance(kind, mi.StructType):
-            return None  # a struct-valued field is not in the wire format; count nothing rather than guess
-        elif isinstance(kind, mi.DictType):
-            if not _holds_no_struct(kind):
+        nested: dict[type, KeyCounter] | None = None
+        if isinstance(kind, mi.UnionType) and any(isinstance(t, mi.StructType) for t in kind.types):
+            if not all(isinstance(t, mi.StructType) for t in kind.types):
                 return None
-            nested = len
-        elif isinstance(kind, mi.ListType) and not _holds_no_struct(kind):
+            counters = {t.cls: _key_counter(t) for t in kind.types}  # type: ignore[attr-defined]
+            if None in counters.values():
+                return None
+            nested = counters  # type: ignore[assignment]
+        elif isinstance(kind, mi.UnionType) and any(isinstance(t, (mi.DictType, mi.ListType, mi.RawType)) for t in kind.types):
+            return None  # a free or keyed value that may also be something else: not counted
+        elif isinstance(kind, mi.StructType):
+            return None  # a single struct-valued field is not in the wire format; count nothing rather than guess
+        elif isinstance(kind, (mi.DictType, mi.ListType)) and not _holds_no_struct(kind):
             return None
-        if not field.required or nested is not None:
-            looked_at.append((operator.attrgetter(field.name), not field.required, nested))
+        free = _free_shape(kind)
+        is_dict = isinstance(kind, mi.DictType)
+        if not field.required or nested is not None or is_dict or free is not None:
+            looked_at.append((operator.attrgetter(field.name), not field.required, nested, is_dict, free))
 
-    def count(values: list[Any]) -> int:
+    def count(values: list[Any], free: list[Any]) -> int:
         total = always * len(values)
-        for get, optional, nested in looked_at:
+        for get, optional, nested, is_dict, shape in looked_at:
             held = list(map(get, values))
             if optional:
                 total += len(held) - held.count(UNSET)
-            if nested is len:
+            if is_dict:
                 total += sum(map(len, filter(None, held)))  # UNSET and {} are falsy
-            elif nested is not None:
+            if shape == RAW:
+                free += filter(None, held)
+            elif shape == RAW_DICT:
+                free += chain.from_iterable(map(dict.values, filter(None, held)))
+            elif shape == RAW_LIST:
+                free += chain.from_iterable(filter(None, held))
+            if nested is not None:
                 classes = set(map(type, held))
                 for cls, counter in nested.items():
                     if cls in classes:
-                        total += counter(list(filter(cls.__instancecheck__, held)))
+                        total += counter(list(filter(cls.__instancecheck__, held)), free)
         return total
 
     return count
+
+
+def _free_shape(kind: mi.Type) -> str | None:
+    if isinstance(kind, mi.RawType):
+        return RAW
+    if isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.RawType):
+        return RAW_DICT
+    if isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.RawType):
+        return RAW_LIST
+    return None
 
 
 def _holds_no_struct(kind: mi.Type) -> bool:
