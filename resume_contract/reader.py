@@ -335,10 +335,8 @@ def _decode_untyped(value: Any) -> Any:
 
 def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
     events = chunk.events
-    sessions = list(map(_SESSION_ID, events))
-    runs = list(map(_RUN_ID, events))
     session_id, run_id = run
-    if sessions.count(session_id) == len(events) and runs.count(run_id) == len(events):
+    if set(map(_SESSION_ID, events)) == {session_id} and set(map(_RUN_ID, events)) == {run_id}:
         return None  # the common case, checked at C speed
     for index, event in enumerate(events):
         if event.session_id != session_id or event.run_id != run_id:
