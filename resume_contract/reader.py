@@ -19,7 +19,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import msgspec
 
 from .gcpause import gc_paused
 from .wire import (
+    MAX_NESTING,
     DUPLICATE_KEY,
     INVALID_EVENT,
     INVALID_JSON,
@@ -36,6 +37,7 @@ from .wire import (
     RowRefused,
     WireModel,
     python_json,
+    too_deep,
 )
 
 # Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
@@ -215,6 +217,10 @@ def _check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_
 def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
     lines = data.split(b"\n")
     lines.pop()  # the chunk ends in a newline
+    # A row nested deeper than MAX_NESTING holds more than twice as many bytes: only long rows are looked at.
+    if any(map(too_deep, compress(lines, map((2 * MAX_NESTING).__lt__, map(len, lines))))):
+        # Read row by row, where each row's depth is checked before it is parsed (an earlier bad row comes first).
+        return Chunk(first_index, offset, data, lines, _decode_row_by_row(path, first_index, offset, lines, model))
     try:
         # One decode per line: a line holding two values, or half of one, is refused by construction.
         events = list(map(model.decoder.decode, lines))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 import operator
+import re
 import types
 from collections.abc import Callable
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 import msgspec
@@ -27,7 +28,24 @@ DUPLICATE_KEY = "duplicate_key"
 
 _UNTYPED = msgspec.json.Decoder()
 _ENCODE = msgspec.json.Encoder().encode
-_TOO_DEEP = "nested deeper than a ledger row may be"
+# The deepest nesting of arrays and objects a row may hold. Parsers recurse once a level, so without a fixed
+# limit a row's verdict would depend on how deep the caller's stack happens to be; this one sits far below
+# Python's recursion limit, so every path (msgspec, the standard library) gives the same verdict.
+MAX_NESTING = 256
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NESTING_STEP = [0] * 256
+_NESTING_STEP[ord("[")] = _NESTING_STEP[ord("{")] = 1
+_NESTING_STEP[ord("]")] = _NESTING_STEP[ord("}")] = -1
+
+
+def too_deep(row: bytes | memoryview) -> bool:
+    """Whether a row nests arrays and objects deeper than MAX_NESTING (brackets inside strings do not count)."""
+    row = bytes(row)
+    if row.count(b"[") + row.count(b"{") <= MAX_NESTING:
+        return False  # the common case: too few brackets to be that deep
+    outside_strings = _STRING.sub(b"", row)
+    return max(accumulate(map(_NESTING_STEP.__getitem__, outside_strings)), default=0) > MAX_NESTING
 
 
 class RowRefused(Exception):
@@ -138,6 +156,8 @@ class WireModel:
 
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
+        if too_deep(row):
+            raise RowRefused(INVALID_JSON, _TOO_DEEP)
         try:
             event = self.decoder.decode(row)
         except msgspec.ValidationError as error:

@@ -196,3 +196,41 @@ def test_the_counting_proof_passes_clean_rows_and_only_them() -> None:
         lines = clean[:3] + [clean[3].replace(written, repeated, 1)]
         data = b"".join(line + b"\n" for line in lines)
         assert not _keys_proven(data, [MODEL.decoder.decode(line) for line in lines], MODEL)
+
+
+def _nested(levels: int, branch: str = "") -> bytes:
+    # The event and its content are two levels; `args` holds the rest.
+    inner = levels - 2
+    body = '{"kind":"function_call","id":"c","name":"n","args":%s}' % ("[" * inner + "]" * inner)
+    return row(0, content=body).replace(b'"turnId":"t"', b'"turnId":"t"' + branch.encode()) + b"\n"
+
+
+def _verdicts(path: Path) -> set[str]:
+    from resume_contract.store import read_ledger
+
+    verdicts = set()
+    for read in (lambda: read_ledger(path), lambda: plan_ledger(path), lambda: decode_rows(path, path.read_bytes(), chunk_bytes=7)):
+        try:
+            read()
+            verdicts.add("ok")
+        except LedgerCorruption as refused:
+            verdicts.add(f"{refused.kind}: {refused.detail}")
+    return verdicts
+
+
+def _from_deep_stack(frames: int, call):
+    return call() if frames == 0 else _from_deep_stack(frames - 1, call)
+
+
+@pytest.mark.parametrize("branch", ["", ',"branch":"\\ud83d"'])  # a lone surrogate sends the row to the standard library
+def test_nesting_deeper_than_256_levels_is_refused_the_same_way_on_every_path_and_stack(tmp_path: Path, branch: str) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(_nested(256, branch))
+    assert _verdicts(path) == {"ok"}
+    assert _from_deep_stack(600, lambda: _verdicts(path)) == {"ok"}
+    path.write_bytes(_nested(257, branch))
+    refused = {"invalid_json: nested deeper than 256 levels of arrays and objects"}
+    assert _verdicts(path) == refused
+    assert _from_deep_stack(600, lambda: _verdicts(path)) == refused
+    path.write_bytes(_nested(256, branch).replace(b"[[", b'["[[[[\\"[",[', 1))  # brackets inside strings do not count
+    assert _verdicts(path) == {"ok"}
