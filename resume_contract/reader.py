@@ -27,10 +27,10 @@ import msgspec
 
 from .gcpause import gc_paused
 from .wire import (
-    MAX_NESTING,
     DUPLICATE_KEY,
     INVALID_EVENT,
     INVALID_JSON,
+    MAX_NESTING,
     RAW,
     RAW_DICT,
     FreeFields,
