@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
+
 import msgspec
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resume_contract.events import RuntimeEvent, event_from_wire
+from resume_contract.ledger_plan import plan_ledger
 from resume_contract.oracle import decide
-from resume_contract.plan import build_resume_plan
+from resume_contract.plan import build_resume_plan, plan_json
 from resume_contract.reference import build_resume_plan_with_machine
 from resume_contract.verify import replay_problem, replayed_indexes
 
@@ -70,3 +75,25 @@ def test_the_python_statemachine_class_agrees_step_by_step(ledger: tuple[list[di
     _, events = ledger
     # Not memoized: every transition is taken by a fresh ToolOperationMachine.
     assert build_resume_plan_with_machine(events) == build_resume_plan(events)
+
+
+@settings(max_examples=150, deadline=None)
+@given(wire_ledgers(max_size=60), st.sampled_from([1, 150, 600, 1 << 22]), st.one_of(st.none(), st.integers(0, 70)))
+def test_streaming_plans_equal_the_in_memory_oracle_and_statemachine_plans(wires: list[dict], chunk_bytes: int, expected: int | None) -> None:
+    # The file is read in chunks of `chunk_bytes` (1: every row its own chunk) and walked chunk by chunk.
+    data = b"".join(json.dumps(wire, separators=(",", ":")).encode() + b"\n" for wire in wires)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "ledger.jsonl"
+        path.write_bytes(data)
+        streamed = plan_ledger(path, expected, chunk_bytes=chunk_bytes)
+        events = [event_from_wire(wire) for wire in wires]
+        rows = [msgspec.Raw(line) for line in data.splitlines()]
+        in_memory = build_resume_plan(events, expected, rows=rows)
+        assert plan_json(streamed) == plan_json(in_memory)
+        assert streamed == in_memory
+        assert build_resume_plan_with_machine(events, expected, rows=rows) == streamed
+        oracle = decide(wires, expected)
+        assert streamed.disposition == oracle.disposition
+        assert tuple((op.tool_call_id, op.status) for op in streamed.operations) == oracle.statuses
+        assert streamed.replay_event_ids == oracle.replay_ids
+        assert oracle.required_reasons <= set(streamed.rejection_reasons)
