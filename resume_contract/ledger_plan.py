@@ -34,7 +34,7 @@ class _PlannedFile:
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self.fd = os.dup(fd)
-        self._finalizer = weakref.finalize(self, os.close, self.fd)
+        weakref.finalize(self, os.close, self.fd)  # closed with the last plan that reads from it
         stat = os.fstat(self.fd)
         self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         self.read_at = file_reader(self.fd)
@@ -51,9 +51,6 @@ class _PlannedFile:
                 raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
             yield first_index, data
 
-    def close(self) -> None:
-        self._finalizer()
-
 
 class LedgerRows(Sequence[msgspec.Raw]):
     """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand."""
@@ -65,7 +62,7 @@ class LedgerRows(Sequence[msgspec.Raw]):
         self._skipped = frozenset(self._skip)
 
     def without(self, skip: set[int]) -> LedgerRows:
-        return LedgerRows(self._source, self._count, sorted(self._skipped | skip))
+        return LedgerRows(self._source, self._count, self._skipped | skip)
 
     def __len__(self) -> int:
         return self._count - len(self._skip)

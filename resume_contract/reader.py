@@ -179,18 +179,20 @@ def _check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> Non
             row_start = start + cut + 1
             break
         end = start
-    line = 1 + sum(data.count(b"\n") for _, data in _pieces(read_at, row_start, chunk_bytes)) if row_start else 1
-    raise LedgerCorruption(path, line, row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
+    raise LedgerCorruption(path, _line_at(read_at, row_start, chunk_bytes), row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
 
 
-def _pieces(read_at: ReadAt, size: int, chunk_bytes: int, start: int = 0) -> Iterator[tuple[int, bytes]]:
-    offset = start
-    while offset < size:
-        data = read_at(offset, min(chunk_bytes, size - offset))
+def _line_at(read_at: ReadAt, row_start: int, chunk_bytes: int) -> int:
+    """The line number of the row starting at byte `row_start`: one more than the newlines before it."""
+    newlines = 0
+    offset = 0
+    while offset < row_start:
+        data = read_at(offset, min(chunk_bytes, row_start - offset))
         if not data:
             raise OSError(f"the ledger shrank while it was read (at byte {offset})")
-        yield offset, data
+        newlines += data.count(b"\n")
         offset += len(data)
+    return newlines + 1
 
 
 def _check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
@@ -209,9 +211,7 @@ def _check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_
         try:
             codecs.utf_8_decode(data, "strict", True)
         except UnicodeDecodeError:
-            # The line number needs every newline before the row.
-            line = 1 + sum(piece.count(b"\n") for _, piece in _pieces(read_at, start + relative, chunk_bytes))
-            _check_utf8(path, data, line - 1, start + relative)
+            _check_utf8(path, data, _line_at(read_at, start + relative, chunk_bytes) - 1, start + relative)
 
 
 def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
@@ -381,8 +381,6 @@ def _check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, mod
 
 def _repeated_hashes(hashes: array) -> set[int]:
     if len(hashes) <= _HASHES_AT_ONCE:
-        if len(set(hashes)) == len(hashes):
-            return set()
         return _repeats(hashes)
     # A set of every hash would cost ~70 bytes an id: split the 64-bit range so each set holds ~_HASHES_AT_ONCE.
     parts = -(-len(hashes) // _HASHES_AT_ONCE)

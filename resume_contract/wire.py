@@ -116,16 +116,7 @@ FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
 
 
 def _free_fields(struct: mi.StructType) -> FreeFields:
-    shapes = []
-    for field in struct.fields:
-        kind = field.type
-        if isinstance(kind, mi.RawType):
-            shapes.append((field.name, RAW))
-        elif isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.RawType):
-            shapes.append((field.name, RAW_DICT))
-        elif isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.RawType):
-            shapes.append((field.name, RAW_LIST))
-    return tuple(shapes)
+    return tuple((field.name, shape) for field in struct.fields if (shape := _free_shape(field.type)) is not None)
 
 
 class WireModel:
