@@ -21,15 +21,28 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 from resume_contract.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+# The tool tests' own spec: a frozen copy of the contract, never updated along with spec/. Tests of the tool
+# (generator, drift check, review, bad-spec messages) read it, so editing the contract cannot break them.
+FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
+
+
+@pytest.fixture(scope="session")
+def _frozen_outputs() -> dict[str, str]:
+    from resume_contract_generator.render import render_all
+    from resume_contract_generator.validate import load_spec
+
+    return render_all(load_spec(FROZEN_SPEC.parent))
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A copy of spec/ and generated/ (no caches), to change and regenerate without touching the repo."""
+def project(tmp_path: Path, _frozen_outputs: dict[str, str]) -> Path:
+    """A throw-away project for tests of the tool: the frozen spec (tests/frozen_spec/, not the live spec/) and
+    the generated/ tree it renders to, to change and regenerate without touching the repo."""
     root = tmp_path / "project"
-    root.mkdir()
-    shutil.copytree(REPO / "spec", root / "spec")
-    shutil.copytree(REPO / "generated", root / "generated", ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(FROZEN_SPEC, root / "spec")
+    for relative, text in _frozen_outputs.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
     return root
 
 

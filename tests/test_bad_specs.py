@@ -1,5 +1,6 @@
-"""The bad-spec corpus: each case overlays spec files on a copy of the real spec and must exit 2 with its
-exact messages (file:line:col) and write nothing. Each case's directory is named for what it breaks."""
+"""The bad-spec corpus: each case overlays spec files on the corpus' own frozen spec (tests/frozen_spec/, never
+the live spec/) and must exit 2 with its exact messages (file:line:col) and write nothing. Each case's
+directory is named for what it breaks. tests/bad_specs/refresh.py recomputes the expected messages."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def test_the_corpus_covers_every_required_kind_of_mistake() -> None:
         "unreachable_state",
         "decision_contradicts_machine",
         "injection_attempt",
+        "weakened_consistently",
     }
     assert required <= set(CASES)
 

@@ -15,10 +15,13 @@ from resume_contract_generator.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).parent / "review_cases"
+# A tool test: the base is the corpus' frozen spec, never the live spec/ (a contract edit must not break it).
+FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
+FROZEN_ROOT = FROZEN_SPEC.parent
 
 
 def _overlay(target: Path, case: str, side: str) -> Path:
-    shutil.copytree(REPO / "spec", target / "spec")
+    shutil.copytree(FROZEN_SPEC, target / "spec")
     for overlay in sorted((CORPUS / case / side).glob("*.yaml")):
         shutil.copyfile(overlay, target / "spec" / overlay.name)
     return target / "spec"
@@ -26,7 +29,7 @@ def _overlay(target: Path, case: str, side: str) -> Path:
 
 def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_canonical_ledger(tmp_path: Path, run_cli) -> None:
     head = _overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current")
-    code, out, err = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--format", "markdown", "--fail-on", "weakens-safety")
+    code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "markdown", "--fail-on", "weakens-safety")
     assert (code, err) == (1, "")
     assert out.startswith("### Contract review: **weakens-safety**\n")
     assert "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |" in out
@@ -36,16 +39,16 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
 
 def test_a_wording_only_change_is_neutral_and_exits_0(tmp_path: Path, run_cli) -> None:
     head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
-    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "weakens-safety")
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "weakens-safety")
     assert code == 0
     assert "1 change: 0 weakens-safety, 0 tightens, 1 neutral" in out
-    assert run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "any")[0] == 1
-    assert run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--fail-on", "tightens")[0] == 0
+    assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "any")[0] == 1
+    assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "tightens")[0] == 0
 
 
 def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> None:
     head = _overlay(tmp_path / "head", "STATE_ADDED", "current")
-    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head), "--format", "json", "--depth", "2")
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "json", "--depth", "2")
     document = json.loads(out)
     assert code == 0
     assert document["verdict"] == "weakens-safety"
@@ -58,10 +61,10 @@ def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> N
 
 def test_an_invalid_side_is_reported_with_its_location_and_not_compared(tmp_path: Path, run_cli) -> None:
     head = tmp_path / "head"
-    shutil.copytree(REPO / "spec", head / "spec")
+    shutil.copytree(FROZEN_SPEC, head / "spec")
     decisions = head / "spec" / "decisions.yaml"
     decisions.write_text(decisions.read_text().replace("    disposition: blocked\n", "    dispostion: blocked\n"))
-    code, out, err = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(head / "spec"))
+    code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head / "spec"))
     assert (code, out) == (2, "")
     assert f"head ({head / 'spec'}): spec/decisions.yaml:20:5: unknown key 'dispostion'" in err
     assert err.endswith("resume-contract diff: the head spec is invalid; nothing was compared\n")
@@ -73,7 +76,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> None:
     project = tmp_path / "project"
-    shutil.copytree(REPO / "spec", project / "spec")
+    shutil.copytree(FROZEN_SPEC, project / "spec")
     _git(project, "init", "-q", "-b", "main")
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "spec")
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
@@ -104,7 +107,7 @@ def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> No
     ],
 )
 def test_state_rules_on_hand_built_models(state: str, field: str, value: object, rule: str, change_class: str) -> None:
-    base = load_spec(REPO)
+    base = load_spec(FROZEN_ROOT)
     states = tuple(dataclasses.replace(s, **{field: value}) if s.name == state else s for s in base.projector.states)
     head = dataclasses.replace(base, projector=dataclasses.replace(base.projector, states=states))
     changes = [c for c in review(base, head, depth=2).changes if c.rule == rule]
@@ -112,7 +115,7 @@ def test_state_rules_on_hand_built_models(state: str, field: str, value: object,
 
 
 def test_replay_reordered_on_a_hand_built_model() -> None:
-    base = load_spec(REPO)
+    base = load_spec(FROZEN_ROOT)
     reordered = dataclasses.replace(base.decision("after_function_response"), replay=("function_call", "user_text", "function_response"))
     head = dataclasses.replace(base, decisions=tuple(reordered if d.prefix == reordered.prefix else d for d in base.decisions))
     changes = review(base, head, depth=0).changes
@@ -122,7 +125,7 @@ def test_replay_reordered_on_a_hand_built_model() -> None:
 
 
 def test_a_weakening_no_rule_explains_is_still_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    base = load_spec(REPO)
+    base = load_spec(FROZEN_ROOT)
     head = load_spec(_overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current").parent)
     # Blind the rules that see this change: only the ledgers can tell.
     monkeypatch.setattr(review_module._Collector, "decisions", lambda self: None)
@@ -132,5 +135,5 @@ def test_a_weakening_no_rule_explains_is_still_reported(monkeypatch: pytest.Monk
 
 
 def test_identical_specs_have_no_change(run_cli) -> None:
-    code, out, _ = run_cli("--root", str(REPO), "diff", str(REPO / "spec"), str(REPO))
+    code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(FROZEN_ROOT))
     assert code == 0 and "0 changes" in out

@@ -1,8 +1,9 @@
 """The review corpus (tests/review_cases/, in the style of buf's breaking-change testdata).
 
-Each case overlays `previous/` and `current/` files on the real spec, and pins `resume-contract diff`'s
-whole text report in `expected.txt`: every rule's name, class, message and locations, and the evidence.
-The case's directory is named for the rule it exists to show.
+Each case overlays `previous/` and `current/` files on the corpus' own frozen spec (tests/frozen_spec/, never
+the live spec/, so a contract edit changes no expectation here), and pins `resume-contract diff`'s whole
+text report in `expected.txt`: every rule's name, class, message and locations, and the evidence. The
+case's directory is named for the rule it exists to show. tests/review_cases/refresh.py recomputes them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from resume_contract_generator.review import RULES, review
 from resume_contract_generator.review_report import as_text
 from resume_contract_generator.validate import load_spec
 
-REPO = Path(__file__).resolve().parent.parent
+FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 CORPUS = Path(__file__).parent / "review_cases"
 CASES = sorted(path.name for path in CORPUS.iterdir() if path.is_dir())
 DEPTH = 2
@@ -46,7 +47,7 @@ UNREACHABLE_WITH_A_VALID_SPEC = {
 
 def _side(tmp_path: Path, case: str, side: str) -> Path:
     root = tmp_path / side
-    shutil.copytree(REPO / "spec", root / "spec")
+    shutil.copytree(FROZEN_SPEC, root / "spec")
     for overlay in sorted((CORPUS / case / side).glob("*.yaml")):
         shutil.copyfile(overlay, root / "spec" / overlay.name)
     for overlay in sorted((CORPUS / case / side).glob("*.schema.json")):
