@@ -2,7 +2,8 @@
 
 "Drift" is the whole truth, sorted by path: files the spec would change (`changed`), files it would add
 (`missing`), files under generated/ it would not produce (`orphaned`) and files someone edited by hand
-(`hand-edited`: the body no longer matches the content-sha256 in its own header).
+(`hand-edited`: the body no longer matches the content-sha256 in its own header), and generated files a
+merge left conflict markers in (`conflicted`: regenerating from the merged spec is the resolution).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .render import GENERATED_DIR, body_sha256, split_header
+from .render import GENERATED_DIR, HEADER_MARKER, body_sha256, split_header
 
 # Produced by running the generated code and its tests, never by the generator; not drift.
 _IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
@@ -25,18 +26,20 @@ class Drift:
     missing: tuple[str, ...] = ()
     orphaned: tuple[str, ...] = ()
     hand_edited: tuple[str, ...] = ()
+    conflicted: tuple[str, ...] = ()
     # Orphans that carry an untouched generator header: safe for `generate` to delete.
     removable_orphans: tuple[str, ...] = ()
     diffs: dict[str, str] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
-        return not (self.changed or self.missing or self.orphaned or self.hand_edited)
+        return not (self.changed or self.missing or self.orphaned or self.hand_edited or self.conflicted)
 
     def rows(self) -> list[tuple[str, str]]:
         """(kind, path) for every drifted file, sorted by path."""
         rows = [("changed", p) for p in self.changed] + [("missing", p) for p in self.missing]
         rows += [("orphaned", p) for p in self.orphaned] + [("hand-edited", p) for p in self.hand_edited]
+        rows += [("conflicted", p) for p in self.conflicted]
         return sorted(rows, key=lambda row: (row[1], row[0]))
 
 
@@ -146,10 +149,21 @@ def _is_pristine(text: str | None) -> bool:
     return parts is not None and parts[0].get("content-sha256") == body_sha256(parts[1])
 
 
+_CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
+
+
+def _is_merge_conflict(text: str | None) -> bool:
+    """A generated file in which a merge left conflict markers (two branches each regenerated it)."""
+    if text is None or HEADER_MARKER not in text[:400]:
+        return False
+    lines = text.splitlines()
+    return all(any(line.startswith(marker) for line in lines) for marker in _CONFLICT_MARKERS)
+
+
 def compare(root: Path, outputs: dict[str, str]) -> Drift:
     """How generated/ differs from `outputs`."""
     disk = files_on_disk(root)
-    changed, missing, hand_edited, diffs = [], [], [], {}
+    changed, missing, hand_edited, conflicted, diffs = [], [], [], [], {}
     for path, expected in outputs.items():
         actual = disk.get(path)
         if path not in disk:
@@ -158,6 +172,8 @@ def compare(root: Path, outputs: dict[str, str]) -> Drift:
             continue
         elif _is_pristine(actual):
             changed.append(path)
+        elif _is_merge_conflict(actual):
+            conflicted.append(path)
         else:
             hand_edited.append(path)
         diffs[path] = _diff(path, actual, expected)
@@ -169,6 +185,7 @@ def compare(root: Path, outputs: dict[str, str]) -> Drift:
         missing=tuple(missing),
         orphaned=tuple(orphaned),
         hand_edited=tuple(hand_edited),
+        conflicted=tuple(conflicted),
         removable_orphans=tuple(path for path in orphaned if _is_pristine(disk[path])),
         diffs=dict(sorted(diffs.items())),
     )
@@ -206,7 +223,8 @@ def write_outputs(root: Path, outputs: dict[str, str], drift: Drift, force: bool
             + ", ".join(drift.hand_edited)
             + "; move the change into spec/ and run `resume-contract generate --force` (nothing was written)"
         )
-    to_write = sorted(set(drift.changed) | set(drift.missing) | set(drift.hand_edited))
+    # A conflicted file needs no --force: both sides were generated, and the merged spec decides its content.
+    to_write = sorted(set(drift.changed) | set(drift.missing) | set(drift.hand_edited) | set(drift.conflicted))
     tree = {Path(relative).relative_to(GENERATED_DIR).as_posix(): text.encode("utf-8") for relative, text in outputs.items()}
     swap_in(root / GENERATED_DIR, tree)
     return sorted(to_write + list(drift.removable_orphans))

@@ -49,11 +49,12 @@ def body_sha256(body: str) -> str:
 
 
 def header_lines(spec: Spec, body: str) -> list[str]:
+    # Only the file's own content hash, never the spec's: a hash of the whole spec would change every
+    # generated file on any spec edit (even a comment), and make any two contract branches conflict.
     return [
         f"{HEADER_MARKER} from the spec. DO NOT EDIT: edit the spec, then regenerate.",
         f"source: {', '.join(spec.source_files)}",
         f"regenerate: {REGENERATE_COMMAND}",
-        f"spec-sha256: {spec.sha256}",
         f"content-sha256: {body_sha256(body)}",
     ]
 
@@ -71,8 +72,12 @@ def with_header(relative: str, body: str, spec: Spec) -> str:
     return "".join(f"# {line}\n" for line in lines) + body
 
 
+# The header ends at its `content-sha256` line. Files written by earlier versions also carry `spec-sha256`;
+# they are still read as generated, so `generate` rewrites them instead of calling them hand-edited.
 _HEADER_PATTERN = re.compile(
-    r'\A(?:<!--\n((?:.*\n){5})-->\n|((?:# .*\n){5})|\{\n  "\$comment": "([^"\\\n]*)",\n)', re.MULTILINE
+    r'\A(?:<!--\n((?:(?!content-sha256: ).*\n){3,4}content-sha256: .*\n)-->\n'
+    r'|((?:# (?!content-sha256: ).*\n){3,4}# content-sha256: .*\n)'
+    r'|\{\n  "\$comment": "([^"\\\n]*)",\n)',
 )
 
 

@@ -67,10 +67,16 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _render(root: Path) -> dict[str, str]:
+    from resume_contract_generator.errors import SpecInvalid
+    from resume_contract_generator.invariant_check import invariant_errors
     from resume_contract_generator.render import render_all
     from resume_contract_generator.validate import load_spec
 
-    return render_all(load_spec(root))
+    spec = load_spec(root)
+    violated = invariant_errors(spec)
+    if violated:
+        raise SpecInvalid(violated)
+    return render_all(spec)
 
 
 def _compare(root: Path, outputs: dict[str, str]):  # noqa: ANN202 - outputs.Drift
@@ -109,9 +115,10 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except RefusedToWrite as error:
         print(f"resume-contract generate: {error}", file=err)
         return EXIT_FAIL
-    removed = set(drift.removable_orphans)
+    removed, conflicted = set(drift.removable_orphans), set(drift.conflicted)
     for path in written:
-        print(f"{'removed' if path in removed else 'wrote'} {path}", file=out)
+        verb = "removed" if path in removed else "regenerated (it held merge-conflict markers)" if path in conflicted else "wrote"
+        print(f"{verb} {path}", file=out)
     return EXIT_OK
 
 
@@ -135,6 +142,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for diff in drift.diffs.values():
             out.write(diff)
     fix = "resume-contract generate"
+    if drift.conflicted:
+        print("  (a merge left conflict markers in generated files: never merge them by hand; resolve any conflict in "
+              "spec/, then regenerate)", file=out)
     if drift.hand_edited:
         fix += " --force  (after moving any hand edit into spec/: generated files are overwritten)"
     if [path for path in drift.orphaned if path not in drift.removable_orphans]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .events import RuntimeEvent, event_from_wire
+if TYPE_CHECKING:  # the generated model is imported only when events are built: `check` explores without it
+    from .events import RuntimeEvent
 
 SESSION_ID = "explore-session"
 RUN_ID = "explore-run"
@@ -29,6 +30,8 @@ class Symbol:
     wire: Callable[[str], Wire]
 
     def build(self, event_id: str) -> RuntimeEvent:
+        from .events import event_from_wire
+
         return event_from_wire(self.wire(event_id))
 
 

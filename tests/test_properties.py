@@ -9,13 +9,14 @@ from pathlib import Path
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from resume_contract_generated.projector_table import TABLE
 
 from resume_contract.events import RuntimeEvent, event_from_wire
+from resume_contract.invariants import replay_problem, replayed_indexes
 from resume_contract.ledger_plan import plan_ledger
 from resume_contract.oracle import decide
 from resume_contract.plan import build_resume_plan, plan_json
 from resume_contract.reference import build_resume_plan_with_machine
-from resume_contract.verify import replay_problem, replayed_indexes
 
 CALL_IDS = [f"call-{n}" for n in range(12)]
 TOOLS = ["read", "write", "delete"]
@@ -62,7 +63,7 @@ def test_random_ledgers_obey_the_invariants(ledger: tuple[list[dict], list[Runti
     if plan.disposition == "safe_replay":
         assert not plan.rejection_reasons and not plan.requires_verification
         assert all(op.status != "indeterminate" for op in plan.operations)
-    assert replay_problem(events, replayed_indexes(plan.runtime_events, plan)) is None
+    assert replay_problem(events, replayed_indexes(plan.runtime_events, plan), TABLE) is None
     oracle = decide(rows, expected_high_water)
     assert plan.disposition == oracle.disposition
     assert tuple((op.tool_call_id, op.status) for op in plan.operations) == oracle.statuses

@@ -1,0 +1,43 @@
+"""The fast loop's safety net: the spec's declared invariants, checked before anything is generated.
+
+`generate` and `check` run every invariant in spec/invariants.yaml over every ledger up to FAST_DEPTH events,
+on the table and wire model built from the spec in memory (the same checks `resume-contract verify` runs
+deeper on the generated code). A spec that violates one is refused, naming the invariant and its shortest
+counterexample. Weakening safety on purpose therefore means editing the invariant too, which
+`resume-contract diff` reports as weakens-safety.
+
+`table_matches_machine` compares two generated artefacts with each other, so it is left to `verify` and the
+generated tests.
+"""
+
+from __future__ import annotations
+
+from resume_contract.invariants import Subject, violations_of
+
+from .errors import SpecError
+from .spec_model import Spec
+from .validate import projector_table, wire_model
+
+# Depth 2 reaches every rule of a two-state-deep machine with both outcomes and the high-water check, in a
+# few milliseconds; `resume-contract verify` goes deeper.
+FAST_DEPTH = 2
+
+
+def invariant_errors(spec: Spec, depth: int = FAST_DEPTH) -> list[SpecError]:
+    """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
+    projector = spec.projector
+    anomalies = frozenset(rule.anomaly for rule in projector.rules if rule.anomaly) | {projector.after_terminal_anomaly}
+    subject = Subject(projector_table(projector, spec.ledger_rules, spec.wire), wire_model(spec.wire).decode_row, anomalies)
+    declared = {invariant.name: invariant for invariant in spec.invariants}
+    errors = []
+    for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):
+        high_water = "" if violation.expected_high_water is None else f" with expected high-water {violation.expected_high_water}"
+        errors.append(
+            SpecError(
+                declared[violation.invariant].mark,
+                f"the spec violates invariant '{violation.invariant}': {violation.message}; shortest ledger: "
+                f"{violation.ledger or '(empty)'}{high_water}. Fix the rule or decision that allows it; to weaken "
+                "safety on purpose, change this invariant too (`resume-contract diff` reports that as weakens-safety)",
+            )
+        )
+    return errors

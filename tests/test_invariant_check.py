@@ -1,0 +1,53 @@
+"""`generate` and `check` enforce the spec's declared invariants; weakening safety on purpose takes an invariant edit.
+
+Tool tests on the frozen spec (tests/frozen_spec/) and the bad-spec corpus' `weakened_consistently` case.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from resume_contract_generator.invariant_check import invariant_errors
+from resume_contract_generator.validate import load_spec
+
+FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
+WEAKENED = Path(__file__).resolve().parent / "bad_specs" / "weakened_consistently" / "spec"
+
+
+def test_the_frozen_spec_keeps_every_invariant() -> None:
+    assert invariant_errors(load_spec(FROZEN_SPEC.parent)) == []
+
+
+def _weakened(project: Path, *, drop: tuple[str, ...] = ()) -> None:
+    for overlay in WEAKENED.iterdir():
+        shutil.copyfile(overlay, project / "spec" / overlay.name)
+    invariants = project / "spec" / "invariants.yaml"
+    text = invariants.read_text(encoding="utf-8")
+    for name in drop:
+        text, count = re.subn(rf"\n  {name}:\n(?:    .*\n|      .*\n)+", "\n", text)
+        assert count == 1, name
+    invariants.write_text(text, encoding="utf-8")
+
+
+def test_a_consistent_weakening_is_refused_by_check_and_generate(project: Path, run_cli, snapshot) -> None:
+    _weakened(project)
+    before = snapshot(project)
+    for command in ("check", "generate"):
+        code, out, err = run_cli("--root", str(project), command)
+        assert (code, out) == (2, "")
+        assert "spec/invariants.yaml:9:3: the spec violates invariant 'fail_closed': " in err
+        assert "shortest ledger: call(a)." in err
+    assert snapshot(project) == before
+
+
+def test_weakening_on_purpose_edits_the_invariant_and_the_review_says_weakens_safety(project: Path, run_cli) -> None:
+    _weakened(project, drop=("fail_closed", "matches_oracle"))
+    code, out, _ = run_cli("--root", str(project), "check")
+    assert code == 1 and "does not match spec/" in out  # drift to regenerate, no longer a refused spec
+    assert run_cli("--root", str(project), "generate")[0] == 0
+
+    code, out, _ = run_cli("--root", str(project), "diff", str(FROZEN_SPEC), str(project / "spec"), "--fail-on", "weakens-safety")
+    assert code == 1
+    assert re.search(r"weakens-safety +INVARIANT_REMOVED: invariant 'fail_closed'", out), out
