@@ -13,10 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from .environment import ENVIRONMENT as _ENVIRONMENT
 from .literals import md_cell, md_code, md_text, mermaid_label, py
+from .schema_check import check_schema
 from .spec_model import ContentKind, Spec, WireField
 from .validate import expected_replay_ids, projector_table
 from .wire_model import module_context, render_schema
@@ -39,7 +38,7 @@ def render_all(spec: Spec) -> dict[str, str]:
         if relative.endswith(".py"):
             ast.parse(text, filename=relative)
         elif relative.endswith(".json"):
-            Draft202012Validator.check_schema(json.loads(text))
+            check_schema(json.loads(text))
         outputs[f"{GENERATED_DIR}/{relative}"] = text
     return dict(sorted(outputs.items()))
 

@@ -42,6 +42,52 @@ _draft_pattern = Draft202012Validator.VALIDATORS["pattern"]
 _SpecValidator = validators.extend(Draft202012Validator, {"pattern": _pattern_to_the_end})
 
 
+def _static_refs(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get("$dynamicRef") == "#meta":
+            return {"$ref": "#", **{key: _static_refs(item) for key, item in value.items() if key != "$dynamicRef"}}
+        if str(value.get("$ref", "")).startswith("meta/"):  # another vocabulary's $defs, merged into this document
+            return {**{key: _static_refs(item) for key, item in value.items()}, "$ref": "#" + value["$ref"].partition("#")[2]}
+        return {key: _static_refs(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_static_refs(item) for item in value]
+    return value
+
+
+def _flat_metaschema() -> dict[str, Any]:
+    """Draft 2020-12's meta-schema as one document: its vocabularies merged, `$dynamicRef: #meta` made `$ref: #`.
+
+    That is what the dynamic reference resolves to when no meta-schema extends 2020-12's, so the document
+    accepts exactly the same schemas, without dynamic-scope lookups: five times faster, and meta-validation was
+    a fifth of `check`'s time. tests/test_fast_check.py holds its verdicts to jsonschema's own `check_schema`.
+    """
+    from jsonschema_specifications import REGISTRY
+
+    root = Draft202012Validator.META_SCHEMA
+    base = root["$id"].rsplit("/", 1)[0] + "/"
+    merged: dict[str, Any] = {"type": ["object", "boolean"], "properties": {}, "$defs": {}}
+    for document in [root] + [REGISTRY.contents(base + part["$ref"]) for part in root["allOf"]]:
+        for section in ("properties", "$defs"):
+            for key, value in document.get(section, {}).items():
+                if key in merged[section]:
+                    raise AssertionError(f"the 2020-12 vocabularies both define {section} {key!r}")
+                merged[section][key] = _static_refs(value)
+    return merged
+
+
+_META_VALIDATOR = Draft202012Validator(_flat_metaschema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def check_schema(schema: Any) -> None:
+    """`Draft202012Validator.check_schema`, fast when the schema is valid; raises its SchemaError when not."""
+    try:
+        refused = next(_META_VALIDATOR.iter_errors(schema), None) is not None
+    except Exception:  # noqa: BLE001 - a jsonschema whose meta-schemas this flattening does not fit
+        refused = True
+    if refused:
+        Draft202012Validator.check_schema(schema)  # the canonical verdict, worded as jsonschema words it
+
+
 def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecError]]:
     """Read and check one schema document; a broken one is an error at its file:line:col, never a traceback."""
     try:
@@ -53,7 +99,7 @@ def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecErr
     except json.JSONDecodeError as error:
         return None, [SpecError(Mark(display_name, error.lineno, error.colno), f"the schema is not JSON: {error.msg}")]
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as error:
         where = "/".join(str(step) for step in error.absolute_path) or "(the root)"
         return None, [SpecError(Mark(display_name, 1, 1), f"not a valid JSON Schema at {where}: {error.message}")]

@@ -15,8 +15,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from statemachine import StateMachine
-
 from resume_contract.projection import ProjectorTable, ResumePlan, ToolContentRead, project
 from resume_contract.wire import RowRefused, WireModel
 
@@ -48,7 +46,16 @@ SCHEMA_DIR = "spec/schema"
 SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
 CONDITIONS = ("name_matches", "name_differs")
 # Names the generated StateMachine class already uses; a state or event called one of these would shadow it.
-_RESERVED_NAMES = frozenset(name for name in dir(StateMachine) if not name.startswith("_")) | set(CONDITIONS)
+# The public names of python-statemachine's StateMachine (3.x), written out because importing the library
+# costs `check` a sixth of its time; tests/test_fast_check.py holds this list to the installed library's.
+STATEMACHINE_NAMES = frozenset({
+    "TransitionNotAllowed", "activate_initial_state", "active_listeners", "add_listener", "allow_event_without_transition",
+    "allowed_events", "atomic_configuration_update", "bind_events_to", "cancel_event", "catch_errors_as_events",
+    "configuration", "configuration_values", "current_state", "current_state_value", "enable_self_transition_entries",
+    "enabled_events", "events", "id", "is_terminated", "name", "prepare", "raise_", "send", "start_configuration_values",
+    "states", "states_map",
+})
+_RESERVED_NAMES = STATEMACHINE_NAMES | set(CONDITIONS)
 
 
 def spec_sha256(root: Path) -> str:

@@ -648,7 +648,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     from resume_contract_generator.errors import SpecInvalid
 
     from . import interrupts
-    from .reader import LedgerCorruption
+    from .corruption import LedgerCorruption
     from .terminal import EscapingWriter, JsonStream
 
     interrupts.OWNS_PROCESS = out is None and err is None  # the real stdio: this is the process, not a test

@@ -11,9 +11,11 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when a pool is made: multiprocessing costs every command a tenth of `check`
+    from concurrent.futures import ProcessPoolExecutor
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -64,6 +66,8 @@ def _worker_ignores_interrupts() -> None:
 def stoppable_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers end with the parent: on any exception, pending work is cancelled and
     the workers are killed (not waited for)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=max_workers, initializer=_worker_ignores_interrupts)
     try:
         yield pool

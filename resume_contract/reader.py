@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from .corruption import LedgerCorruption
 from .gcpause import gc_paused
 from .wire import (
     DUPLICATE_KEY,
@@ -61,18 +62,6 @@ _SPACED_COLONS = (b" :", b"\t:", b"\r:")
 
 ReadAt = Callable[[int, int], bytes]  # (offset, length) -> at most `length` bytes of the ledger from `offset`
 RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
-
-
-class LedgerCorruption(Exception):
-    """A ledger that is not a legal committed prefix; no plan may be made from it."""
-
-    def __init__(self, path: Path, line: int, offset: int, kind: str, detail: str) -> None:
-        self.path = path
-        self.line = line
-        self.offset = offset
-        self.kind = kind
-        self.detail = detail
-        super().__init__(f"{path}:{line}: byte offset {offset}: {kind}: {detail}")
 
 
 @dataclass(frozen=True)
