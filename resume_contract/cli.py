@@ -66,17 +66,28 @@ def _root(args: argparse.Namespace) -> Path:
     return find_root(Path.cwd().resolve())
 
 
-def _render(root: Path) -> dict[str, str]:
+def _load_checked(root: Path):  # noqa: ANN202 - spec_model.Spec, imported lazily
+    """The spec, validated and holding every declared invariant (raises SpecInvalid)."""
     from resume_contract_generator.errors import SpecInvalid
     from resume_contract_generator.invariant_check import invariant_errors
-    from resume_contract_generator.render import render_all
     from resume_contract_generator.validate import load_spec
 
     spec = load_spec(root)
     violated = invariant_errors(spec)
     if violated:
         raise SpecInvalid(violated)
-    return render_all(spec)
+    return spec
+
+
+def _missing_hook_lines(root: Path, spec) -> list[str]:  # noqa: ANN001 - spec_model.Spec
+    """One line per failpoint the project's run loop has no hook for (none when the project has no run loop)."""
+    from .hooks import RUNLOOP, missing_hook_message, missing_hooks
+
+    runloop = root / RUNLOOP
+    if not runloop.is_file():
+        return []
+    marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
+    return [f"{marks[failpoint_id]}: {missing_hook_message(failpoint_id, RUNLOOP)}" for failpoint_id in missing_hooks(marks, runloop)]
 
 
 def _compare(root: Path, outputs: dict[str, str]):  # noqa: ANN202 - outputs.Drift
@@ -95,9 +106,11 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         recover_interrupted,
         write_outputs,
     )
+    from resume_contract_generator.render import render_all
 
     root = _root(args)
-    outputs = _render(root)
+    spec = _load_checked(root)
+    outputs = render_all(spec)
     if (root / "generated").is_symlink():
         raise UsageError("generated is a symlink; the generator reads and writes only real files under generated/")
     try:
@@ -107,6 +120,9 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for line in recovered:
         print(line, file=out)
     drift = _compare(root, outputs)
+    # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
+    for line in _missing_hook_lines(root, spec):
+        print(f"warning: {line}", file=err)
     if drift.clean:
         print(f"generated/ is up to date ({len(outputs)} files)", file=out)
         return EXIT_OK
@@ -124,16 +140,24 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.outputs import interrupted_leftovers
+    from resume_contract_generator.render import render_all
 
     root = _root(args)
-    outputs = _render(root)
+    spec = _load_checked(root)
+    outputs = render_all(spec)
     drift = _compare(root, outputs)
     leftovers = interrupted_leftovers(root)
     if leftovers:
         print(f"an interrupted generate left {', '.join(leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
         return EXIT_FAIL
+    missing_hooks = _missing_hook_lines(root, spec)
+    for line in missing_hooks:
+        print(line, file=out)
     if drift.clean:
         print(f"generated/ matches spec/ ({len(outputs)} files)", file=out)
+        if missing_hooks:
+            print(f"to fix: add the missing failpoint hook{'s' if len(missing_hooks) > 1 else ''} named above", file=out)
+            return EXIT_FAIL
         return EXIT_OK
     print("generated/ does not match spec/:", file=out)
     for kind, path in drift.rows():
@@ -382,11 +406,18 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generated.catalog import FAILPOINTS_BY_ID, OUTCOMES
 
     from .crash import run_catalog
+    from .hooks import PACKAGED_RUNLOOP, missing_hook_message, missing_hooks
 
     if args.failpoint is not None and args.failpoint not in FAILPOINTS_BY_ID:
         raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(FAILPOINTS_BY_ID)}")
     if args.outcome is not None and args.outcome not in OUTCOMES:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(OUTCOMES)}")
+    missing = missing_hooks(FAILPOINTS_BY_ID if args.failpoint is None else [args.failpoint], PACKAGED_RUNLOOP)
+    if missing:
+        for failpoint_id in missing:
+            print(f"resume-contract crash: {missing_hook_message(failpoint_id, str(PACKAGED_RUNLOOP))}", file=err)
+        print("resume-contract crash: nothing was run", file=err)
+        return EXIT_FAIL
     run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=None if args.jobs is None else _jobs(args.jobs, 1))
     widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
     for row in run.table:

@@ -1,0 +1,48 @@
+"""Which failpoint hooks a run loop's source holds, read with `ast` (checking a run loop must not run it).
+
+A failpoint is only testable if the run loop calls `failpoints.hit("<id>")` where its boundary is crossed; the
+crash harness kills the process there. A failpoint added to spec/failpoints.yaml without its hook would
+otherwise surface as "the run loop did not die by the kill"; `check`, `generate` and `crash` name it instead,
+with the file to edit.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+# The reference run loop, relative to a project root (this repository's layout) and inside the package.
+RUNLOOP = "resume_contract/runloop.py"
+PACKAGED_RUNLOOP = Path(__file__).with_name("runloop.py")
+
+
+def hooks_in(path: Path) -> set[str]:
+    """The ids of every `<anything>.hit("<id>")` call in the file (a syntax error: no hooks)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set()
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "hit"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def missing_hooks(failpoint_ids: Iterable[str], path: Path) -> list[str]:
+    """The failpoint ids, in the given order, that the run loop at `path` never hits."""
+    present = hooks_in(path)
+    return [failpoint_id for failpoint_id in failpoint_ids if failpoint_id not in present]
+
+
+def missing_hook_message(failpoint_id: str, runloop: str) -> str:
+    return (
+        f"failpoint {failpoint_id} has no hook in the run loop: add `failpoints.hit(\"{failpoint_id}\")` to {runloop} "
+        "where its boundary is crossed (the crash harness kills the run loop there)"
+    )

@@ -1,0 +1,67 @@
+"""A failpoint the run loop has no hook for is named by `check`, `generate` and `crash`, with the file to edit.
+
+Tool tests: the frozen spec's failpoints, and run loops written here (never the real one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from resume_contract import hooks
+
+FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
+FAILPOINT_IDS = [item["id"] for item in yaml.safe_load((FROZEN_SPEC / "failpoints.yaml").read_text(encoding="utf-8"))["failpoints"]]
+
+
+def _run_loop(path: Path, ids: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f'    failpoints.hit("{failpoint_id}")\n' for failpoint_id in ids)
+    path.write_text(f"def run(failpoints):\n{body}    failpoints.passed.append('done')\n", encoding="utf-8")
+    return path
+
+
+def test_hooks_are_read_from_the_source_without_running_it(tmp_path: Path) -> None:
+    path = tmp_path / "runloop.py"
+    path.write_text('import sys; sys.exit("ran")\nfp.hit("P1"); fp.hit(name); other("P2"); fp.hit("P3", 1)\n', encoding="utf-8")
+    assert hooks.hooks_in(path) == {"P1", "P3"}
+    assert hooks.missing_hooks(["P1", "P2", "P3"], path) == ["P2"]
+    path.write_text("def broken(:\n", encoding="utf-8")
+    assert hooks.missing_hooks(["P1"], path) == ["P1"]
+
+
+def test_check_names_a_failpoint_without_a_hook_at_its_line_and_fails(project: Path, run_cli, snapshot) -> None:
+    missing = FAILPOINT_IDS[3]
+    _run_loop(project / hooks.RUNLOOP, [i for i in FAILPOINT_IDS if i != missing])
+    before = snapshot(project)
+
+    code, out, _ = run_cli("--root", str(project), "check")
+    line = next(n for n, text in enumerate((FROZEN_SPEC / "failpoints.yaml").read_text().splitlines(), 1) if text == f"  - id: {missing}")
+    assert code == 1
+    assert out.startswith(f"spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook in the run loop: "
+                          f"add `failpoints.hit(\"{missing}\")` to resume_contract/runloop.py where its boundary is crossed")
+    assert out.endswith("to fix: add the missing failpoint hook named above\n")
+
+    code, out, err = run_cli("--root", str(project), "generate")
+    assert (code, out) == (0, "generated/ is up to date (8 files)\n")
+    assert err.startswith(f"warning: spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook")
+    assert snapshot(project) == before
+
+
+def test_check_is_clean_when_every_failpoint_has_its_hook(project: Path, run_cli) -> None:
+    _run_loop(project / hooks.RUNLOOP, FAILPOINT_IDS)
+    assert run_cli("--root", str(project), "check")[0] == 0
+
+
+def test_crash_refuses_to_run_when_a_hook_is_missing(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from resume_contract_generated.catalog import FAILPOINTS_BY_ID
+
+    ids = list(FAILPOINTS_BY_ID)
+    monkeypatch.setattr(hooks, "PACKAGED_RUNLOOP", _run_loop(tmp_path / "runloop.py", ids[:-1]))
+    code, out, err = run_cli("crash")
+    assert (code, out) == (1, "")
+    assert f"resume-contract crash: failpoint {ids[-1]} has no hook in the run loop: add `failpoints.hit(\"{ids[-1]}\")` to {tmp_path / 'runloop.py'}" in err
+    assert err.endswith("resume-contract crash: nothing was run\n")
+    assert run_cli("crash", "--failpoint", ids[0], "--outcome", "ok", "--no-torn")[0] == 0  # its own hook is there
