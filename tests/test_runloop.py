@@ -43,21 +43,28 @@ def test_failpoint_configuration_is_checked_against_the_catalog() -> None:
 
 
 def test_resume_contract_crash_prints_the_table_and_verifies(run_cli) -> None:
-    code, out, err = run_cli("crash", "--failpoint", "P3", "--outcome", "error")
+    from resume_contract_generated.catalog import DECISIONS, FAILPOINTS_BY_ID
+
+    # The first failpoint whose committed prefix is blocked, and the reasons the decision table gives it.
+    failpoint = next(fp for fp in FAILPOINTS_BY_ID.values() if DECISIONS[fp.committed_prefix].disposition == "blocked")
+    reasons = ",".join(DECISIONS[failpoint.committed_prefix].rejection_reasons)
+    code, out, err = run_cli("crash", "--failpoint", failpoint.id, "--outcome", "error")
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == ["ID", "outcome", "boundary", "committed", "prefix", "decision", "reasons", "sigkill", "real", "boundary"]
-    assert lines[1].split()[:2] == ["P3", "error"] and lines[1].split()[-4:] == ["blocked", "dangling_tool_state", "verified", "verified"]
-    assert lines[2].startswith("torn write after after_function_call: verified (corruption at byte 624")
+    assert lines[1].split()[:2] == [failpoint.id, "error"] and lines[1].split()[-4:] == ["blocked", reasons, "verified", "verified"]
+    assert lines[2].startswith(f"torn write after {failpoint.committed_prefix}: verified (corruption at byte ")
     assert "bare `python -c pass` children" in lines[3]
     assert lines[4] == "3 of 3 cases verified"
 
 
 def test_resume_contract_crash_rejects_unknown_failpoints(run_cli) -> None:
+    from resume_contract_generated.catalog import FAILPOINTS_BY_ID
+
     assert run_cli("crash", "--failpoint", "P99") == (
         2,
         "",
-        "resume-contract: unknown failpoint 'P99'; the failpoints are P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11\n",
+        f"resume-contract: unknown failpoint 'P99'; the failpoints are {', '.join(FAILPOINTS_BY_ID)}\n",
     )
 
 
