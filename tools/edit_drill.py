@@ -1,0 +1,181 @@
+"""The contract-edit drill: make an ordinary spec edit on a throw-away copy, regenerate, run the whole suite.
+
+    .venv/bin/python tools/edit_drill.py                       # every edit, one after the other
+    .venv/bin/python tools/edit_drill.py reword-directive      # one edit (several names: each in turn)
+    .venv/bin/python tools/edit_drill.py reword-directive+reword-boundary   # both edits on one copy
+    .venv/bin/python tools/edit_drill.py --list                # the edits and what each one changes
+
+An edit is the change a contract maintainer makes, and nothing else: spec lines (and, for a new failpoint,
+the run loop hook it needs; for a new diagnostic, the independent oracle, which is deliberately not read
+from the spec). If the suite then fails, some test pins the live contract instead of reading it from
+`spec/` (or a tool test reads the live spec instead of its own frozen inputs): that is the bug the drill
+exists to find. Exit 0 when every edit passes, 1 when one fails, 2 on usage errors.
+
+Each edit runs in a copy of the working tree (the files git tracks or does not ignore) whose packages are put
+first on PYTHONPATH, so the copy's regenerated code is what its tests import (as tools/spec_mutants.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# Set in the suite the drill runs, so tests/test_edit_drill.py does not run the drill again inside it.
+NESTED = "RESUME_CONTRACT_EDIT_DRILL"
+
+
+class EditDoesNotApply(Exception):
+    """The text an edit replaces is not in the file (the spec moved on): update the edit, not the tests."""
+
+
+def _replace(root: Path, name: str, old: str, new: str) -> None:
+    path = root / name
+    text = path.read_text(encoding="utf-8")
+    if text.count(old) != 1:
+        raise EditDoesNotApply(f"{name}: expected exactly one {old!r}, found {text.count(old)}")
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def reword_directive(root: Path) -> None:
+    _replace(root, "spec/projector.yaml", "Do not retry the tool call immediately.", "Never retry the tool call immediately.")
+
+
+def reword_boundary(root: Path) -> None:
+    _replace(root, "spec/failpoints.yaml", "boundary: Tool implementation in progress", "boundary: Tool implementation is running")
+
+
+def add_failpoint(root: Path) -> None:
+    _replace(
+        root, "spec/failpoints.yaml",
+        "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n",
+        "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n"
+        "  - id: P12\n    boundary: Continuation run created, not yet started\n    committed_prefix: after_terminal_event\n",
+    )
+    _replace(
+        root, "resume_contract/runloop.py",
+        '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n',
+        '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n'
+        '        failpoints.hit("P12")  # the continuation run exists; it has not started\n',
+    )
+
+
+def add_diagnostic(root: Path) -> None:
+    # A response whose outcome contradicts the committed one gets its own, more specific diagnostic.
+    _replace(root, "spec/projector.yaml",
+             "  - {from: succeeded, on: function_response_error, anomaly: duplicate_tool_result}\n",
+             "  - {from: succeeded, on: function_response_error, anomaly: conflicting_tool_result}\n")
+    _replace(root, "spec/projector.yaml",
+             "  - {from: failed, on: function_response, anomaly: duplicate_tool_result}\n",
+             "  - {from: failed, on: function_response, anomaly: conflicting_tool_result}\n")
+    _replace(root, "spec/projector.yaml",
+             "  event_after_terminal:\n",
+             "  conflicting_tool_result:\n    reason: dangling_tool_state\n"
+             "    message: function_response contradicts the outcome already committed for the tool call\n"
+             "  event_after_terminal:\n")
+    _replace(root, "spec/decisions.yaml",
+             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, event_after_terminal]",
+             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, conflicting_tool_result, event_after_terminal]")
+
+
+@dataclass(frozen=True)
+class Edit:
+    name: str
+    change: str
+    apply: Callable[[Path], None]
+
+
+def no_edit(root: Path) -> None:
+    """The baseline: the copy as it is, to tell a failure the drill's environment causes from one an edit causes."""
+
+
+EDITS = [
+    Edit("none", "nothing (the baseline: the suite must pass on the unedited copy)", no_edit),
+    Edit("reword-directive", 'projector.yaml: "Do not retry" becomes "Never retry"', reword_directive),
+    Edit("reword-boundary", "failpoints.yaml: P3's boundary is reworded", reword_boundary),
+    Edit("add-failpoint", "failpoints.yaml: a new failpoint P12; runloop.py: its hook", add_failpoint),
+    Edit("add-diagnostic", "projector.yaml + decisions.yaml: conflicting_tool_result for a response contradicting the committed outcome", add_diagnostic),
+]
+
+
+def copy_repository(target: Path) -> None:
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if not (REPO / name).exists():
+            continue  # deleted in the working tree, not yet committed
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, destination)
+    shim = target / "_import_shim"
+    shim.mkdir()
+    (shim / "resume_contract").symlink_to(target / "resume_contract")
+    (shim / "resume_contract_generator").symlink_to(target / "generator")
+    (shim / "resume_contract_generated").symlink_to(target / "generated" / "resume_contract_generated")
+    # The conformance set lives beside the repository (../shared), where the tests look for it.
+    shared = REPO.parent / "shared"
+    if shared.is_dir() and not (target.parent / "shared").exists():
+        (target.parent / "shared").symlink_to(shared)
+
+
+def _default_signals() -> None:
+    # A shell starts background jobs with SIGINT ignored, and children inherit that: the suite's Ctrl-C tests
+    # would then fail for a reason that is not the edit's.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run_edits(edits: list[Edit], pytest_args: list[str]) -> tuple[bool, str]:
+    """(passed, what happened) for some edits made together on one fresh copy."""
+    with tempfile.TemporaryDirectory(prefix="edit-drill-") as scratch:
+        root = Path(scratch) / "repo"
+        copy_repository(root)
+        for edit in edits:
+            edit.apply(root)
+        environment = {**os.environ, "PYTHONPATH": str(root / "_import_shim"), "PYTHONDONTWRITEBYTECODE": "1", NESTED: "1"}
+        generate = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(root), "generate"], capture_output=True, text=True, env=environment, preexec_fn=_default_signals)
+        if generate.returncode != 0:
+            return False, f"generate exited {generate.returncode}:\n{generate.stderr}"
+        tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args], cwd=root, capture_output=True, text=True, env=environment, preexec_fn=_default_signals)
+        summary = tests.stdout.strip().splitlines()[-1] if tests.stdout.strip() else tests.stderr.strip()[-300:]
+        if tests.returncode != 0:
+            failed = [line for line in tests.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+            return False, "\n".join([*failed, summary])
+        return True, summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("edits", nargs="*", metavar="EDIT", help="edits to run, each on its own copy (default: all; A+B: both on one copy); see --list")
+    parser.add_argument("--list", action="store_true", help="list the edits and stop")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, e.g. '-x tests/test_review_cases.py'")
+    args = parser.parse_args(argv)
+    by_name = {edit.name: edit for edit in EDITS}
+    if args.list:
+        for edit in EDITS:
+            print(f"{edit.name:<18} {edit.change}")
+        return 0
+    unknown = [name for group in args.edits for name in group.split("+") if name not in by_name]
+    if unknown:
+        parser.error(f"unknown edit {', '.join(unknown)}; the edits are {', '.join(by_name)}")
+    failures = 0
+    for name in args.edits or [name for name in by_name if name != "none"]:
+        started = time.perf_counter()
+        try:
+            passed, detail = run_edits([by_name[part] for part in name.split("+")], args.pytest_args.split())
+        except EditDoesNotApply as error:
+            passed, detail = False, f"the edit does not apply: {error}"
+        failures += not passed
+        print(f"{'passed' if passed else 'FAILED':<7} {name} ({time.perf_counter() - started:.0f} s): {detail}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
