@@ -1,14 +1,48 @@
-"""Each anomaly the contract names, on the smallest ledger that shows it, with its exact diagnostics.
+"""Each anomaly, on the smallest ledger that shows it, with its exact diagnostics.
 
-Written from the contract and the issue text (not read from the spec): the codes, their order and their
-reasons are what a consumer of the plan keys on, so a spec edit that renames or swaps one must fail here.
+Written from the contract (not from the projector under test): which ledger is an anomaly, on which event,
+in which order, with which reasons and statuses. The diagnostic *names* are the spec's to choose, so each
+expectation names the spec rule that must raise it - (state, event) in spec/projector.yaml - and its code is
+read from there: splitting an anomaly into a new, more specific diagnostic is then a spec edit only, while a
+rule that stops raising one (or raises it on another event) still fails here. Renames are for `diff`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from resume_contract_generator.loader import load_spec_file
 
 from resume_contract.plan import build_resume_plan
+
+# The contract's own loader: YAML 1.1 would read the rules' `on:` key as the boolean True.
+PROJECTOR = load_spec_file(Path(__file__).resolve().parent.parent / "spec" / "projector.yaml", "spec/projector.yaml")[0].data
+
+
+def raised_by(state: str, event: str, when: str | None = None) -> str:
+    """The diagnostic code spec/projector.yaml raises for an event in a state ('at_end': at the ledger's end)."""
+    if state == "ledger":
+        return PROJECTOR["ledger_anomalies"][event]
+    if event == "at_end":
+        return PROJECTOR["states"][state]["at_end"]
+    rule = next(r for r in PROJECTOR["rules"] if (r["from"], r["on"], r.get("when")) in ((state, event, when), (state, event, None)))
+    return rule["anomaly"]
+
+
+UNMATCHED = raised_by("absent", "function_response")
+UNMATCHED_ERROR = raised_by("absent", "function_response_error")
+MISNAMED = raised_by("indeterminate", "function_response", "name_differs")
+MISNAMED_ERROR = raised_by("indeterminate", "function_response_error", "name_differs")
+PENDING = raised_by("indeterminate", "at_end")
+CALL_AGAIN_WHILE_OPEN = raised_by("indeterminate", "function_call")
+CALL_AGAIN_AFTER_OK = raised_by("succeeded", "function_call")
+CALL_AGAIN_AFTER_ERROR = raised_by("failed", "function_call")
+OK_AFTER_OK = raised_by("succeeded", "function_response")
+ERROR_AFTER_OK = raised_by("succeeded", "function_response_error")
+OK_AFTER_ERROR = raised_by("failed", "function_response")
+ERROR_AFTER_ERROR = raised_by("failed", "function_response_error")
+AFTER_TERMINAL = raised_by("ledger", "after_terminal")
 
 
 def _ledger(events, spelled: str):
@@ -32,21 +66,21 @@ def _ledger(events, spelled: str):
 
 CASES = [
     # ledger, [(code, eventId)], reasons, statuses
-    ("ok:a", [("unmatched_tool_result", "e1")], ["dangling_tool_state"], []),
-    ("err:a", [("unmatched_tool_result", "e1")], ["dangling_tool_state"], []),
-    ("call:a ok:a/delete", [("tool_name_mismatch", "e2"), ("pending_tool_result", "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a err:a/delete", [("tool_name_mismatch", "e2"), ("pending_tool_result", "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a call:a", [("duplicate_tool_call", "e2"), ("pending_tool_result", "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a ok:a call:a", [("duplicate_tool_call", "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a err:a call:a", [("duplicate_tool_call", "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a ok:a ok:a", [("duplicate_tool_result", "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a ok:a err:a", [("duplicate_tool_result", "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a err:a ok:a", [("duplicate_tool_result", "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a err:a err:a", [("duplicate_tool_result", "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a ok:a ok:a/delete", [("duplicate_tool_result", "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a", [("pending_tool_result", "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("text end text", [("event_after_terminal", "e3")], ["ledger_sequence_violation"], []),
-    ("end call:a", [("event_after_terminal", "e2"), ("pending_tool_result", "e2")], ["dangling_tool_state", "ledger_sequence_violation"], ["indeterminate"]),
+    ("ok:a", [(UNMATCHED, "e1")], ["dangling_tool_state"], []),
+    ("err:a", [(UNMATCHED_ERROR, "e1")], ["dangling_tool_state"], []),
+    ("call:a ok:a/delete", [(MISNAMED, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
+    ("call:a err:a/delete", [(MISNAMED_ERROR, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
+    ("call:a call:a", [(CALL_AGAIN_WHILE_OPEN, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
+    ("call:a ok:a call:a", [(CALL_AGAIN_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
+    ("call:a err:a call:a", [(CALL_AGAIN_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
+    ("call:a ok:a ok:a", [(OK_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
+    ("call:a ok:a err:a", [(ERROR_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
+    ("call:a err:a ok:a", [(OK_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
+    ("call:a err:a err:a", [(ERROR_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
+    ("call:a ok:a ok:a/delete", [(OK_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
+    ("call:a", [(PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
+    ("text end text", [(AFTER_TERMINAL, "e3")], ["ledger_sequence_violation"], []),
+    ("end call:a", [(AFTER_TERMINAL, "e2"), (PENDING, "e2")], ["dangling_tool_state", "ledger_sequence_violation"], ["indeterminate"]),
     ("call:a ok:a end", [], [], ["succeeded"]),
     ("call:a err:a end", [], [], ["failed"]),
 ]
@@ -63,5 +97,5 @@ def test_anomaly(events, spelled: str, diagnostics, reasons, statuses) -> None:
 
 def test_a_high_water_mismatch_comes_first(events) -> None:
     plan = build_resume_plan(_ledger(events, "call:a"), expected_high_water=5)
-    assert [d.code for d in plan.diagnostics] == ["runtime_offset_mismatch", "pending_tool_result"]
+    assert [d.code for d in plan.diagnostics] == ["runtime_offset_mismatch", PENDING]
     assert list(plan.rejection_reasons) == ["runtime_offset_mismatch", "dangling_tool_state"]
