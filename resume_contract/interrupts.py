@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported when a pool is made: multiprocessing costs every command a tenth of `check`
     from concurrent.futures import ProcessPoolExecutor
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_TERMINATED = 143  # 128 + SIGTERM
 _JOIN_SECONDS = 2.0
 
 

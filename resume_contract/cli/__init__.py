@@ -1,0 +1,87 @@
+"""The `resume-contract` command: one `main()`; each command group registers its parser and owns its output.
+
+    spec_commands    generate, check, diff       (the contract's edit loop)
+    ledger_commands  plan, repair                (a crashed run's ledger)
+    proof_commands   verify, crash, vectors, conform
+
+Exit codes live in `errors` (0 ok; 1 drift, refused, blocked, a violation; 2 bad spec, usage or unreadable input;
+3 corrupt ledger; 130 Ctrl-C; 143 SIGTERM), where every failure is mapped to one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from . import ledger_commands, proof_commands, spec_commands
+from .errors import EXIT_OK, EXIT_USAGE, exit_for
+
+DESCRIPTION = """\
+Decide, after a crash, whether an AI-agent run may be replayed, from a contract kept as YAML in spec/.
+
+The loop: edit spec/*.yaml -> `resume-contract generate` -> `resume-contract check` (CI runs it too) ->
+`resume-contract diff` (what the change does to safety) -> pull request with the spec, generated/CONTRACT.md
+and the review. After a crash: `resume-contract plan` decides whether a run may be replayed.
+"""
+
+EPILOG = """\
+exit codes: 0 ok, 1 drift / refused / blocked, 2 bad spec or usage, 3 corrupt ledger, 130 Ctrl-C, 143 SIGTERM.
+Run `resume-contract COMMAND --help` for each command's options.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its own messages (usage errors quote what was typed) escaped like every other output."""
+
+    def _print_message(self, message: str, file=None) -> None:  # noqa: ANN001 - argparse's signature
+        from ..terminal import EscapingWriter
+
+        if message:
+            EscapingWriter(file or sys.stderr).write(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="resume-contract",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for group in (spec_commands, ledger_commands, proof_commands):
+        group.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the command line; return the exit code."""
+    from .. import interrupts
+    from ..terminal import EscapingWriter, JsonStream
+
+    interrupts.OWNS_PROCESS = out is None and err is None  # the real stdio: this is the process, not a test
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
+    # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact,
+    # and written as UTF-8 whatever the terminal's encoding.
+    if getattr(args, "json", False) or getattr(args, "format", None) == "json":
+        out = JsonStream(out)  # type: ignore[assignment]
+    else:
+        out = EscapingWriter(out)  # type: ignore[assignment]
+    err = EscapingWriter(err)  # type: ignore[assignment]
+    try:
+        with interrupts.sigterm_raises():
+            return int(args.handler(args, out, err))
+    except BaseException as error:  # noqa: BLE001 - mapped below; anything unmapped is a bug and propagates
+        mapped = exit_for(error)
+        if mapped is None:
+            raise
+        code, lines = mapped
+        for line in lines:
+            print(line, file=err)
+        return code

@@ -1,0 +1,167 @@
+"""The ledger commands: `plan` (one run, or a whole workspace audited) and `repair` (quarantine a torn tail)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from pathlib import Path
+from typing import Any, TextIO
+
+from .common import add_ledger_arguments, jobs, ledger_from_args, terminal_progress
+from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
+
+
+def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
+    """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
+    snapshots merged), read in bounded memory."""
+    from ..containment import EscapesWorkspace
+    from ..ledger_plan import plan_ledger
+    from ..store import LedgerInUse, LedgerMissing, NotALedger
+    from ..workspace import plan_run
+
+    path = ledger_from_args(args)
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path}: not a file")
+    try:
+        if args.ledger is not None:
+            return path, plan_ledger(path, args.expected_high_water, refuse_live=True)
+        return path, plan_run(Path(args.workspace), args.session, args.run, args.expected_high_water, refuse_live=True)
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
+        raise UsageError(str(error)) from None
+    except MemoryError:
+        raise UsageError(f"{path}: not enough memory to plan this ledger") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..plan import plan_json_pieces
+
+    if args.ledger is None and args.workspace is not None and not args.session and not args.run:
+        return _audit_workspace(args, out, err)
+    if args.expected_high_water is not None and args.expected_high_water < 0:
+        raise UsageError("--expected-high-water must be 0 or more")
+    path, plan = _plan(args)
+    if args.json:
+        for piece in plan_json_pieces(plan):
+            out.write_bytes(piece)  # type: ignore[attr-defined]  # a JsonStream: rows copied, never decoded
+        out.write("\n")
+    else:
+        from ..report import plan_text
+
+        out.write(plan_text(path, plan))
+    return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
+
+
+def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import msgspec
+
+    from ..audit import CORRUPT, LIVE, UNREADABLE, audit, default_workers, discover
+    from ..terminal import escape
+
+    if args.expected_high_water is not None:
+        raise UsageError("--expected-high-water applies to one run; give --session and --run")
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace}: not a directory")
+    found = discover(workspace)
+    for skipped in found.skipped:
+        print(f"skipped {skipped}", file=err)
+    workers = jobs(args.jobs, default_workers())
+    progress = None if args.json else terminal_progress(err, lambda done, total: f"planned {done}/{total} runs", every=50)
+    counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
+    planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)
+    try:
+        for summary in itertools.chain(found.unreadable, planned):
+            counts[summary.status] += 1
+            if args.json:
+                out.write(msgspec.json.encode(summary).decode() + "\n")
+            elif summary.status != "safe_replay":
+                detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
+                out.write(escape(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}") + "\n")
+    finally:
+        planned.close()  # on Ctrl-C, stop the workers now, not whenever the generator is collected
+    total = sum(counts.values())
+    if args.json:
+        out.write(msgspec.json.encode({"summary": {**counts, "total": total, "skipped": len(found.skipped)}}).decode() + "\n")
+    else:
+        out.write(
+            f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
+            f"{counts[CORRUPT]} corrupt, {counts[LIVE]} live, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
+        )
+    if counts[CORRUPT]:
+        return EXIT_CORRUPT
+    if counts[UNREADABLE] or counts[LIVE] or found.skipped:
+        return EXIT_USAGE
+    return EXIT_FAIL if counts["blocked"] else EXIT_OK
+
+
+def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..containment import EscapesWorkspace
+    from ..repair import repair_ledger
+    from ..store import LedgerMissing, StoreError
+    from ..workspace import run_directory
+
+    path = ledger_from_args(args)
+    workspace = None
+    try:
+        if args.ledger is None:
+            workspace = Path(args.workspace)
+            run_directory(workspace, args.session, args.run)
+    except (LedgerMissing, EscapesWorkspace) as error:
+        raise UsageError(str(error)) from None
+    if workspace is None and not path.is_file():
+        raise UsageError(f"{path}: no such ledger")
+    try:
+        result = repair_ledger(path, workspace=workspace)
+    except EscapesWorkspace as error:
+        raise UsageError(str(error)) from None
+    except FileNotFoundError as error:
+        raise UsageError(f"{path}: no such ledger" if error.filename in (None, str(path), path.name) else str(error)) from None
+    except StoreError as error:
+        raise Refused(str(error), command="repair") from None
+    if result.quarantine is None:
+        print(f"{path}: no torn tail; nothing changed", file=out)
+    else:
+        print(f"{path}: moved {result.torn_bytes} torn bytes to {result.quarantine}; {result.committed_bytes} committed bytes kept", file=out)
+    return EXIT_OK
+
+
+
+
+def register(commands: Any) -> None:
+    """Add plan and repair to the subcommand parsers."""
+    plan = commands.add_parser(
+        "plan",
+        help="decide whether a crashed run may be replayed (safe_replay) or not (blocked)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read a run's committed ledger strictly and print its ResumePlan.\n\n"
+        "  resume-contract plan path/to/runtime-events.jsonl\n"
+        "  resume-contract plan --workspace DIR --session S --run R --expected-high-water 42\n"
+        "  resume-contract plan --workspace DIR          # audit every run, on all cores\n\n"
+        "A workspace run is read as the reference store reads it: the JSONL ledger merged with its partial\n"
+        "snapshots (runs/R/runtime-partials/*.partial), which count in the high-water. --json prints the plan\n"
+        "with runtimeEvents and replayRuntimeEvents: the committed rows exactly as written.\n",
+        epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input (a missing ledger, workspace, session\n"
+        "or run too: only an existing empty ledger is the empty prefix), 3 corrupt ledger (never a plan).\n"
+        "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
+        "skipped, 1 any blocked, else 0.",
+    )
+    add_ledger_arguments(plan)
+    plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON (an audit prints JSON lines and a summary line)")
+    plan.add_argument("--jobs", type=int, metavar="N", help="worker processes for an audit (default: all cores)")
+    plan.set_defaults(handler=cmd_plan)
+
+
+    repair = commands.add_parser(
+        "repair",
+        help="quarantine a ledger's torn tail so it can be read and appended again",
+        description="Move the bytes after the last complete row to `runtime-events.jsonl.torn-<offset>-<hash>` "
+        "beside the ledger, then truncate the ledger to its last complete row. Nothing is lost; only a torn "
+        "tail is repaired (any other corruption is left for a person).",
+        epilog="exit: 0 repaired or nothing to do, 1 refused (a live writer holds the ledger), 2 usage.",
+    )
+    add_ledger_arguments(repair)
+    repair.set_defaults(handler=cmd_repair)
+

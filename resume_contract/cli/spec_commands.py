@@ -1,0 +1,216 @@
+"""The spec commands: `generate` and `check` (the fast loop), and `diff` (the review of a contract change)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .common import project_root
+from .errors import EXIT_FAIL, EXIT_OK, Refused, Reported, UsageError
+
+if TYPE_CHECKING:
+    from resume_contract_generator.outputs import Drift
+    from resume_contract_generator.spec_model import Spec
+
+
+def _load_checked(root: Path) -> Spec:
+    """The spec, validated and holding every declared invariant (raises SpecInvalid)."""
+    from resume_contract_generator.errors import SpecInvalid
+    from resume_contract_generator.invariant_check import invariant_errors
+    from resume_contract_generator.validate import load_spec
+
+    spec = load_spec(root)
+    violated = invariant_errors(spec)
+    if violated:
+        raise SpecInvalid(violated)
+    return spec
+
+
+def _missing_hook_lines(root: Path, spec: Spec) -> list[str]:
+    """One line per failpoint the project's run loop has no hook for (none when the project has no run loop)."""
+    from ..hooks import RUNLOOP, missing_hook_message, missing_hooks
+
+    runloop = root / RUNLOOP
+    if not runloop.is_file():
+        return []
+    marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
+    return [f"{marks[failpoint_id]}: {missing_hook_message(failpoint_id, RUNLOOP)}" for failpoint_id in missing_hooks(marks, runloop)]
+
+
+def _compare(root: Path, outputs: dict[str, str]) -> Drift:
+    from resume_contract_generator.outputs import UnsafeGeneratedTree, compare
+
+    try:
+        return compare(root, outputs)
+    except UnsafeGeneratedTree as error:
+        raise UsageError(str(error)) from None
+
+
+def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from resume_contract_generator.outputs import (
+        RefusedToWrite,
+        UnsafeGeneratedTree,
+        recover_interrupted,
+        write_outputs,
+    )
+    from resume_contract_generator.render import render_all
+
+    root = project_root(args)
+    spec = _load_checked(root)
+    outputs = render_all(spec)
+    if (root / "generated").is_symlink():
+        raise UsageError("generated is a symlink; the generator reads and writes only real files under generated/")
+    try:
+        recovered = recover_interrupted(root)
+    except UnsafeGeneratedTree as error:
+        raise UsageError(str(error)) from None
+    for line in recovered:
+        print(line, file=out)
+    drift = _compare(root, outputs)
+    # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
+    for line in _missing_hook_lines(root, spec):
+        print(f"warning: {line}", file=err)
+    if drift.clean:
+        print(f"generated/ is up to date ({len(outputs)} files)", file=out)
+        return EXIT_OK
+    try:
+        written = write_outputs(root, outputs, drift, force=args.force)
+    except RefusedToWrite as error:
+        raise Refused(str(error), command="generate") from None
+    removed, conflicted = set(drift.removable_orphans), set(drift.conflicted)
+    for path in written:
+        verb = "removed" if path in removed else "regenerated (it held merge-conflict markers)" if path in conflicted else "wrote"
+        print(f"{verb} {path}", file=out)
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from resume_contract_generator.outputs import interrupted_leftovers
+    from resume_contract_generator.render import render_all
+
+    root = project_root(args)
+    spec = _load_checked(root)
+    outputs = render_all(spec)
+    drift = _compare(root, outputs)
+    leftovers = interrupted_leftovers(root)
+    if leftovers:
+        print(f"an interrupted generate left {', '.join(leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
+        return EXIT_FAIL
+    missing_hooks = _missing_hook_lines(root, spec)
+    for line in missing_hooks:
+        print(line, file=out)
+    if drift.clean:
+        print(f"generated/ matches spec/ ({len(outputs)} files)", file=out)
+        if missing_hooks:
+            print(f"to fix: add the missing failpoint hook{'s' if len(missing_hooks) > 1 else ''} named above", file=out)
+            return EXIT_FAIL
+        return EXIT_OK
+    print("generated/ does not match spec/:", file=out)
+    for kind, path in drift.rows():
+        print(f"  {kind:<12} {path}", file=out)
+    if args.diff:
+        for diff in drift.diffs.values():
+            out.write(diff)
+    fix = "resume-contract generate"
+    if drift.conflicted:
+        print("  (a merge left conflict markers in generated files: never merge them by hand; resolve any conflict in "
+              "spec/, then regenerate)", file=out)
+    if drift.hand_edited:
+        fix += " --force  (after moving any hand edit into spec/: generated files are overwritten)"
+    if [path for path in drift.orphaned if path not in drift.removable_orphans]:
+        fix = "move files the generator did not write out of generated/, then " + fix
+    print(f"to fix: {fix}", file=out)
+    return EXIT_FAIL
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from resume_contract_generator.errors import SpecInvalid
+    from resume_contract_generator.review import review
+    from resume_contract_generator.review_report import as_json, as_markdown, as_text
+    from resume_contract_generator.spec_source import (
+        WORKING_TREE,
+        SpecSourceError,
+        default_base,
+        load_side,
+    )
+
+    root = project_root(args)
+    for name, value in (("BASE", args.base), ("HEAD", args.head)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{name} is empty: give a git revision or a spec directory")
+    if args.depth < 0 or args.depth > 6:
+        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    try:
+        base_source = args.base if args.base is not None else default_base(root)
+        head_source = args.head if args.head is not None else WORKING_TREE
+        sides = []
+        for label, source in (("base", base_source), ("head", head_source)):
+            try:
+                sides.append(load_side(root, source))
+            except SpecInvalid as invalid:
+                lines = [f"{label} ({source}): {error}" for error in invalid.errors]
+                raise Reported(*lines, f"resume-contract diff: the {label} spec is invalid; nothing was compared") from None
+    except SpecSourceError as error:
+        raise UsageError(str(error)) from None
+    result = review(sides[0], sides[1], depth=args.depth)
+    base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
+    head_label = "working tree" if head_source == WORKING_TREE else head_source
+    render = {"text": as_text, "markdown": as_markdown, "json": as_json}[args.format]
+    out.write(render(result, base_label, head_label))
+    fail_on = args.fail_on
+    if fail_on == "any" and result.changes:
+        return EXIT_FAIL
+    if fail_on in ("weakens-safety", "tightens") and result.counts[fail_on]:
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+
+
+def register(commands: Any) -> None:
+    """Add generate, check and diff to the subcommand parsers."""
+    generate = commands.add_parser(
+        "generate",
+        help="validate spec/ and write generated/ (all files or none)",
+        description="Validate spec/*.yaml and write every file under generated/, all or none. Refuses, writing "
+        "nothing, to overwrite a hand-edited file (unless --force) or to delete a file it did not write.",
+        epilog="exit: 0 written or up to date, 1 refused, 2 bad spec.",
+    )
+    generate.add_argument("--force", action="store_true", help="overwrite hand-edited generated files")
+    generate.set_defaults(handler=cmd_generate)
+
+
+    check = commands.add_parser(
+        "check",
+        help="fail when generated/ differs from what spec/ produces (changes nothing)",
+        description="Report changed, missing, orphaned and hand-edited files under generated/, sorted, and the "
+        "command that fixes them. Writes nothing.",
+        epilog="exit: 0 clean, 1 drift, 2 bad spec.",
+    )
+    check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file")
+    check.set_defaults(handler=cmd_check)
+
+
+    diff = commands.add_parser(
+        "diff",
+        help="review a contract change: every semantic change, classified by safety",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare two specs and list every semantic change with a stable rule name, its spec location on\n"
+        "both sides and a class: weakens-safety, tightens or neutral. Changes whose effect is not obvious are\n"
+        "decided by running both projectors over the canonical ledgers and every ledger up to --depth events.\n\n"
+        "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
+        "branch, against the working tree.\n\n"
+        "  resume-contract diff                          # this branch's change\n"
+        "  resume-contract diff main HEAD --format markdown --fail-on weakens-safety\n"
+        "  resume-contract diff old/spec new/spec --format json\n",
+        epilog="exit: 0 no change of the --fail-on class, 1 such a change, 2 bad input (an invalid spec on either side\n"
+        "is reported with its file:line and not compared).",
+    )
+    diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
+    diff.add_argument("head", nargs="?", metavar="HEAD", help="git revision or spec directory (default: the working tree)")
+    diff.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="text for a terminal, markdown for a pull-request comment, json for scripts")
+    diff.add_argument("--fail-on", choices=("weakens-safety", "tightens", "any"), help="exit 1 when a change of this class is present")
+    diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
+    diff.set_defaults(handler=cmd_diff)
+
