@@ -28,6 +28,12 @@ AUDIT_SLOWLY = (
 )
 
 
+def _default_sigint() -> None:
+    # A shell starts background jobs with SIGINT ignored and children inherit that, so Python would install no
+    # KeyboardInterrupt handler: give the command the disposition a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -37,7 +43,7 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _interrupt(command: list[str], signum: int, started_when: str) -> tuple[int, float, str]:
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     assert process.stdout is not None
     if started_when:
@@ -83,7 +89,7 @@ def test_the_audit_stops_its_workers_and_exits(tmp_path: Path, signum: int, code
 
 def test_crash_stops_its_children_and_exits() -> None:
     command = [sys.executable, "-m", "resume_contract", "crash", "--jobs", "1"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
     time.sleep(1.0)
     if process.poll() is not None:
         pytest.skip("the catalog finished within a second on this machine")
@@ -103,7 +109,7 @@ def test_a_burst_of_signals_still_stops_every_worker(tmp_path: Path, signum: int
         ledger.parent.mkdir(parents=True)
         ledger.write_bytes(b"")
     command = [sys.executable, "-c", AUDIT_SLOWLY, "plan", "--workspace", str(tmp_path), "--jobs", "4"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
     time.sleep(1.0)
     for _ in range(5):  # an impatient operator
         if process.poll() is None:
