@@ -6,7 +6,8 @@ prefix through the real RuntimeEventStore and signals only after every append re
 reopens the workspace; the prefix is projected twice; the ledger's bytes and mtime must be unchanged.
 
 The harness only observes. What the plan must be is the caller's: the generated tests hold the decision
-table as literals, and `resume-contract crash` reads the generated catalog.
+table as literals, and `resume-contract crash` (`run_catalog`) hands what it observed to `crash_verdict`,
+which judges it against the generated catalog, and to `crash_report`, which lays it out.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from resume_contract_generated.catalog import (
     PREFIX_LENGTHS,
 )
 
+from .crash_report import CatalogRun, catalog_report
 from .events import RuntimeEvent, encode_event
 from .plan import build_resume_plan
 from .projection import ResumePlan
@@ -288,60 +290,6 @@ def run_in_parallel(jobs: Sequence[Callable[[], CrashObservation]], workers: int
         pool.shutdown(wait=True)
 
 
-def expected_from_catalog(prefix: str, outcome: str) -> dict[str, object]:
-    """The decision table's expectations for one prefix and outcome, from the generated catalog."""
-    from resume_contract_generated.catalog import DECISIONS
-
-    decision = DECISIONS[prefix]
-    return {
-        "committed_event_ids": tuple(event.id for event in canonical_prefix(outcome, prefix)),
-        "disposition": decision.disposition,
-        "operation_statuses": decision.operation_statuses[outcome],
-        "diagnostics": decision.diagnostics,
-        "rejection_reasons": decision.rejection_reasons,
-        "replay_event_ids": decision.replay_event_ids[outcome],
-        "terminal_fact": decision.terminal_fact,
-    }
-
-
-def mismatches(observation: CrashObservation, expected: dict[str, object]) -> list[str]:
-    """Every harness problem and every way the reopened plan differs from `expected`; empty means verified."""
-    problems = list(observation.problems)
-    plan = observation.plan
-    if plan is None:
-        return problems or ["no plan was made"]
-    actual = {
-        "committed_event_ids": observation.reopened_ids,
-        "disposition": plan.disposition,
-        "operation_statuses": tuple(operation.status for operation in plan.operations),
-        "diagnostics": tuple(diagnostic.code for diagnostic in plan.diagnostics),
-        "rejection_reasons": plan.rejection_reasons,
-        "replay_event_ids": plan.replay_event_ids,
-        "terminal_fact": plan.terminal_runtime_event_id is not None,
-    }
-    for key, want in expected.items():
-        got = actual[key]
-        if (tuple(want) if isinstance(want, list) else want) != got:
-            problems.append(f"{key}: expected {want!r}, got {got!r}")
-    return problems
-
-
-@dataclass
-class CatalogRun:
-    """`resume-contract crash`: a table row per failpoint x outcome, a line per torn write, and timings."""
-
-    table: list[tuple[str, ...]]
-    torn_lines: list[str]
-    failures: list[tuple[str, str]]
-    cases: int
-    seconds: float
-    spawn_seconds: float
-
-    @property
-    def failed_cases(self) -> int:
-        return len({case for case, _ in self.failures})
-
-
 def _bare_spawn() -> CrashObservation:
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     return CrashObservation("bare", "", "")
@@ -349,55 +297,24 @@ def _bare_spawn() -> CrashObservation:
 
 def run_catalog(failpoint: str | None, outcome: str | None, *, torn: bool = True, workers: int | None = None) -> CatalogRun:
     """Every selected failpoint x outcome through the SIGKILL and real-boundary harnesses, plus torn writes,
-    checked against the catalog's decision table; then as many bare interpreter spawns, for scale."""
+    judged against the catalog's decision table (`crash_verdict`); then as many bare interpreter spawns, for scale."""
     from resume_contract_generated.catalog import OUTCOMES, RUNTIME_RESUME_FAILPOINTS
+
+    from .crash_verdict import judge_catalog  # imported here: it imports this module
 
     failpoints = [fp for fp in RUNTIME_RESUME_FAILPOINTS if failpoint in (None, fp.id)]
     outcomes = [name for name in OUTCOMES if outcome in (None, name)]
     cases = [(fp, name) for fp in failpoints for name in outcomes]
     prefixes = list(dict.fromkeys(fp.committed_prefix for fp in failpoints)) if torn else []
+    torn_cases = [(prefix, outcomes[0]) for prefix in prefixes]
     jobs = [functools.partial(run_crash_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
     jobs += [functools.partial(run_boundary_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
-    jobs += [functools.partial(run_torn_write_case, prefix, outcomes[0]) for prefix in prefixes]
+    jobs += [functools.partial(run_torn_write_case, prefix, name) for prefix, name in torn_cases]
 
     started = time.perf_counter()
     observations = run_in_parallel(jobs, workers)
     seconds = time.perf_counter() - started
-
-    table = [("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")]
-    failures: list[tuple[str, str]] = []
-    for index, (fp, name) in enumerate(cases):
-        expected = expected_from_catalog(fp.committed_prefix, name)
-        crashed, looped = observations[index], observations[len(cases) + index]
-        verdicts = []
-        for label, observation in (("sigkill", crashed), ("real boundary", looped)):
-            problems = mismatches(observation, expected)
-            failures += [(f"{fp.id} {name} {label}", problem) for problem in problems]
-            verdicts.append("FAILED" if problems else "verified")
-        plan = crashed.plan
-        table.append(
-            (
-                fp.id,
-                name,
-                fp.boundary,
-                fp.committed_prefix,
-                plan.disposition if plan else "no plan",
-                ", ".join(plan.rejection_reasons) if plan and plan.rejection_reasons else "-",
-                *verdicts,
-            )
-        )
-    torn_lines = []
-    for prefix, observation in zip(prefixes, observations[2 * len(cases) :]):
-        problems = mismatches(observation, expected_from_catalog(prefix, outcomes[0]))
-        corruption = observation.corruption
-        if corruption is None or corruption.offset != observation.committed_bytes:
-            problems.append("the torn row was not reported as corruption at the committed offset")
-        failures += [(f"torn write after {prefix}", problem) for problem in problems]
-        torn_lines.append(
-            f"torn write after {prefix}: {'FAILED' if problems else 'verified'} "
-            f"(corruption at byte {corruption.offset if corruption else '?'}, {observation.attempts} "
-            f"attempt{'s' if observation.attempts != 1 else ''}, repaired, plan {observation.plan.disposition if observation.plan else 'none'})"
-        )
+    table, torn_lines, failures = catalog_report(*judge_catalog(cases, torn_cases, observations))
 
     spawn_started = time.perf_counter()
     run_in_parallel([_bare_spawn] * len(jobs), workers)

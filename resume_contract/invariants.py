@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -76,6 +76,20 @@ def _letter(symbol_index: int, position: int, subject: Subject) -> Letter:
     return Letter(subject.decode_row(row), msgspec.Raw(row), wire)
 
 
+class _Case(NamedTuple):
+    """One ledger checked: its letters, events and rows, and the plan projected from them."""
+
+    letters: list[Letter]
+    events: list[RuntimeEvent]
+    rows: list[msgspec.Raw]
+    snapshot: tuple[RuntimeEvent, ...]  # the events as they were before projecting
+    expected_high_water: int | None
+    plan: ResumePlan
+    replay_indexes: list[int]
+    parent_anomalous: bool
+    subject: Subject
+
+
 def _check(
     word: tuple[int, ...],
     letters: list[Letter],
@@ -95,45 +109,87 @@ def _check(
     result.plans.add((plan.disposition, plan.rejection_reasons, tuple(op.status for op in plan.operations)))
     exempt = set(invariants.get("monotonic_evidence", ()))
     anomalous = any(d.code in subject.anomalies and d.code not in exempt for d in plan.diagnostics)
-
-    def fail(invariant: str, message: str) -> None:
-        previous = result.violations.get(invariant)
-        if previous is None or (len(word), word) < (len(previous.word), previous.word):
-            result.violations[invariant] = Violation(invariant, word, expected_high_water, message)
-
-    if "deterministic_and_pure" in invariants:
-        again = project(events, subject.table, expected_high_water, rows=rows)
-        if again != plan or msgspec.json.encode(again) != msgspec.json.encode(plan):
-            fail("deterministic_and_pure", "projecting twice gave different plans")
-        if tuple(events) != snapshot or any(a is not b for a, b in zip(events, snapshot)):
-            fail("deterministic_and_pure", "projection changed its input")
-    if "fail_closed" in invariants and plan.disposition == "safe_replay":
-        if plan.rejection_reasons or plan.requires_verification or any(op.status == "indeterminate" for op in plan.operations):
-            fail("fail_closed", "safe_replay with a rejection reason, an indeterminate operation or something to verify")
-    replay_indexes = replayed_indexes(rows, plan)
-    if "replay_well_formed" in invariants:
-        problem = replay_problem(events, replay_indexes, subject.table)
-        if problem:
-            fail("replay_well_formed", problem)
-    if "high_water_counts_committed_rows" in invariants and plan.source_runtime_event_high_water != len(events):
-        fail("high_water_counts_committed_rows", f"high-water {plan.source_runtime_event_high_water} for {len(events)} rows")
-    if "table_matches_machine" in invariants and subject.machine is not None:
-        if subject.machine(events, expected_high_water, memoize=True, rows=rows) != plan:
-            fail("table_matches_machine", "the python-statemachine class gives another plan than the table")
-    if "matches_oracle" in invariants:
-        oracle = decide([letter.wire for letter in letters], expected_high_water)
-        ours = (
-            plan.disposition,
-            tuple((op.tool_call_id, op.status) for op in plan.operations),
-            tuple(events[index].id for index in replay_indexes),
-            plan.requires_verification,
-        )
-        theirs = (oracle.disposition, oracle.statuses, oracle.replay_ids, oracle.requires_verification)
-        if ours != theirs or not oracle.required_reasons <= set(plan.rejection_reasons):
-            fail("matches_oracle", f"projector {ours[0]} {list(ours[1])} replay {list(ours[2])}; oracle {theirs[0]} {list(theirs[1])} replay {list(theirs[2])} reasons ⊇ {sorted(oracle.required_reasons)}")
-    if "monotonic_evidence" in invariants and parent_anomalous and plan.disposition != "blocked":
-        fail("monotonic_evidence", "the ledger one event shorter holds a rejecting anomaly, but this one is safe_replay")
+    case = _Case(letters, events, rows, snapshot, expected_high_water, plan, replayed_indexes(rows, plan), parent_anomalous, subject)
+    for invariant, violation in _INVARIANT_CHECKS:
+        if invariant in invariants:
+            message = violation(case)
+            if message is not None:
+                previous = result.violations.get(invariant)
+                if previous is None or (len(word), word) < (len(previous.word), previous.word):
+                    result.violations[invariant] = Violation(invariant, word, expected_high_water, message)
     return anomalous
+
+
+# Each check below returns how one case violates its invariant, or None.
+
+
+def _deterministic_and_pure(case: _Case) -> str | None:
+    again = project(case.events, case.subject.table, case.expected_high_water, rows=case.rows)
+    if again != case.plan or msgspec.json.encode(again) != msgspec.json.encode(case.plan):
+        return "projecting twice gave different plans"
+    if tuple(case.events) != case.snapshot or any(a is not b for a, b in zip(case.events, case.snapshot)):
+        return "projection changed its input"
+    return None
+
+
+def _fail_closed(case: _Case) -> str | None:
+    plan = case.plan
+    if plan.disposition == "safe_replay" and (
+        plan.rejection_reasons or plan.requires_verification or any(op.status == "indeterminate" for op in plan.operations)
+    ):
+        return "safe_replay with a rejection reason, an indeterminate operation or something to verify"
+    return None
+
+
+def _replay_well_formed(case: _Case) -> str | None:
+    return replay_problem(case.events, case.replay_indexes, case.subject.table) or None
+
+
+def _high_water_counts_committed_rows(case: _Case) -> str | None:
+    high_water = case.plan.source_runtime_event_high_water
+    if high_water != len(case.events):
+        return f"high-water {high_water} for {len(case.events)} rows"
+    return None
+
+
+def _table_matches_machine(case: _Case) -> str | None:
+    machine = case.subject.machine
+    if machine is not None and machine(case.events, case.expected_high_water, memoize=True, rows=case.rows) != case.plan:
+        return "the python-statemachine class gives another plan than the table"
+    return None
+
+
+def _matches_oracle(case: _Case) -> str | None:
+    plan = case.plan
+    oracle = decide([letter.wire for letter in case.letters], case.expected_high_water)
+    ours = (
+        plan.disposition,
+        tuple((op.tool_call_id, op.status) for op in plan.operations),
+        tuple(case.events[index].id for index in case.replay_indexes),
+        plan.requires_verification,
+    )
+    theirs = (oracle.disposition, oracle.statuses, oracle.replay_ids, oracle.requires_verification)
+    if ours != theirs or not oracle.required_reasons <= set(plan.rejection_reasons):
+        return f"projector {ours[0]} {list(ours[1])} replay {list(ours[2])}; oracle {theirs[0]} {list(theirs[1])} replay {list(theirs[2])} reasons ⊇ {sorted(oracle.required_reasons)}"
+    return None
+
+
+def _monotonic_evidence(case: _Case) -> str | None:
+    if case.parent_anomalous and case.plan.disposition != "blocked":
+        return "the ledger one event shorter holds a rejecting anomaly, but this one is safe_replay"
+    return None
+
+
+# Each invariant of spec/invariants.yaml with its check, in the order checked.
+_INVARIANT_CHECKS: tuple[tuple[str, Callable[[_Case], str | None]], ...] = (
+    ("deterministic_and_pure", _deterministic_and_pure),
+    ("fail_closed", _fail_closed),
+    ("replay_well_formed", _replay_well_formed),
+    ("high_water_counts_committed_rows", _high_water_counts_committed_rows),
+    ("table_matches_machine", _table_matches_machine),
+    ("matches_oracle", _matches_oracle),
+    ("monotonic_evidence", _monotonic_evidence),
+)
 
 
 def replayed_indexes(rows: Sequence[msgspec.Raw], plan: ResumePlan) -> list[int]:

@@ -17,11 +17,12 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 from .gcpause import gc_paused
+from .walk_state import KindReads, OpenOperation
 
 Disposition = Literal["safe_replay", "blocked"]
 
 _TRUE = msgspec.Raw(b"true")
-_ID_ONLY = msgspec.json.Decoder(msgspec.defstruct("_IdOnly", [("id", str)]))
+_ID_ONLY: msgspec.json.Decoder[Any] = msgspec.json.Decoder(msgspec.defstruct("_IdOnly", [("id", str)]))
 
 
 class ToolContentRead(NamedTuple):
@@ -117,50 +118,6 @@ def row_event_id(row: msgspec.Raw) -> str:
         return json.loads(bytes(row))["id"]
 
 
-# (opens, call id, tool name, error flag, arguments getters, event kind when not failed, event kind when failed)
-_KindRead = tuple[bool, Any, Any, Any, Any, str, "str | None"]
-_UNREAD = object()
-
-
-def _kind_read(table: ProjectorTable, content: Any) -> _KindRead | None:
-    """How the walk reads one content kind's struct, or None when the kind takes no part in tool state."""
-    kind = getattr(content, "KIND", None)
-    read = table.tool_contents.get(kind) if kind is not None else None
-    if read is None:
-        return None
-
-    def getter(name: str | None) -> Any:
-        return attrgetter(name) if name is not None else None
-
-    return (
-        read.opens,
-        attrgetter(read.call_id),
-        getter(read.tool_name),
-        getter(read.error_flag),
-        getter(read.arguments),
-        table.event_kinds[(kind, False)],
-        table.event_kinds.get((kind, True)),
-    )
-
-
-class _OpenOperation:
-    """Mutable bookkeeping for one call id during the walk."""
-
-    __slots__ = (
-        "state", "tool_name", "args", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error"
-    )
-
-    def __init__(self, state: str, tool_name: str, args: Any, call_index: int, call_event_id: str) -> None:
-        self.state = state
-        self.tool_name = tool_name
-        self.args = args
-        self.call_index = call_index
-        self.call_event_id = call_event_id
-        self.response_index = -1
-        self.response_event_id: str | None = None
-        self.response_is_error: bool | None = None
-
-
 Trace = list[tuple[str, str, bool]]
 
 
@@ -200,8 +157,8 @@ class Walk:
         self.table = table
         self.trace = trace
         # Per content kind, everything the walk needs, looked up once per event by the struct's class.
-        self.reads: dict[type, _KindRead | None] = {}
-        self.operations: dict[str, _OpenOperation] = {}
+        self.reads = KindReads(table)
+        self.operations: dict[str, OpenOperation] = {}
         self.diagnostics: list[Diagnostic] = []
         # Indexes of events the provider must not see again; every other event is replayed as it stands.
         self.not_replayed: list[int] = []
@@ -222,6 +179,7 @@ class Walk:
         find_operation = operations.get
         diagnostics = self.diagnostics
         not_replayed = self.not_replayed
+        anomaly_at = self._anomaly_at
         terminal_event_id = self.terminal_event_id
 
         for index, event in enumerate(events, first_index):
@@ -237,13 +195,10 @@ class Walk:
                 if flags and flags.get(flag_key) == _TRUE:
                     terminal_event_id = event.id
             content = event.content
-            content_class = type(content)
-            read = reads.get(content_class, _UNREAD)
-            if read is _UNREAD:
-                read = reads[content_class] = _kind_read(table, content)
+            read = reads[type(content)]
             if read is None:
                 continue
-            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read  # type: ignore[misc]
+            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
             call_id = call_id_of(content)
             is_error = error_of is not None and error_of(content) is True
             kind = kind_error if is_error else kind_ok
@@ -260,19 +215,13 @@ class Walk:
                 trace.append((state, kind, names_match))  # type: ignore[arg-type]
             target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
             if anomaly is not None:
-                not_replayed.append(index)
-                detail = None
-                if not names_match:
-                    detail = {"callToolName": operation.tool_name, "responseToolName": tool_name}  # type: ignore[union-attr]
-                diagnostics.append(
-                    _diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
-                )
+                anomaly_at(index, anomaly, event.id, call_id, tool_name, None if names_match else operation)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
                 args = arguments_of(content) if arguments_of is not None else None
                 if type(args) is msgspec.Raw:
                     args = args.copy()  # not a view into the chunk it was decoded from, which is let go
-                operations[call_id] = _OpenOperation(target, tool_name or "", args, index, event.id)
+                operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id)
             else:
                 operation.state = target
                 if not opens:
@@ -282,6 +231,19 @@ class Walk:
                     operation.response_event_id = event.id
                     operation.response_is_error = is_error
         self.terminal_event_id = terminal_event_id
+
+    def _anomaly_at(
+        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, misnamed: OpenOperation | None
+    ) -> None:
+        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `misnamed` is the call whose
+        tool a result names otherwise, if that is the anomaly."""
+        self.not_replayed.append(index)
+        detail = None
+        if misnamed is not None:
+            detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
+        self.diagnostics.append(
+            _diagnostic(self.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
+        )
 
     def plan(
         self,
@@ -349,8 +311,9 @@ class Walk:
             source_runtime_event_high_water=high_water,
             directive=table.directive if requires_verification else None,
             terminal_runtime_event_id=self.terminal_event_id,
-            runtime_events=rows,
-            replay_runtime_events=replay,
+            # A planned file's rows are `LedgerRows`, read back from it: a Sequence, not a tuple.
+            runtime_events=rows,  # type: ignore[arg-type]
+            replay_runtime_events=replay,  # type: ignore[arg-type]
         )
 
 

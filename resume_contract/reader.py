@@ -4,7 +4,8 @@ A ledger is trusted only whole. Every corruption kind (spec/decisions.yaml, stor
 reported with its file, line and byte offset; no plan is ever made from a corrupt ledger. The ledger is read
 in chunks of about CHUNK_BYTES cut at row ends, so memory is bounded by a chunk, not by the file: each chunk
 is decoded into the generated model (free-JSON values kept as `msgspec.Raw`, bytes) and handed on, and only
-what the whole-ledger checks need is kept (a 64-bit hash per event id).
+what the whole-ledger checks need is kept (a 64-bit hash per event id). The proofs that no row repeats a key
+and no event id repeats are in `reader_proofs`.
 
 When the same ledger holds several corruptions, the one reported is chosen as if the whole file were checked
 at once, in this order: a torn last row; invalid UTF-8 anywhere; the first row that is not JSON, not a
@@ -19,7 +20,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, compress
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,14 @@ import msgspec
 
 from .corruption import LedgerCorruption
 from .gcpause import gc_paused
+from .reader_proofs import check_duplicate_keys, first_repeated_id, keys_proven
 from .wire import (
     DUPLICATE_KEY,
     INVALID_EVENT,
     INVALID_JSON,
     MAX_NESTING,
-    RAW,
-    RAW_DICT,
-    FreeFields,
     RowRefused,
     WireModel,
-    python_json,
     too_deep,
 )
 
@@ -51,14 +49,9 @@ CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICA
 # About this many bytes of rows are read, checked and handed on at once (a longer row makes a longer chunk).
 CHUNK_BYTES = 1 << 22
 
-_UNTYPED = msgspec.json.Decoder()
-_ENCODE = msgspec.json.Encoder().encode
 _EVENT_ID = operator.attrgetter("id")
 _SESSION_ID = operator.attrgetter("session_id")
 _RUN_ID = operator.attrgetter("run_id")
-_CONTENT = operator.attrgetter("content")
-_KEY_MARK = b'":'  # how every key ends when nothing stands between it and its colon
-_SPACED_COLONS = (b" :", b"\t:", b"\r:")
 
 ReadAt = Callable[[int, int], bytes]  # (offset, length) -> at most `length` bytes of the ledger from `offset`
 RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
@@ -128,7 +121,9 @@ def scan_ledger(
     every row must carry (the run directory's); without it, the first row's.
     """
     if model is None:
-        from .events import MODEL as model  # the generated model; imported late so `generate` runs without it
+        from .events import MODEL  # the generated model; imported late so `generate` runs without it
+
+        model = MODEL
     if size == 0:
         return
     _check_tail(path, read_at, size, chunk_bytes)
@@ -216,8 +211,8 @@ def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return Chunk(first_index, offset, data, lines, _decode_row_by_row(path, first_index, offset, lines, model))
     chunk = Chunk(first_index, offset, data, lines, events)
-    if not _keys_proven(data, events, model):
-        _check_duplicate_keys(path, chunk, model)
+    if not keys_proven(data, events, model):
+        check_duplicate_keys(path, chunk, model)
     return chunk
 
 
@@ -230,102 +225,6 @@ def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[by
             raise LedgerCorruption(path, first_index + index + 1, offset, refused.kind, refused.detail) from None
         offset += len(line) + 1
     return events
-
-
-def _keys_proven(data: bytes, events: list[Any], model: WireModel) -> bool:
-    """Whether no row of the chunk repeats a key in one object, at any depth, proven at C speed by counting.
-
-    msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding a key
-    fewer than the row wrote. JSON writes a colon after every key and nowhere else but inside strings, so
-    when the rows hold exactly as many colons as the structs hold keys, no key was dropped. Texts often hold
-    colons (a URL, a time of day); then the marks `":` are counted instead, which end every key when no
-    space stands before its colon and occur elsewhere only escaped inside a string (`\\":`). Free JSON
-    (kept as Raw) is proven apart: its colons and marks are subtracted, and msgspec writing it back byte
-    for byte proves it holds no repeated key. A chunk not proven here is read again more slowly
-    (`_check_duplicate_keys`); it is never accepted on a guess.
-    """
-    if model.count_keys is None:
-        return False
-    free: list[msgspec.Raw] = []
-    held = model.count_keys(events, free)
-    joined = b"[" + b",".join(free) + b"]"
-    if data.count(b":") - joined.count(b":") != held:
-        if any(spaced in data for spaced in _SPACED_COLONS) or data.count(_KEY_MARK) - joined.count(_KEY_MARK) != held:
-            return False
-    return not free or _ENCODE(_decode_untyped(joined)) == joined
-
-
-def _free_values(events: list[Any], model: WireModel) -> list[msgspec.Raw]:
-    values = list(_free_json(events, model.free_fields))
-    contents = list(map(_CONTENT, events))
-    classes = set(map(type, contents))
-    for cls, fields in model.content_free_fields.items():
-        if fields and cls in classes:
-            values += _free_json(list(filter(cls.__instancecheck__, contents)), fields)
-    return values
-
-
-def _check_duplicate_keys(path: Path, chunk: Chunk, model: WireModel) -> None:
-    """Refuse a row that repeats a key in one object, at any depth, when `_keys_proven` could not prove it.
-
-    Two proofs cover most rows; the rest are read again key by key by the standard library:
-    - in the event and its content, re-encoding never makes a token longer (strings and integers are written
-      minimally; only a float can grow, so rows holding one are read again), so a re-encoded event exactly as
-      long as its row dropped no key;
-    - free JSON (kept as Raw) that msgspec writes back byte for byte holds no repeated key.
-    """
-    events, lines = chunk.events, chunk.lines
-    suspects = set(_rows_with_floats(events, model))
-    # "[" + rows joined by "," + "]": one length compared for the whole chunk when no float can make up for a lost key
-    if suspects or len(_ENCODE(events)) != len(chunk.data) + 1:
-        suspects.update(i for i, (event, line) in enumerate(zip(events, lines)) if i not in suspects and len(_ENCODE(event)) != len(line))
-    free = _free_values(events, model)
-    joined = b"[" + b",".join(free) + b"]"
-    if free and _ENCODE(_decode_untyped(joined)) != joined:
-        suspects.update(_rows_with_suspect_free_json(events, model))
-    for index in sorted(suspects):
-        try:
-            python_json(lines[index])
-        except RowRefused as refused:
-            raise LedgerCorruption(path, chunk.first_index + index + 1, chunk.row_offset(index), refused.kind, refused.detail) from None
-
-
-def _rows_with_floats(events: list[Any], model: WireModel) -> list[int]:
-    found = []
-    for name in model.number_fields:
-        values = list(map(operator.attrgetter(name), events))
-        if float in set(map(type, values)):
-            found += [index for index, value in enumerate(values) if type(value) is float]
-    if model.content_with_numbers:
-        found += [index for index, event in enumerate(events) if type(event.content) in model.content_with_numbers]
-    return found
-
-
-def _free_json(owners: list[Any], fields: FreeFields) -> Iterator[msgspec.Raw]:
-    """Every free-JSON value the owners hold in `fields`, gathered at C speed (UNSET and empty ones are falsy)."""
-    for name, shape in fields:
-        present = filter(None, map(operator.attrgetter(name), owners))
-        if shape == RAW:
-            yield from present
-        else:
-            yield from chain.from_iterable(map(dict.values, present) if shape == RAW_DICT else present)
-
-
-def _rows_with_suspect_free_json(events: list[Any], model: WireModel) -> list[int]:
-    suspect = []
-    for index, event in enumerate(events):
-        values = list(_free_json([event], model.free_fields))
-        values += _free_json([event.content], model.content_free_fields.get(type(event.content), ()))
-        if any(_ENCODE(_decode_untyped(raw)) != bytes(raw) for raw in values):
-            suspect.append(index)
-    return suspect
-
-
-def _decode_untyped(value: Any) -> Any:
-    try:
-        return _UNTYPED.decode(value)
-    except (msgspec.DecodeError, RecursionError):
-        return None  # not provable here: the row is read again key by key
 
 
 def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
@@ -346,50 +245,18 @@ def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> Le
     return None
 
 
-# Hashes of event ids are checked for repeats this many at a time, each group by a range of hash values.
-_HASHES_AT_ONCE = 1 << 21
-
-
 def _check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int) -> None:
-    """Refuse a repeated event id. Only a 64-bit hash of each id is kept; ids whose hash repeats are looked
-    up again in the ledger, so a collision of two different ids costs time, never a false refusal."""
-    repeated = _repeated_hashes(hashes)
-    if not repeated:
-        return
-    first_line: dict[str, int] = {}
-    for chunk in _rechunk(path, read_at, size, model, chunk_bytes):
-        for index, event in enumerate(chunk.events):
-            if hash(event.id) in repeated:
-                line = chunk.first_index + index + 1
-                if event.id in first_line:
-                    raise LedgerCorruption(
-                        path, line, chunk.row_offset(index), DUPLICATE_EVENT_ID, f"event id {event.id!r} is already on line {first_line[event.id]}"
-                    )
-                first_line[event.id] = line
-
-
-def _repeated_hashes(hashes: array) -> set[int]:
-    if len(hashes) <= _HASHES_AT_ONCE:
-        return _repeats(hashes)
-    # A set of every hash would cost ~70 bytes an id: split the 64-bit range so each set holds ~_HASHES_AT_ONCE.
-    parts = -(-len(hashes) // _HASHES_AT_ONCE)
-    width = -(-(1 << 64) // parts)
-    repeated: set[int] = set()
-    for low in range(-(1 << 63), 1 << 63, width):
-        repeated |= _repeats(array("q", filter(range(low, low + width).__contains__, hashes)))
-    return repeated
-
-
-def _repeats(hashes: array) -> set[int]:
-    seen: set[int] = set()
-    repeated: set[int] = set()
-    if len(set(hashes)) == len(hashes):
-        return repeated
-    for value in hashes:
-        if value in seen:
-            repeated.add(value)
-        seen.add(value)
-    return repeated
+    """Refuse a repeated event id; only a 64-bit hash of each id was kept (see `first_repeated_id`)."""
+    repeated = first_repeated_id(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
+    if repeated is not None:
+        chunk, index, first_line = repeated
+        raise LedgerCorruption(
+            path,
+            chunk.first_index + index + 1,
+            chunk.row_offset(index),
+            DUPLICATE_EVENT_ID,
+            f"event id {chunk.events[index].id!r} is already on line {first_line}",
+        )
 
 
 def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_bytes: int) -> Iterator[Chunk]:

@@ -130,7 +130,7 @@ class WireModel:
         info = mi.type_info(self.event_type)
         assert isinstance(info, mi.StructType)
         # Where free JSON sits (kept as Raw, so its inside is checked for repeated keys on its own), and which
-        # attributes hold numbers (a float can re-encode longer than written; see reader._check_duplicate_keys).
+        # attributes hold numbers (a float can re-encode longer than written; see reader_proofs.check_duplicate_keys).
         self.free_fields: FreeFields = _free_fields(info)
         self.number_fields = tuple(field.name for field in info.fields if _is_number(field.type))
         self.content_free_fields: dict[type, FreeFields] = {}
@@ -190,30 +190,56 @@ def _key_counter(struct: mi.StructType) -> KeyCounter | None:
     the model nests in a way it cannot count (the reader then uses its slower proof).
 
     A row that repeats a key decodes to a struct holding one key fewer than the row wrote; the reader compares
-    this count with the keys the rows wrote (reader._keys_proven)."""
+    this count with the keys the rows wrote (reader_proofs.keys_proven)."""
     always = len([field for field in struct.fields if field.required]) + (1 if struct.tag_field else 0)
-    # (getter, optional, nested counters by class, counts dict keys, where its free JSON sits)
-    looked_at: list[tuple[Callable[[Any], Any], bool, dict[type, KeyCounter] | None, bool, str | None]] = []
-    for field in struct.fields:
-        kind = field.type
-        nested: dict[type, KeyCounter] | None = None
-        if isinstance(kind, mi.UnionType) and any(isinstance(t, mi.StructType) for t in kind.types):
-            if not all(isinstance(t, mi.StructType) for t in kind.types):
-                return None
-            counters = {t.cls: _key_counter(t) for t in kind.types}  # type: ignore[attr-defined]
-            if None in counters.values():
-                return None
-            nested = counters  # type: ignore[assignment]
-        elif isinstance(kind, mi.UnionType) and any(isinstance(t, (mi.DictType, mi.ListType, mi.RawType)) for t in kind.types):
-            return None  # a free or keyed value that may also be something else: not counted
-        elif isinstance(kind, mi.StructType):
-            return None  # a single struct-valued field is not in the wire format; count nothing rather than guess
-        elif isinstance(kind, (mi.DictType, mi.ListType)) and not _holds_no_struct(kind):
-            return None
-        free = _free_shape(kind)
-        is_dict = isinstance(kind, mi.DictType)
-        if not field.required or nested is not None or is_dict or free is not None:
-            looked_at.append((operator.attrgetter(field.name), not field.required, nested, is_dict, free))
+    try:
+        looked_at = [look for look in map(_look_at, struct.fields) if look is not None]
+    except _Uncountable:
+        return None
+    return _counting(always, looked_at)
+
+
+class _Uncountable(Exception):
+    """A field the key counter cannot count: it nests in a way the wire format does not, or not always."""
+
+
+# (getter, optional, nested counters by class, counts dict keys, where its free JSON sits)
+_LookAt = tuple[Callable[[Any], Any], bool, dict[type, KeyCounter] | None, bool, str | None]
+
+
+def _look_at(field: mi.Field) -> _LookAt | None:
+    """What the counter reads of one field, or None when the field always holds exactly its own key."""
+    kind = field.type
+    nested = _nested_counters(kind)
+    free = _free_shape(kind)
+    is_dict = isinstance(kind, mi.DictType)
+    if not field.required or nested is not None or is_dict or free is not None:
+        return (operator.attrgetter(field.name), not field.required, nested, is_dict, free)
+    return None
+
+
+def _nested_counters(kind: mi.Type) -> dict[type, KeyCounter] | None:
+    """A counter per struct class for a field holding one of several structs (the content kinds); None for a
+    field that holds no struct. Raises _Uncountable for a field the counter cannot count."""
+    if isinstance(kind, mi.UnionType) and any(isinstance(t, mi.StructType) for t in kind.types):
+        structs = [t for t in kind.types if isinstance(t, mi.StructType)]
+        if len(structs) != len(kind.types):
+            raise _Uncountable
+        counters = {t.cls: _key_counter(t) for t in structs}
+        if None in counters.values():
+            raise _Uncountable
+        return counters  # type: ignore[return-value]
+    if isinstance(kind, mi.UnionType) and any(isinstance(t, (mi.DictType, mi.ListType, mi.RawType)) for t in kind.types):
+        raise _Uncountable  # a free or keyed value that may also be something else: not counted
+    if isinstance(kind, mi.StructType):
+        raise _Uncountable  # a single struct-valued field is not in the wire format; count nothing rather than guess
+    if isinstance(kind, (mi.DictType, mi.ListType)) and not _holds_no_struct(kind):
+        raise _Uncountable
+    return None
+
+
+def _counting(always: int, looked_at: list[_LookAt]) -> KeyCounter:
+    """The key counter of a struct class: `always` keys each, plus what the fields in `looked_at` hold."""
 
     def count(values: list[Any], free: list[Any]) -> int:
         total = always * len(values)

@@ -131,16 +131,16 @@ def test_a_planned_file_that_changes_is_not_copied(tmp_path: Path) -> None:
 def test_the_counting_proof_passes_clean_rows_and_only_them() -> None:
     # Else every ledger silently takes the slow proof. Rows with colons in texts are proven by the `":` count.
     from resume_contract.events import MODEL
-    from resume_contract.reader import _keys_proven
+    from resume_contract.reader_proofs import keys_proven
 
     clean = [row(0), row(1, content='{"kind":"text","text":"at 12:30, see https://example.com"}'), row(2)]
     clean.append(row(3).replace(b'"turnId":"t"', b'"turnId":"t","refs":{"toolCallId":"c","n":{"a":1}},"actions":{}'))
     data = b"".join(line + b"\n" for line in clean)
-    assert _keys_proven(data, [MODEL.decoder.decode(line) for line in clean], MODEL)
+    assert keys_proven(data, [MODEL.decoder.decode(line) for line in clean], MODEL)
     for written, repeated in ((b'"toolCallId":"c"', b'"toolCallId":"c","toolCallId":"c"'), (b'{"a":1}', b'{"a":1,"a":1}')):
         lines = clean[:3] + [clean[3].replace(written, repeated, 1)]
         data = b"".join(line + b"\n" for line in lines)
-        assert not _keys_proven(data, [MODEL.decoder.decode(line) for line in lines], MODEL)
+        assert not keys_proven(data, [MODEL.decoder.decode(line) for line in lines], MODEL)
 
 
 def _nested(levels: int, branch: str = "") -> bytes:

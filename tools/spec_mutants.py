@@ -69,33 +69,54 @@ class Mutant:
 
 
 def _mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
+    yield from _failpoint_mutants(spec)
+    yield from _decision_mutants(spec)
+    yield from _rule_mutants(spec["projector"])
+    yield from _state_and_diagnostic_mutants(spec["projector"])
+    yield from _ledger_mutants(spec)
+    for name in spec["invariants"]["invariants"]:
+        yield Mutant(f"invariants: drop {name}", "invariants", lambda d, n=name: d["invariants"].pop(n))
+
+
+# A status and the other status it is mutated to.
+_OTHER_STATUS = {"indeterminate": "succeeded", "succeeded": "failed", "failed": "indeterminate"}
+
+
+def _failpoint_mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
     prefixes = list(spec["ledger"]["prefixes"])
-    failpoints = spec["failpoints"]["failpoints"]
-    for index, failpoint in enumerate(failpoints):
+    for index, failpoint in enumerate(spec["failpoints"]["failpoints"]):
         position = prefixes.index(failpoint["committed_prefix"])
         for other in {max(position - 1, 0), min(position + 1, len(prefixes) - 1)} - {position}:
             yield Mutant(f"failpoints: {failpoint['id']} commits {prefixes[other]}", "failpoints",
                          lambda d, i=index, p=prefixes[other]: d["failpoints"][i].__setitem__("committed_prefix", p))
+
+
+def _decision_mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
     for name, decision in spec["decisions"]["prefixes"].items():
-        flipped = "safe_replay" if decision["disposition"] == "blocked" else "blocked"
-        yield Mutant(f"decisions: {name} disposition {flipped}", "decisions", lambda d, n=name, f=flipped: d["prefixes"][n].__setitem__("disposition", f))
-        for reason in decision["rejection_reasons"]:
-            yield Mutant(f"decisions: {name} drops reason {reason}", "decisions", lambda d, n=name, r=reason: d["prefixes"][n]["rejection_reasons"].remove(r))
-        for code in decision["diagnostics"]:
-            yield Mutant(f"decisions: {name} drops diagnostic {code}", "decisions", lambda d, n=name, c=code: d["prefixes"][n]["diagnostics"].remove(c))
-        yield Mutant(f"decisions: {name} toggles terminal_fact", "decisions", lambda d, n=name: d["prefixes"][n].__setitem__("terminal_fact", not d["prefixes"][n]["terminal_fact"]))
-        if decision["replay"]:
-            yield Mutant(f"decisions: {name} replay drops {decision['replay'][-1]}", "decisions", lambda d, n=name: d["prefixes"][n]["replay"].pop())
-        for outcome, statuses in decision["operation_statuses"].items():
-            for position, status in enumerate(statuses):
-                other = {"indeterminate": "succeeded", "succeeded": "failed", "failed": "indeterminate"}[status]
-                yield Mutant(f"decisions: {name} ({outcome}) operation {status} -> {other}", "decisions",
-                             lambda d, n=name, o=outcome, p=position, s=other: d["prefixes"][n]["operation_statuses"][o].__setitem__(p, s))
+        yield from _one_decision_mutants(name, decision)
     yield Mutant("decisions: high-water mismatch raises tool_name_mismatch", "decisions",
                  lambda d: d["ledger_rules"]["high_water_mismatch"].__setitem__("diagnostic", "tool_name_mismatch"))
-    projector = spec["projector"]
+
+
+def _one_decision_mutants(name: str, decision: SpecData) -> Iterator[Mutant]:
+    flipped = "safe_replay" if decision["disposition"] == "blocked" else "blocked"
+    yield Mutant(f"decisions: {name} disposition {flipped}", "decisions", lambda d, n=name, f=flipped: d["prefixes"][n].__setitem__("disposition", f))
+    for reason in decision["rejection_reasons"]:
+        yield Mutant(f"decisions: {name} drops reason {reason}", "decisions", lambda d, n=name, r=reason: d["prefixes"][n]["rejection_reasons"].remove(r))
+    for code in decision["diagnostics"]:
+        yield Mutant(f"decisions: {name} drops diagnostic {code}", "decisions", lambda d, n=name, c=code: d["prefixes"][n]["diagnostics"].remove(c))
+    yield Mutant(f"decisions: {name} toggles terminal_fact", "decisions", lambda d, n=name: d["prefixes"][n].__setitem__("terminal_fact", not d["prefixes"][n]["terminal_fact"]))
+    if decision["replay"]:
+        yield Mutant(f"decisions: {name} replay drops {decision['replay'][-1]}", "decisions", lambda d, n=name: d["prefixes"][n]["replay"].pop())
+    for outcome, statuses in decision["operation_statuses"].items():
+        for position, status in enumerate(statuses):
+            other = _OTHER_STATUS[status]
+            yield Mutant(f"decisions: {name} ({outcome}) operation {status} -> {other}", "decisions",
+                         lambda d, n=name, o=outcome, p=position, s=other: d["prefixes"][n]["operation_statuses"][o].__setitem__(p, s))
+
+
+def _rule_mutants(projector: SpecData) -> Iterator[Mutant]:
     states = list(projector["states"])
-    codes = [code for code in projector["diagnostics"]]
     anomalies = sorted({rule["anomaly"] for rule in projector["rules"] if "anomaly" in rule})
     for index, rule in enumerate(projector["rules"]):
         label = f"{rule['from']} on {rule['on']}" + (f" when {rule['when']}" if "when" in rule else "")
@@ -110,6 +131,9 @@ def _mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
                          lambda d, i=index: d["rules"].__setitem__(i, {k: v for k, v in d["rules"][i].items() if k != "anomaly"} | {"to": d["rules"][i]["from"]}))
             other = anomalies[(anomalies.index(rule["anomaly"]) + 1) % len(anomalies)]
             yield Mutant(f"projector: {label} raises {other}", "projector", lambda d, i=index, o=other: d["rules"][i].__setitem__("anomaly", o))
+
+
+def _state_and_diagnostic_mutants(projector: SpecData) -> Iterator[Mutant]:
     for name, state in projector["states"].items():
         yield Mutant(f"projector: {name} toggles requires_verification", "projector",
                      lambda d, n=name: d["states"][n].__setitem__("requires_verification", not d["states"][n].get("requires_verification", False)))
@@ -117,7 +141,7 @@ def _mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
         if "at_end" in state:
             yield Mutant(f"projector: {name} drops at_end", "projector", lambda d, n=name: d["states"][n].pop("at_end"))
         if "status" in state:
-            other = {"indeterminate": "succeeded", "succeeded": "failed", "failed": "indeterminate"}[state["status"]]
+            other = _OTHER_STATUS[state["status"]]
             yield Mutant(f"projector: {name} reports {other}", "projector", lambda d, n=name, s=other: d["states"][n].__setitem__("status", s))
     reasons = list(projector["reasons"])
     for code, diagnostic in projector["diagnostics"].items():
@@ -126,12 +150,12 @@ def _mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
     yield Mutant("projector: events after the terminal raise duplicate_tool_call", "projector",
                  lambda d: d["ledger_anomalies"].__setitem__("after_terminal", "duplicate_tool_call"))
     yield Mutant("projector: reasons listed in reverse", "projector", lambda d: d.__setitem__("reasons", dict(reversed(list(d["reasons"].items())))))
+
+
+def _ledger_mutants(spec: dict[str, SpecData]) -> Iterator[Mutant]:
     yield Mutant("ledger: the error response loses isError", "ledger", lambda d: next(e for e in d["events"] if "by_outcome" in e)["by_outcome"]["error"]["content"].pop("isError"))
-    for name in prefixes:
+    for name in spec["ledger"]["prefixes"]:
         yield Mutant(f"ledger: {name} ends one event earlier", "ledger", lambda d, n=name: _shift(d, n))
-    for name in spec["invariants"]["invariants"]:
-        yield Mutant(f"invariants: drop {name}", "invariants", lambda d, n=name: d["invariants"].pop(n))
-    _ = codes
 
 
 def _shift(data: SpecData, prefix: str) -> None:
