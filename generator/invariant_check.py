@@ -16,7 +16,7 @@ from resume_contract.invariants import Subject, violations_of
 
 from .errors import SpecError
 from .spec_model import Spec
-from .validate import projector_table, wire_model
+from .tables import projector_table, wire_model
 
 # Depth 2 reaches every rule of a two-state-deep machine with both outcomes and the high-water check, in a
 # few milliseconds; `resume-contract verify` goes deeper.

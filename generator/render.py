@@ -17,7 +17,7 @@ from .environment import ENVIRONMENT as _ENVIRONMENT
 from .literals import md_cell, md_code, md_text, mermaid_label, py
 from .schema_check import check_schema
 from .spec_model import ContentKind, Spec, WireField
-from .validate import expected_replay_ids, projector_table
+from .tables import expected_replay_ids, projector_table
 from .wire_model import module_context, render_schema
 
 GENERATED_DIR = "generated"

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from .literals import md_cell
-from .review import CLASSES, Review
+from .review import Review
+from .review_rules import CLASSES
 
 EXAMPLES_SHOWN = 5
 

@@ -11,8 +11,9 @@ import tempfile
 from pathlib import Path
 
 from .errors import Mark, SpecError, SpecInvalid
+from .spec_files import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
 from .spec_model import Spec
-from .validate import SCHEMA_DIR, SPEC_DIR, SPEC_FILES, load_spec
+from .validate import load_spec
 
 WORKING_TREE = "WORKTREE"
 

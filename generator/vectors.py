@@ -30,7 +30,7 @@ from resume_contract.wire import WireModel, encode_json
 
 from .outputs import STAGING_SUFFIX, swap_in
 from .spec_model import Spec
-from .validate import projector_table, wire_model
+from .tables import projector_table, wire_model
 
 FORMAT = "resume-contract-vectors/1"
 MANIFEST = "manifest.json"

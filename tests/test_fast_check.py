@@ -14,8 +14,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from resume_contract_generator import loader as loader_module
 from resume_contract_generator.loader import load_spec_file
+from resume_contract_generator.projector_check import STATEMACHINE_NAMES
 from resume_contract_generator.schema_check import check_schema
-from resume_contract_generator.validate import STATEMACHINE_NAMES
 from statemachine import StateMachine
 
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"

@@ -12,8 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from resume_contract_generator.review import RULES, review
+from resume_contract_generator.review import review
 from resume_contract_generator.review_report import as_text
+from resume_contract_generator.review_rules import RULES
 from resume_contract_generator.validate import load_spec
 
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"

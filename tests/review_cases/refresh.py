@@ -22,8 +22,9 @@ import traceback
 from pathlib import Path
 
 from resume_contract_generator.errors import SpecInvalid
-from resume_contract_generator.review import RULES, review
+from resume_contract_generator.review import review
 from resume_contract_generator.review_report import as_text
+from resume_contract_generator.review_rules import RULES
 from resume_contract_generator.validate import load_spec
 
 CORPUS = Path(__file__).resolve().parent

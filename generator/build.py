@@ -1,0 +1,131 @@
+"""The second pass: schema-valid spec files -> the frozen `Spec`, collecting every reference and structure error.
+
+Each spec file has its own builder (`ledger_check`, `projector_check`, `decision_check`); the failpoints, the
+invariants, the scope and the checks that span files (defined but unused) are here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+
+from .decision_check import build_decisions
+from .errors import Mark, SpecError
+from .ledger_check import build_ledger
+from .loader import LoadedFile
+from .projector_check import check_projector, projector_model
+from .spec_files import SPEC_DIR, SPEC_FILES, spec_sha256
+from .spec_model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
+from .tables import wire_model
+
+
+class SpecBuilder:
+    """Builds the model from schema-valid data; `errors` holds the reference and structure errors found on the way."""
+
+    def __init__(self, files: dict[str, LoadedFile], wire: WireFormat) -> None:
+        self.files = files
+        self.wire = wire
+        self.errors: list[SpecError] = []
+
+    def error(self, mark: Mark, message: str) -> None:
+        self.errors.append(SpecError(mark, message))
+
+    def build(self, root: Path) -> Spec:
+        files = self.files
+        ledger, errors = build_ledger(files["ledger"], wire_model(self.wire))
+        self.errors.extend(errors)
+        projector = projector_model(files["projector"])
+        self.errors.extend(check_projector(files["projector"], projector, self.wire))
+        decisions, rules, errors = build_decisions(files["decisions"], ledger, projector)
+        self.errors.extend(errors)
+        failpoints = self._failpoints(files["failpoints"], ledger)
+        self._unused(ledger, projector, failpoints, rules)
+        invariants = self._invariants(files["invariants"], projector)
+        return Spec(
+            failpoints=failpoints,
+            wire=self.wire,
+            ledger=ledger,
+            decisions=decisions,
+            ledger_rules=rules,
+            projector=projector,
+            invariants=invariants,
+            scope=_scope(files["scope"]),
+            source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
+            sha256=spec_sha256(root),
+            locations=self._locations(),
+        )
+
+    def _locations(self) -> MappingProxyType[str, Mark]:
+        """'file:key/path' -> where that key is written, for the review diff to point at."""
+        return MappingProxyType(
+            {
+                f"{name}:{'/'.join(str(step) for step in path)}": mark
+                for name, file in self.files.items()
+                for path, mark in sorted(file.key_marks.items(), key=lambda item: item[1])
+            }
+        )
+
+    # -- failpoints -----------------------------------------------------------------------------------------
+    def _failpoints(self, file: LoadedFile, ledger: CanonicalLedger) -> tuple[Failpoint, ...]:
+        prefix_names = [prefix.name for prefix in ledger.prefixes]
+        failpoints = []
+        seen: dict[str, Mark] = {}
+        previous = -1
+        for index, item in enumerate(file.data["failpoints"]):
+            path = ("failpoints", index)
+            mark = file.mark(path)
+            failpoint_id = item["id"]
+            if failpoint_id in seen:
+                self.error(file.mark(path + ("id",)), f"duplicate failpoint id '{failpoint_id}' (first defined at {seen[failpoint_id]})")
+            elif int(failpoint_id[1:]) <= previous:
+                self.error(file.mark(path + ("id",)), f"failpoint '{failpoint_id}' is out of order: ids increase down the table")
+            seen.setdefault(failpoint_id, mark)
+            previous = max(previous, int(failpoint_id[1:]))
+            if item["committed_prefix"] not in prefix_names:
+                self.error(file.mark(path + ("committed_prefix",)), f"unknown prefix '{item['committed_prefix']}'; the prefixes are [{', '.join(prefix_names)}]")
+            failpoints.append(
+                Failpoint(id=failpoint_id, boundary=item["boundary"], committed_prefix=item["committed_prefix"], note=item.get("note"), mark=mark)
+            )
+        return tuple(failpoints)
+
+    # -- invariants -----------------------------------------------------------------------------------------
+    def _invariants(self, file: LoadedFile, projector: Projector) -> tuple[Invariant, ...]:
+        anomalies = {rule.anomaly for rule in projector.rules if rule.anomaly} | {projector.after_terminal_anomaly}
+        invariants = []
+        for name, item in file.data["invariants"].items():
+            exempt = tuple(item.get("exempt_diagnostics", ()))
+            if exempt and name != "monotonic_evidence":
+                self.error(file.mark(("invariants", name, "exempt_diagnostics")), "only monotonic_evidence takes exempt_diagnostics")
+            for index, code in enumerate(exempt):
+                if code not in anomalies:
+                    self.error(file.mark(("invariants", name, "exempt_diagnostics", index)), f"'{code}' is not an anomaly; the anomalies are [{', '.join(sorted(anomalies))}]")
+            invariants.append(Invariant(name=name, description=item["description"], exempt_diagnostics=exempt, mark=file.key_mark(("invariants", name))))
+        return tuple(invariants)
+
+    # -- defined but unused ---------------------------------------------------------------------------------
+    def _unused(self, ledger: CanonicalLedger, projector: Projector, failpoints: tuple[Failpoint, ...], rules: LedgerRules) -> None:
+        used_prefixes = {failpoint.committed_prefix for failpoint in failpoints}
+        for prefix in ledger.prefixes:
+            if prefix.name not in used_prefixes:
+                self.error(prefix.mark, f"prefix '{prefix.name}' is defined but no failpoint commits it")
+        used_codes = {rule.anomaly for rule in projector.rules} | {state.at_end for state in projector.states}
+        used_codes |= {projector.after_terminal_anomaly, rules.high_water_diagnostic}
+        for diagnostic in projector.diagnostics:
+            if diagnostic.code not in used_codes:
+                self.error(diagnostic.mark, f"diagnostic '{diagnostic.code}' is defined but nothing raises it")
+        used_reasons = {diagnostic.reason for diagnostic in projector.diagnostics}
+        file = self.files["projector"]
+        for name, _ in projector.reasons:
+            if name not in used_reasons:
+                self.error(file.key_mark(("reasons", name)), f"reason '{name}' is defined but no diagnostic rejects with it")
+
+
+def _scope(file: LoadedFile) -> Scope:
+    data = file.data
+    return Scope(
+        phase=data["phase"],
+        summary=data["summary"],
+        pipeline=tuple(data["pipeline"]),
+        harness_scope=data["harness_scope"],
+        out_of_scope=tuple(data["out_of_scope"]),
+    )

@@ -1,0 +1,57 @@
+"""The last pass: the decision table run against the projector over the canonical ledger.
+
+Both say what each committed prefix decides; where they disagree, each differing field is reported at the
+decision, naming the projector rules that fired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resume_contract.projection import ResumePlan, project
+
+from .errors import SpecError
+from .spec_model import Decision, Spec
+from .tables import canonical_events, expected_replay_ids, projector_table, rule_steps
+
+
+def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
+    """Run every canonical prefix through the projector; report each field that contradicts the decision table."""
+    table = projector_table(spec.projector, spec.ledger_rules, spec.wire)
+    rule_by_step = {key: rule for rule in spec.projector.rules for key in rule_steps(rule)}
+    errors = []
+    for decision in spec.decisions:
+        prefix = spec.ledger.prefix(decision.prefix)
+        for outcome in spec.ledger.outcome_names:
+            trace: list[tuple[str, str, bool]] = []
+            events = canonical_events(spec, outcome, prefix.length)
+            plan = project(events, table, trace=trace)
+            fired = [rule_by_step[step] for step in trace]
+            deciding = f"the projector ({', '.join(str(rule.mark) for rule in fired)})" if fired else "the projector (no rule fired)"
+            for field, expected, actual in _decision_fields(spec, decision, outcome, plan):
+                if expected != actual:
+                    errors.append(
+                        SpecError(
+                            decision.mark,
+                            f"prefix '{decision.prefix}' with outcome '{outcome}': the decision table says {field} "
+                            f"{_show(expected)} but {deciding} gives {_show(actual)}",
+                        )
+                    )
+    return errors
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return repr(value) if isinstance(value, str) else str(value).lower()
+
+
+def _decision_fields(spec: Spec, decision: Decision, outcome: str, plan: ResumePlan) -> list[tuple[str, Any, Any]]:
+    return [
+        ("disposition", decision.disposition, plan.disposition),
+        ("operation statuses", decision.statuses(outcome), tuple(operation.status for operation in plan.operations)),
+        ("diagnostics", decision.diagnostics, tuple(diagnostic.code for diagnostic in plan.diagnostics)),
+        ("rejection reasons", decision.rejection_reasons, plan.rejection_reasons),
+        ("replay", expected_replay_ids(spec, decision, outcome), plan.replay_event_ids),
+        ("terminal fact", decision.terminal_fact, plan.terminal_runtime_event_id is not None),
+    ]

@@ -1,0 +1,136 @@
+"""The ledgers' side of a review: both specs' projectors run over the same ledgers, and every decision that moved.
+
+The ledgers are each spec's canonical prefixes (for every outcome), the same reopened where the caller
+expected one more event, and every ledger up to `depth` events (`resume_contract.explore`). Each side reads
+the rows with its own decoding model, so a wire change shows as rows one side refuses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+from resume_contract.explore import spell, wires, words
+from resume_contract.projection import ProjectorTable, ResumePlan, project
+from resume_contract.wire import RowRefused, WireModel, encode_json
+
+from .review_rules import NEUTRAL, TIGHTENS, WEAKENS
+from .spec_model import Spec
+from .tables import projector_table, wire_model
+
+CORRUPT = "corrupt"
+
+_Ledger = tuple[str, tuple[bytes, ...]]
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The parts of a plan a reviewer compares."""
+
+    disposition: str
+    rejection_reasons: tuple[str, ...]
+    diagnostics: tuple[str, ...]
+    statuses: tuple[str, ...]
+    replay: tuple[str, ...]
+
+    def __str__(self) -> str:
+        text = self.disposition
+        if self.rejection_reasons:
+            text += f" [{', '.join(self.rejection_reasons)}]"
+        if self.statuses:
+            text += f"; operations {', '.join(self.statuses)}"
+        if self.diagnostics:
+            text += f"; diagnostics {', '.join(self.diagnostics)}"
+        return text
+
+
+@dataclass(frozen=True)
+class LedgerEvidence:
+    label: str
+    rows: tuple[bytes, ...]
+    base: Decided
+    head: Decided
+    effect: str
+
+
+def collect_evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvidence], int]:
+    """Every ledger whose decision differs between `base` and `head`, and how many ledgers were checked."""
+    sides = [
+        (wire_model(spec.wire), projector_table(spec.projector, spec.ledger_rules, spec.wire)) for spec in (base, head)
+    ]
+    ledgers = _canonical_ledgers(base, head)
+    for word in words(depth):
+        ledgers.append((spell(word), tuple(encode_json(value) for value in wires(word))))
+    # Each canonical ledger once more, reopened where the caller expected one more event than it holds.
+    checked: list[tuple[str, tuple[bytes, ...], int | None]] = [(label, rows, None) for label, rows in ledgers]
+    checked += [
+        (f"{label.partition(':')[0]} with expected high-water {len(rows) + 1}", rows, len(rows) + 1)
+        for label, rows in ledgers
+        if label.startswith("canonical")
+    ]
+    changed = []
+    for label, rows, expected_high_water in checked:
+        before, after = (_decide(model, table, rows, expected_high_water) for model, table in sides)
+        if before != after:
+            changed.append(LedgerEvidence(label, rows, before, after, effect(before, after)))
+    # The canonical ledgers first (a reviewer knows them), then the explored ones; each smallest first.
+    changed.sort(key=lambda item: (not item.label.startswith("canonical"), len(item.rows)))
+    return changed, len(checked)
+
+
+def _canonical_ledgers(base: Spec, head: Spec) -> list[_Ledger]:
+    """Both specs' canonical prefixes, each distinct ledger once, labelled with the outcomes that give it."""
+    canonical: dict[tuple[str, ...], list[str]] = {}
+    for spec in (base, head):
+        for prefix in spec.ledger.prefixes:
+            for outcome in spec.ledger.outcome_names:
+                wire_rows = tuple(event.wire(outcome) for event in spec.ledger.events[: prefix.length])
+                names = ", ".join(event.name for event in spec.ledger.events[: prefix.length]) or "(empty)"
+                labels = canonical.setdefault(wire_rows, [f"canonical {prefix.name}", names])
+                if outcome not in labels[2:]:
+                    labels.append(outcome)
+    return [
+        (f"{prefix_label} ({', '.join(outcomes)}): {names}", tuple(row.encode("utf-8") for row in wire_rows))
+        for wire_rows, (prefix_label, names, *outcomes) in canonical.items()
+    ]
+
+
+def effect(base: Decided, head: Decided) -> str:
+    """How one ledger's decision moved; a mixed move counts as weakening (fail closed)."""
+    if _loosens(base, head):
+        return WEAKENS
+    return TIGHTENS if _loosens(head, base) else NEUTRAL
+
+
+def _decided(plan: ResumePlan) -> Decided:
+    return Decided(
+        plan.disposition,
+        plan.rejection_reasons,
+        tuple(d.code for d in plan.diagnostics),
+        tuple(op.status for op in plan.operations),
+        plan.replay_event_ids,
+    )
+
+
+def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], expected_high_water: int | None) -> Decided:
+    """One side's decision on a ledger, read by that side's own decoding model (a refused row: `corrupt`)."""
+    try:
+        events = [model.decode_row(row) for row in rows]
+    except RowRefused as refused:
+        return Decided(CORRUPT, (refused.kind,), (), (), ())
+    return _decided(project(events, table, expected_high_water, rows=[msgspec.Raw(row) for row in rows]))
+
+
+def _loosens(before: Decided, after: Decided) -> bool:
+    """Whether `after` replays more readily or keeps less evidence than `before`."""
+    if CORRUPT in (before.disposition, after.disposition):
+        # A row one side refuses and the other reads: reading it is the looser side.
+        return before.disposition == CORRUPT and after.disposition != CORRUPT
+    return (
+        (before.disposition == "blocked" and after.disposition == "safe_replay")
+        or bool(set(before.rejection_reasons) - set(after.rejection_reasons))
+        or bool(set(before.diagnostics) - set(after.diagnostics))
+        or bool(set(after.replay) - set(before.replay))
+        or before.statuses.count("indeterminate") > after.statuses.count("indeterminate")
+    )

@@ -1,0 +1,76 @@
+"""Where the spec lives and how each file is read: the file layout, its hash, and the first (schema) pass."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .errors import Mark, SpecError, SpecInvalid
+from .loader import LoadedFile, load_spec_file
+from .schema_check import load_schema, schema_errors
+
+SPEC_DIR = "spec"
+SCHEMA_DIR = "spec/schema"
+SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
+
+
+def spec_sha256(root: Path) -> str:
+    """sha256 over every spec YAML file's name and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in SPEC_FILES:
+        path = root / SPEC_DIR / f"{name}.yaml"
+        digest.update(f"{SPEC_DIR}/{name}.yaml\0".encode())
+        digest.update(path.read_bytes() if path.exists() else b"<missing>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def read_spec_files(root: Path) -> dict[str, LoadedFile]:
+    """Every spec file under `root/spec`, read and checked against its schema; raise SpecInvalid listing every problem."""
+    spec_dir = root / SPEC_DIR
+    if not spec_dir.is_dir():
+        raise SpecInvalid([SpecError(Mark(SPEC_DIR, 1, 1), f"no spec directory at {spec_dir}")])
+    errors = _unknown_files(spec_dir)
+    files: dict[str, LoadedFile] = {}
+    for name in SPEC_FILES:
+        loaded = _read_one(root, name, errors)
+        if loaded is not None:
+            files[name] = loaded
+    if errors:
+        raise SpecInvalid(errors)
+    return files
+
+
+def canonical_schema(root: Path, name: str) -> str:
+    """A spec file's schema as canonical JSON (sorted keys), so a reformatting is no change."""
+    value = json.loads((root / SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _unknown_files(spec_dir: Path) -> list[SpecError]:
+    # A misspelt file name would otherwise be silently ignored, and its content with it.
+    allowed = ", ".join(f"{name}.yaml" for name in SPEC_FILES)
+    return [
+        SpecError(Mark(f"{SPEC_DIR}/{path.name}", 1, 1), f"unknown spec file; the spec files are [{allowed}]")
+        for path in sorted(spec_dir.iterdir())
+        if path.is_file() and path.suffix in (".yaml", ".yml") and path.stem not in SPEC_FILES
+    ]
+
+
+def _read_one(root: Path, name: str, errors: list[SpecError]) -> LoadedFile | None:
+    """One spec file, parsed and schema-checked; its problems go to `errors`. None if it could not be parsed."""
+    display = f"{SPEC_DIR}/{name}.yaml"
+    path = root / display
+    if not path.is_file():
+        errors.append(SpecError(Mark(display, 1, 1), "missing spec file"))
+        return None
+    loaded, load_errors = load_spec_file(path, display)
+    errors.extend(load_errors)
+    if loaded is None or load_errors:
+        return None
+    validator, schema_problems = load_schema(root / SCHEMA_DIR / f"{name}.schema.json", f"{SCHEMA_DIR}/{name}.schema.json")
+    errors.extend(schema_problems)
+    if validator is not None:
+        errors.extend(schema_errors(loaded, validator))
+    return loaded

@@ -1,0 +1,91 @@
+"""The frozen spec model turned into what the runtime runs: the projector's lookup tables and the decoding model.
+
+The renderers, the reviewer, the vector builder and the checks all derive these from the model here, so each
+sees the same tables `generate` writes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from resume_contract.projection import ProjectorTable, ToolContentRead
+from resume_contract.wire import WireModel
+
+from .spec_model import Decision, LedgerRules, Projector, Rule, Spec, WireFormat
+from .wire_model import load_module
+
+
+def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
+    """The (state, event kind, names match) table keys a rule decides; a rule without `when` decides both."""
+    matches = (True, False) if rule.when is None else (rule.when == "name_matches",)
+    return tuple((rule.source, rule.event, names_match) for names_match in matches)
+
+
+def wire_model(wire: WireFormat) -> WireModel:
+    """The decoding model rendered from the spec, loaded in memory (the code `generate` writes)."""
+    return WireModel(load_module(wire))
+
+
+def tool_event_shapes(wire: WireFormat) -> tuple[tuple[str, bool], ...]:
+    """Every (content kind, error flag) a committed tool event can have; each needs exactly one event kind."""
+    shapes: list[tuple[str, bool]] = []
+    for kind in wire.content_kinds:
+        if kind.tool_call is not None:
+            shapes.append((kind.name, False))
+            if kind.tool_call.error_flag is not None:
+                shapes.append((kind.name, True))
+    return tuple(shapes)
+
+
+def tool_content_reads(wire: WireFormat) -> dict[str, ToolContentRead]:
+    """Content kind -> which attributes of its struct carry the call id, tool name, arguments and error flag."""
+
+    def attribute(kind_name: str, field: str | None) -> str | None:
+        return None if field is None else wire.kind(kind_name).field(field).attribute
+
+    return {
+        kind.name: ToolContentRead(
+            opens=kind.tool_call.role == "call",
+            call_id=attribute(kind.name, kind.tool_call.call_id) or "",
+            tool_name=attribute(kind.name, kind.tool_call.tool_name),
+            arguments=attribute(kind.name, kind.tool_call.arguments),
+            error_flag=attribute(kind.name, kind.tool_call.error_flag),
+        )
+        for kind in wire.content_kinds
+        if kind.tool_call is not None
+    }
+
+
+def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) -> ProjectorTable:
+    """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
+    return ProjectorTable(
+        initial_state=projector.initial,
+        tool_contents=tool_content_reads(wire),
+        partial_attribute=wire.field(wire.partial_flag).attribute,
+        terminal_statuses=frozenset(wire.terminal_statuses),
+        terminal_flag=(wire.field(wire.terminal_flag_field).attribute, wire.terminal_flag_key),
+        step={key: (rule.next_state, rule.anomaly) for rule in projector.rules for key in rule_steps(rule)},
+        event_kinds={(kind.content_kind, kind.is_error): kind.name for kind in projector.events},
+        state_status={state.name: state.status for state in projector.states},
+        settled_states=frozenset(state.name for state in projector.states if state.final),
+        verification_states=frozenset(state.name for state in projector.states if state.requires_verification),
+        at_end={state.name: state.at_end for state in projector.states if state.at_end is not None},
+        diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in projector.diagnostics},
+        reason_order=tuple(name for name, _ in projector.reasons),
+        after_terminal_diagnostic=projector.after_terminal_anomaly,
+        high_water_diagnostic=rules.high_water_diagnostic,
+        directive=projector.directive,
+    )
+
+
+def canonical_events(spec: Spec, outcome: str, length: int) -> list[Any]:
+    """The first `length` canonical events for `outcome`, decoded by the spec's own decoding model."""
+    model = wire_model(spec.wire)
+    return [model.decode_row(event.wire(outcome).encode("utf-8")) for event in spec.ledger.events[:length]]
+
+
+def expected_replay_ids(spec: Spec, decision: Decision, outcome: str) -> tuple[str, ...]:
+    """The event ids the decision table says the provider replay keeps."""
+    ids = {event.name: json.loads(event.wire(outcome))["id"] for event in spec.ledger.events}
+    return tuple(ids[name] for name in decision.replay)
