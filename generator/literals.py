@@ -10,21 +10,62 @@ from __future__ import annotations
 import re
 from typing import Any
 
-LINE_WIDTH = 110
+LINE_WIDTH = 120
+# A value on a top-level assignment (`NAME: Mapping[...] = MappingProxyType(<value>)`) starts at most this
+# far into its line; values nested in a wrapped literal start at their indent.
+TOP_LEVEL_LEAD = 64
 
 
-def py(value: Any, indent: int = 0) -> str:
-    """A deterministic Python literal for JSON-like values, tuples and None, wrapped to LINE_WIDTH."""
+def py(value: Any, indent: int = 0, lead: int = 0) -> str:
+    """A deterministic Python literal for JSON-like values, tuples and None, wrapped to LINE_WIDTH.
+
+    `indent` is the indentation of the line the value starts on, `lead` how many columns of that line come
+    before the value. A container that does not fit is written one element per line; a string that does not
+    fit becomes a parenthesized implicit concatenation of pieces cut after spaces or commas."""
     flat = _flat(value)
-    if len(flat) + indent <= LINE_WIDTH or not isinstance(value, (dict, list, tuple)) or not value:
+    # Two columns for what may follow the value on its line: `,` `)` or `},`.
+    if indent + lead + len(flat) + 2 <= LINE_WIDTH or not value:
+        return flat
+    if isinstance(value, str):
+        return _wrapped_string(value, indent)
+    if not isinstance(value, (dict, list, tuple)):
         return flat
     inner = " " * (indent + 4)
     if isinstance(value, dict):
-        items = [f"{inner}{_flat(key)}: {py(item, indent + 4)}," for key, item in value.items()]
+        items = [f"{inner}{_flat(key)}: {py(item, indent + 4, len(_flat(key)) + 2)}," for key, item in value.items()]
         return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
     items = [f"{inner}{py(item, indent + 4)}," for item in value]
     open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
     return open_ + "\n" + "\n".join(items) + "\n" + " " * indent + close
+
+
+def py_call(name: str, fields: list[tuple[str, Any]], indent: int = 0, lead: int = 0) -> str:
+    """`Name(field=value, ...)`, on one line if it fits, else one keyword argument per line."""
+    flat = f"{name}(" + ", ".join(f"{key}={_flat(value)}" for key, value in fields) + ")"
+    if indent + lead + len(flat) + 2 <= LINE_WIDTH:
+        return flat
+    inner = " " * (indent + 4)
+    lines = [f"{inner}{key}={py(value, indent + 4, len(key) + 1)}," for key, value in fields]
+    return f"{name}(\n" + "\n".join(lines) + "\n" + " " * indent + ")"
+
+
+_BREAK_AFTER = re.compile(r"[ ,]")
+
+
+def _wrapped_string(text: str, indent: int) -> str:
+    inner = " " * (indent + 4)
+    room = LINE_WIDTH - len(inner)
+    pieces: list[str] = []
+    rest = text
+    while rest:
+        cut = len(rest)
+        while len(repr(rest[:cut])) > room:
+            # The last space or comma that keeps the piece within the line; a hard cut when there is none.
+            breaks = [match.end() for match in _BREAK_AFTER.finditer(rest, 0, cut - 1)]
+            cut = breaks[-1] if breaks and breaks[-1] < cut else max(1, cut - 1)
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    return "(\n" + "\n".join(f"{inner}{piece!r}" for piece in pieces) + "\n" + " " * indent + ")"
 
 
 def _flat(value: Any) -> str:

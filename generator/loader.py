@@ -27,11 +27,12 @@ class _ContractYamlLoader(yaml.SafeLoader):
 
 # The same loader on libyaml's parser, when PyYAML was built with it: it composes the node graph several times
 # faster. A file it refuses is parsed again by the pure-Python loader, so every error reads the same either way.
-_FastContractYamlLoader: type[yaml.SafeLoader] = (
+_FastContractYamlLoader: type[Any] = (
     type("_FastContractYamlLoader", (yaml.CSafeLoader,), {}) if getattr(yaml, "__with_libyaml__", False) else _ContractYamlLoader
 )
 
-for _loader in {_ContractYamlLoader, _FastContractYamlLoader}:
+_loader: type[Any]
+for _loader in (_ContractYamlLoader, _FastContractYamlLoader):
     _loader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()

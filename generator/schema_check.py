@@ -126,41 +126,44 @@ def _value_at(data: Any, path: tuple[Any, ...]) -> Any:
 
 def _describe(error: ValidationError, loaded: LoadedFile) -> list[SpecError]:
     path = tuple(error.absolute_path)
+    # jsonschema types these as possibly unset; a ValidationError raised by validation always carries both.
+    instance: Any = error.instance
+    expected: Any = error.validator_value
     schema = error.schema if isinstance(error.schema, dict) else {}
     kind = error.validator
     if kind == "additionalProperties" and "properties" in schema:
         allowed = ", ".join(schema["properties"])
-        unknown = [key for key in error.instance if key not in schema["properties"]]
+        unknown = [key for key in instance if key not in schema["properties"]]
         return [
             SpecError(loaded.key_mark(path + (key,)), f"unknown key '{key}'; allowed keys are [{allowed}]")
             for key in unknown
         ]
     if kind == "required":
-        missing = error.validator_value
-        absent = [key for key in missing if key not in error.instance]
+        missing = expected
+        absent = [key for key in missing if key not in instance]
         where = f"'{path[-1]}'" if path else "the file"
         return [SpecError(loaded.mark(path), f"missing required key '{key}' in {where}") for key in absent]
     if kind == "enum":
-        allowed = ", ".join(str(choice) for choice in error.validator_value)
+        allowed = ", ".join(str(choice) for choice in expected)
         container = _value_at(loaded.data, path)
-        if isinstance(container, dict) and isinstance(error.instance, str) and error.instance in container:
+        if isinstance(container, dict) and isinstance(instance, str) and instance in container:
             # propertyNames errors arrive on the key itself, with the mapping's path.
-            return [SpecError(loaded.key_mark(path + (error.instance,)), f"unknown key '{error.instance}'; allowed keys are [{allowed}]")]
-        return [SpecError(loaded.mark(path), f"unknown value {error.instance!r}; allowed values are [{allowed}]")]
+            return [SpecError(loaded.key_mark(path + (instance,)), f"unknown key '{instance}'; allowed keys are [{allowed}]")]
+        return [SpecError(loaded.mark(path), f"unknown value {instance!r}; allowed values are [{allowed}]")]
     if kind == "type":
-        wanted = error.validator_value
+        wanted = expected
         wanted_text = " or ".join(wanted) if isinstance(wanted, list) else wanted
         return [
-            SpecError(loaded.mark(path), f"expected {wanted_text}, got {_describe_type(error.instance)} ({error.instance!r})")
+            SpecError(loaded.mark(path), f"expected {wanted_text}, got {_describe_type(instance)} ({instance!r})")
         ]
     if kind == "pattern":
         # propertyNames errors arrive as pattern errors on the key itself, with the mapping's path.
         container = _value_at(loaded.data, path)
-        if isinstance(container, dict) and error.instance in container:
-            return [SpecError(loaded.key_mark(path + (error.instance,)), f"invalid name {error.instance!r}: must match {error.validator_value}")]
-        return [SpecError(loaded.mark(path), f"invalid name {error.instance!r}: must match {error.validator_value}")]
+        if isinstance(container, dict) and instance in container:
+            return [SpecError(loaded.key_mark(path + (instance,)), f"invalid name {instance!r}: must match {expected}")]
+        return [SpecError(loaded.mark(path), f"invalid name {instance!r}: must match {expected}")]
     if kind in ("minItems", "minProperties", "minLength"):
-        return [SpecError(loaded.mark(path), f"must not be empty (at least {error.validator_value} required)")]
+        return [SpecError(loaded.mark(path), f"must not be empty (at least {expected} required)")]
     if kind == "anyOf":
-        return [SpecError(loaded.mark(path), f"invalid value {error.instance!r}: expected a name or null")]
+        return [SpecError(loaded.mark(path), f"invalid value {instance!r}: expected a name or null")]
     return [SpecError(loaded.mark(path), error.message)]

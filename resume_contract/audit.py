@@ -7,7 +7,7 @@ so the parent's memory stays flat. Results come back in (session, run) order wha
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +116,7 @@ def _died(job: Job, cause: str) -> RunSummary:
 
 def audit(
     jobs: list[Job], workers: int, on_progress: Callable[[int, int], None] | None = None
-) -> Iterator[RunSummary]:
+) -> Generator[RunSummary, None, None]:
     """Summaries in job order, planned by `workers` processes (1: in this process).
 
     A worker that dies (killed, out of memory) costs only the runs it was planning: their chunk is planned

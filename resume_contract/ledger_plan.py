@@ -62,7 +62,7 @@ class LedgerRows(Sequence[msgspec.Raw]):
         self._skipped = frozenset(self._skip)
 
     def without(self, skip: set[int]) -> LedgerRows:
-        return LedgerRows(self._source, self._count, self._skipped | skip)
+        return LedgerRows(self._source, self._count, sorted(self._skipped | skip))
 
     def __len__(self) -> int:
         return self._count - len(self._skip)
@@ -81,10 +81,10 @@ class LedgerRows(Sequence[msgspec.Raw]):
                 yield False, [line for index, line in enumerate(lines, first_index) if index not in self._skipped]
 
     def __iter__(self) -> Iterator[msgspec.Raw]:
-        for whole, rows in self._chunk_rows():
-            if whole:
-                rows = rows.split(b"\n")  # type: ignore[union-attr]
-                rows.pop()  # type: ignore[union-attr]
+        for _, rows in self._chunk_rows():
+            if isinstance(rows, bytes):
+                rows = rows.split(b"\n")
+                rows.pop()
             yield from map(msgspec.Raw, rows)
 
     def __getitem__(self, index: Any) -> Any:

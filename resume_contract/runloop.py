@@ -47,7 +47,7 @@ class FakeTool:
 
     def run(self, call: RuntimeEvent) -> RuntimeEvent:
         assert getattr(call.content, "KIND", None) == "function_call"
-        args = json.loads(bytes(call.content.args))
+        args = json.loads(bytes(call.content.args))  # type: ignore[union-attr]  # asserted a function_call above
         self.failpoints.hit("P3")  # the implementation is running; its side effect has not happened yet
         target = self.workspace / "side-effects" / Path(args["path"]).name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,6 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
 
 
 def _slugs(spec, ids: list[str]) -> list[str]:
-    from resume_contract_generator.render import slug
+    from resume_contract_generator.contexts import slug
 
     return [slug(next(fp.boundary for fp in spec.failpoints if fp.id == fp_id)) for fp_id in ids]
