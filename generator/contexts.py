@@ -13,7 +13,7 @@ from typing import Any
 
 from .literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label, py, py_call
 from .spec_model import ContentKind, Spec, WireField
-from .tables import expected_replay_ids, projector_table
+from .tables import decision_summary, expected_replay_ids, projector_table
 from .wire_model import module_context, render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -299,15 +299,8 @@ def _expected(spec: Spec, prefix: str, outcome: str) -> dict[str, Any]:
     """A case's expectations, straight from the decision table and the canonical ledger."""
     decision = spec.decision(prefix)
     length = spec.ledger.prefix(prefix).length
-    return {
-        "committed_event_ids": tuple(json.loads(event.wire(outcome))["id"] for event in spec.ledger.events[:length]),
-        "disposition": decision.disposition,
-        "operation_statuses": decision.statuses(outcome),
-        "diagnostics": decision.diagnostics,
-        "rejection_reasons": decision.rejection_reasons,
-        "replay_event_ids": expected_replay_ids(spec, decision, outcome),
-        "terminal_fact": decision.terminal_fact,
-    }
+    committed = tuple(json.loads(event.wire(outcome))["id"] for event in spec.ledger.events[:length])
+    return {"committed_event_ids": committed, **decision_summary(spec, decision, outcome)._asdict()}
 
 
 def _contract_tests_context(spec: Spec) -> dict[str, Any]:

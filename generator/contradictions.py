@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from resume_contract.plan_summary import PlanSummary
 from resume_contract.projection import ResumePlan, project
 
 from .errors import SpecError
 from .spec_model import Decision, Spec
-from .tables import canonical_events, expected_replay_ids, projector_table, rule_steps
+from .tables import canonical_events, decision_summary, projector_table, rule_steps
 
 
 def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
@@ -47,11 +48,4 @@ def _show(value: Any) -> str:
 
 
 def _decision_fields(spec: Spec, decision: Decision, outcome: str, plan: ResumePlan) -> list[tuple[str, Any, Any]]:
-    return [
-        ("disposition", decision.disposition, plan.disposition),
-        ("operation statuses", decision.statuses(outcome), tuple(operation.status for operation in plan.operations)),
-        ("diagnostics", decision.diagnostics, tuple(diagnostic.code for diagnostic in plan.diagnostics)),
-        ("rejection reasons", decision.rejection_reasons, plan.rejection_reasons),
-        ("replay", expected_replay_ids(spec, decision, outcome), plan.replay_event_ids),
-        ("terminal fact", decision.terminal_fact, plan.terminal_runtime_event_id is not None),
-    ]
+    return decision_summary(spec, decision, outcome).differences(PlanSummary.of(plan))

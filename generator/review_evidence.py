@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import msgspec
 
 from resume_contract.explore import spell, wires, words
-from resume_contract.projection import ProjectorTable, ResumePlan, project
+from resume_contract.plan_summary import PlanSummary
+from resume_contract.projection import ProjectorTable, project
 from resume_contract.wire import RowRefused, WireModel, encode_json
 
 from .review_rules import NEUTRAL, TIGHTENS, WEAKENS
@@ -24,25 +25,20 @@ CORRUPT = "corrupt"
 _Ledger = tuple[str, tuple[bytes, ...]]
 
 
-@dataclass(frozen=True)
-class Decided:
-    """The parts of a plan a reviewer compares."""
+# A plan as a reviewer compares it; a ledger one side refuses is `corrupt`, its kind as the one reason.
+Decided = PlanSummary
 
-    disposition: str
-    rejection_reasons: tuple[str, ...]
-    diagnostics: tuple[str, ...]
-    statuses: tuple[str, ...]
-    replay: tuple[str, ...]
 
-    def __str__(self) -> str:
-        text = self.disposition
-        if self.rejection_reasons:
-            text += f" [{', '.join(self.rejection_reasons)}]"
-        if self.statuses:
-            text += f"; operations {', '.join(self.statuses)}"
-        if self.diagnostics:
-            text += f"; diagnostics {', '.join(self.diagnostics)}"
-        return text
+def describe(decided: Decided) -> str:
+    """One line for a report: `blocked [dangling_tool_state]; operations indeterminate; diagnostics ...`."""
+    text = decided.disposition
+    if decided.rejection_reasons:
+        text += f" [{', '.join(decided.rejection_reasons)}]"
+    if decided.operation_statuses:
+        text += f"; operations {', '.join(decided.operation_statuses)}"
+    if decided.diagnostics:
+        text += f"; diagnostics {', '.join(decided.diagnostics)}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -103,23 +99,15 @@ def effect(base: Decided, head: Decided) -> str:
     return TIGHTENS if _loosens(head, base) else NEUTRAL
 
 
-def _decided(plan: ResumePlan) -> Decided:
-    return Decided(
-        plan.disposition,
-        plan.rejection_reasons,
-        tuple(d.code for d in plan.diagnostics),
-        tuple(op.status for op in plan.operations),
-        plan.replay_event_ids,
-    )
-
-
 def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], expected_high_water: int | None) -> Decided:
     """One side's decision on a ledger, read by that side's own decoding model (a refused row: `corrupt`)."""
     try:
         events = [model.decode_row(row) for row in rows]
     except RowRefused as refused:
-        return Decided(CORRUPT, (refused.kind,), (), (), ())
-    return _decided(project(events, table, expected_high_water, rows=[msgspec.Raw(row) for row in rows]))
+        return PlanSummary(CORRUPT, (), (), (refused.kind,), (), False)
+    # The terminal fact is left out of ledger evidence: rule changes that move it are reported by their own rules
+    # (WIRE_TERMINAL_CHANGED, DECISION_TERMINAL_FACT_*), and counting it here would list every ledger twice.
+    return PlanSummary.of(project(events, table, expected_high_water, rows=[msgspec.Raw(row) for row in rows]))._replace(terminal_fact=False)
 
 
 def _loosens(before: Decided, after: Decided) -> bool:
@@ -131,6 +119,6 @@ def _loosens(before: Decided, after: Decided) -> bool:
         (before.disposition == "blocked" and after.disposition == "safe_replay")
         or bool(set(before.rejection_reasons) - set(after.rejection_reasons))
         or bool(set(before.diagnostics) - set(after.diagnostics))
-        or bool(set(after.replay) - set(before.replay))
-        or before.statuses.count("indeterminate") > after.statuses.count("indeterminate")
+        or bool(set(after.replay_event_ids) - set(before.replay_event_ids))
+        or before.operation_statuses.count("indeterminate") > after.operation_statuses.count("indeterminate")
     )

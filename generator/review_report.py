@@ -7,6 +7,7 @@ from typing import Any
 
 from .literals import md_cell
 from .review import Review
+from .review_evidence import describe
 from .review_rules import CLASSES
 
 EXAMPLES_SHOWN = 5
@@ -37,7 +38,7 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     if review.evidence:
         lines.append(_evidence_heading(review) + ":")
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"  {item.effect:<15} {item.label}: {item.base} -> {item.head}")
+            lines.append(f"  {item.effect:<15} {item.label}: {describe(item.base)} -> {describe(item.head)}")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them all)")
     return "\n".join(lines) + "\n"
@@ -62,7 +63,7 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
     if review.evidence:
         lines += [f"#### {_evidence_heading(review)}", "", "| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(str(item.base))} | {md_cell(str(item.head))} |")
+            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(describe(item.base))} | {md_cell(describe(item.head))} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
     return "\n".join(lines).rstrip() + "\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from resume_contract.plan_summary import PlanSummary
 from resume_contract.projection import ProjectorTable, ToolContentRead
 from resume_contract.wire import WireModel
 
@@ -89,3 +90,15 @@ def expected_replay_ids(spec: Spec, decision: Decision, outcome: str) -> tuple[s
     """The event ids the decision table says the provider replay keeps."""
     ids = {event.name: json.loads(event.wire(outcome))["id"] for event in spec.ledger.events}
     return tuple(ids[name] for name in decision.replay)
+
+
+def decision_summary(spec: Spec, decision: Decision, outcome: str) -> PlanSummary:
+    """The plan the decision table requires for one prefix and outcome (replay named by event id)."""
+    return PlanSummary(
+        disposition=decision.disposition,
+        operation_statuses=decision.statuses(outcome),
+        diagnostics=decision.diagnostics,
+        rejection_reasons=decision.rejection_reasons,
+        replay_event_ids=expected_replay_ids(spec, decision, outcome),
+        terminal_fact=decision.terminal_fact,
+    )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .crash import canonical_prefix
+from .plan_summary import PlanSummary
 
 if TYPE_CHECKING:
     from resume_contract_generated.catalog import Failpoint
@@ -22,16 +23,8 @@ def expected_from_catalog(prefix: str, outcome: str) -> dict[str, object]:
     """The decision table's expectations for one prefix and outcome, from the generated catalog."""
     from resume_contract_generated.catalog import DECISIONS
 
-    decision = DECISIONS[prefix]
-    return {
-        "committed_event_ids": tuple(event.id for event in canonical_prefix(outcome, prefix)),
-        "disposition": decision.disposition,
-        "operation_statuses": decision.operation_statuses[outcome],
-        "diagnostics": decision.diagnostics,
-        "rejection_reasons": decision.rejection_reasons,
-        "replay_event_ids": decision.replay_event_ids[outcome],
-        "terminal_fact": decision.terminal_fact,
-    }
+    committed = tuple(event.id for event in canonical_prefix(outcome, prefix))
+    return {"committed_event_ids": committed, **DECISIONS[prefix].summary(outcome)._asdict()}
 
 
 def mismatches(observation: CrashObservation, expected: dict[str, object]) -> list[str]:
@@ -40,15 +33,7 @@ def mismatches(observation: CrashObservation, expected: dict[str, object]) -> li
     plan = observation.plan
     if plan is None:
         return problems or ["no plan was made"]
-    actual = {
-        "committed_event_ids": observation.reopened_ids,
-        "disposition": plan.disposition,
-        "operation_statuses": tuple(operation.status for operation in plan.operations),
-        "diagnostics": tuple(diagnostic.code for diagnostic in plan.diagnostics),
-        "rejection_reasons": plan.rejection_reasons,
-        "replay_event_ids": plan.replay_event_ids,
-        "terminal_fact": plan.terminal_runtime_event_id is not None,
-    }
+    actual = {"committed_event_ids": observation.reopened_ids, **PlanSummary.of(plan)._asdict()}
     for key, want in expected.items():
         got = actual[key]
         if (tuple(want) if isinstance(want, list) else want) != got:
