@@ -36,7 +36,7 @@ from resume_contract_generated.catalog import (
 )
 
 from .crash_report import CatalogRun, catalog_report
-from .events import RuntimeEvent, encode_event
+from .events import RuntimeEvent, decode_event, encode_event
 from .plan import build_resume_plan
 from .projection import ResumePlan
 from .repair import repair_ledger
@@ -70,7 +70,7 @@ class CrashObservation:
 
 def canonical_prefix(outcome: str, prefix: str) -> list[RuntimeEvent]:
     """The committed prefix of the canonical ledger, as events."""
-    return [msgspec.json.decode(row, type=RuntimeEvent) for row in CANONICAL_LEDGER_ROWS[outcome][: PREFIX_LENGTHS[prefix]]]
+    return [decode_event(row.encode()) for row in CANONICAL_LEDGER_ROWS[outcome][: PREFIX_LENGTHS[prefix]]]
 
 
 def kill_process_tree(process: subprocess.Popen[bytes]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from . import store as store_module
-from .events import RuntimeEvent
+from .events import decode_event
 from .store import RuntimeEventStore
 
 LARGE_EVENT_ID = "evt-torn-large-row"
@@ -27,7 +27,7 @@ PIECE_BYTES = 4096
 def main(argv: list[str]) -> int:
     workspace, marker = Path(argv[0]), Path(argv[1])
     large_row_bytes = int(argv[2]) if len(argv) > 2 else 0
-    events = [msgspec.json.decode(line, type=RuntimeEvent) for line in sys.stdin.buffer.read().splitlines()]
+    events = [decode_event(line) for line in sys.stdin.buffer.read().splitlines()]
     try:
         with RuntimeEventStore(workspace) as store:
             for event in events:

@@ -15,10 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-import msgspec
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
 
-from .events import RuntimeEvent
+from .events import RuntimeEvent, decode_event
 from .failpoints import FailpointConfigError, Failpoints
 from .store import RuntimeEventStore
 
@@ -58,7 +57,7 @@ class FakeTool:
 
 def run(workspace: Path, outcome: str, failpoints: Failpoints) -> list[str]:
     """Run the canonical script to the end (unless a failpoint stops it); return the hooks passed, in order."""
-    script = [msgspec.json.decode(row, type=RuntimeEvent) for row in CANONICAL_LEDGER_ROWS[outcome]]
+    script = [decode_event(row.encode()) for row in CANONICAL_LEDGER_ROWS[outcome]]
     user_text, _, response, _ = script
     provider = FakeProvider(script)
     tool = FakeTool(workspace, response, failpoints)
