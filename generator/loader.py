@@ -66,6 +66,10 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return None, [SpecError(Mark(display_name, 1, 1), f"cannot read the file: {error}")]
+    conflict = _MERGE_CONFLICT.search(text)
+    if conflict is not None:
+        line = text.count("\n", 0, conflict.start()) + 1
+        return None, [SpecError(Mark(display_name, line, 1), "merge-conflict markers: resolve the conflict in this file (keep the contract both branches meant), then regenerate")]
     try:
         root = _compose(text, _FastContractYamlLoader)
     except (yaml.YAMLError, RecursionError):
@@ -86,6 +90,10 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
     except RecursionError:
         return None, [SpecError(Mark(display_name, 1, 1), _TOO_DEEP)]
     return loaded, errors
+
+
+# A line git writes where a merge could not combine two versions; YAML would report it as a puzzling syntax error.
+_MERGE_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
 def _compose(text: str, loader_class: type[yaml.SafeLoader]) -> yaml.Node | None:

@@ -17,22 +17,35 @@ RUNLOOP = "resume_contract/runloop.py"
 PACKAGED_RUNLOOP = Path(__file__).with_name("runloop.py")
 
 
-def hooks_in(path: Path) -> set[str]:
-    """The ids of every `<anything>.hit("<id>")` call in the file (a syntax error: no hooks)."""
+def hook_lines(path: Path) -> dict[str, int]:
+    """Each id of a `<anything>.hit("<id>")` call in the file -> the line of its first call (a syntax error: none)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, UnicodeDecodeError):
-        return set()
-    return {
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "hit"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    }
+        return {}
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "hit"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found[node.args[0].value] = min(node.lineno, found.get(node.args[0].value, node.lineno))
+    return dict(sorted(found.items(), key=lambda item: item[1]))
+
+
+def hooks_in(path: Path) -> set[str]:
+    """The ids of every `<anything>.hit("<id>")` call in the file."""
+    return set(hook_lines(path))
+
+
+def unknown_hooks(failpoint_ids: Iterable[str], path: Path) -> list[tuple[str, int]]:
+    """(id, line) of each hook naming no failpoint of the spec: at run time it raises FailpointConfigError."""
+    known = set(failpoint_ids)
+    return [(hook, line) for hook, line in hook_lines(path).items() if hook not in known]
 
 
 def missing_hooks(failpoint_ids: Iterable[str], path: Path) -> list[str]:

@@ -93,7 +93,9 @@ def test_merge_conflict_markers_in_a_generated_file_say_regenerate(project: Path
     assert out.rstrip().endswith("to fix: resume-contract generate")
     assert snapshot(project) == before
 
-    assert run_cli("--root", str(project), "generate") == (0, f"regenerated (it held merge-conflict markers) {CATALOG}\n", "")
+    assert run_cli("--root", str(project), "generate") == (
+        0, f"regenerated {CATALOG} (it held merge-conflict markers; `git add` it to mark the conflict resolved)\n", ""
+    )
     assert run_cli("--root", str(project), "check")[0] == 0
 
 

@@ -42,12 +42,20 @@ def test_check_names_a_failpoint_without_a_hook_at_its_line_and_fails(project: P
     assert code == 1
     assert out.startswith(f"spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook in the run loop: "
                           f"add `failpoints.hit(\"{missing}\")` to resume_contract/runloop.py where its boundary is crossed")
-    assert out.endswith("to fix: add the missing failpoint hook named above\n")
+    assert out.endswith("to fix: make the run loop's failpoint hooks match spec/failpoints.yaml, as named above\n")
 
     code, out, err = run_cli("--root", str(project), "generate")
     assert (code, out) == (0, "generated/ is up to date (8 files)\n")
     assert err.startswith(f"warning: spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook")
     assert snapshot(project) == before
+
+
+def test_check_names_a_hook_that_is_no_failpoint_of_the_spec(project: Path, run_cli) -> None:
+    runloop = _run_loop(project / hooks.RUNLOOP, FAILPOINT_IDS + ["P99"])
+    line = next(n for n, text in enumerate(runloop.read_text().splitlines(), 1) if '"P99"' in text)
+    code, out, _ = run_cli("--root", str(project), "check")
+    assert code == 1
+    assert out.startswith(f"resume_contract/runloop.py:{line}: failpoints.hit('P99') names no failpoint of spec/failpoints.yaml")
 
 
 def test_check_is_clean_when_every_failpoint_has_its_hook(project: Path, run_cli) -> None:

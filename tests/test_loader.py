@@ -49,3 +49,16 @@ def test_a_billion_laughs_is_refused_at_once(tmp_path: Path) -> None:
     lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 12)]
     _, errors = _load(tmp_path, "\n".join(lines) + "\n")
     assert len(errors) == 99 and all("anchors and aliases" in str(error) for error in errors)
+
+
+def test_merge_conflict_markers_in_a_spec_file_are_named_at_their_line(tmp_path) -> None:
+    from resume_contract_generator.loader import load_spec_file
+
+    path = tmp_path / "failpoints.yaml"
+    path.write_text("failpoints:\n<<<<<<< HEAD\n  - id: P0\n=======\n  - id: P1\n>>>>>>> other\n", encoding="utf-8")
+    loaded, errors = load_spec_file(path, "spec/failpoints.yaml")
+    assert loaded is None
+    assert [str(error) for error in errors] == [
+        "spec/failpoints.yaml:2:1: merge-conflict markers: resolve the conflict in this file (keep the contract both "
+        "branches meant), then regenerate"
+    ]

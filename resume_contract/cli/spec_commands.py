@@ -28,14 +28,21 @@ def _load_checked(root: Path) -> Spec:
 
 
 def _missing_hook_lines(root: Path, spec: Spec) -> list[str]:
-    """One line per failpoint the project's run loop has no hook for (none when the project has no run loop)."""
-    from ..hooks import RUNLOOP, missing_hook_message, missing_hooks
+    """One line per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none when
+    the project has no run loop of its own)."""
+    from ..hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
 
     runloop = root / RUNLOOP
     if not runloop.is_file():
         return []
     marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
-    return [f"{marks[failpoint_id]}: {missing_hook_message(failpoint_id, RUNLOOP)}" for failpoint_id in missing_hooks(marks, runloop)]
+    lines = [f"{marks[failpoint_id]}: {missing_hook_message(failpoint_id, RUNLOOP)}" for failpoint_id in missing_hooks(marks, runloop)]
+    lines += [
+        f"{RUNLOOP}:{line}: failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the "
+        "spec or remove the hook (at run time it raises FailpointConfigError)"
+        for hook, line in unknown_hooks(marks, runloop)
+    ]
+    return lines
 
 
 def _compare(root: Path, outputs: dict[str, str]) -> Drift:
@@ -80,8 +87,10 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise Refused(str(error), command="generate") from None
     removed, conflicted = set(drift.removable_orphans), set(drift.conflicted)
     for path in written:
-        verb = "removed" if path in removed else "regenerated (it held merge-conflict markers)" if path in conflicted else "wrote"
-        print(f"{verb} {path}", file=out)
+        if path in conflicted:
+            print(f"regenerated {path} (it held merge-conflict markers; `git add` it to mark the conflict resolved)", file=out)
+        else:
+            print(f"{'removed' if path in removed else 'wrote'} {path}", file=out)
     return EXIT_OK
 
 
@@ -103,7 +112,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if drift.clean:
         print(f"generated/ matches spec/ ({len(outputs)} files)", file=out)
         if missing_hooks:
-            print(f"to fix: add the missing failpoint hook{'s' if len(missing_hooks) > 1 else ''} named above", file=out)
+            print("to fix: make the run loop's failpoint hooks match spec/failpoints.yaml, as named above", file=out)
             return EXIT_FAIL
         return EXIT_OK
     print("generated/ does not match spec/:", file=out)
@@ -184,9 +193,13 @@ def register(commands: Any) -> None:
     check = commands.add_parser(
         "check",
         help="fail when generated/ differs from what spec/ produces (changes nothing)",
-        description="Report changed, missing, orphaned and hand-edited files under generated/, sorted, and the "
-        "command that fixes them. Writes nothing.",
-        epilog="exit: 0 clean, 1 drift, 2 bad spec.",
+        description="Validate spec/ (every error as file:line:col), run its declared invariants over every ledger up "
+        "to 2 events, and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
+        "generated/, sorted, with the command that fixes them. In a project with its own run loop "
+        "(resume_contract/runloop.py), also report a failpoint without a hook and a hook without a failpoint. "
+        "Writes nothing.",
+        epilog="exit: 0 clean, 1 drift or failpoint hooks that do not match the spec, 2 bad spec (including a broken "
+        "invariant) or usage.",
     )
     check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file")
     check.set_defaults(handler=cmd_check)
