@@ -8,7 +8,7 @@ from typing import Any
 from .literals import md_cell
 from .review import Review
 from .review_evidence import describe
-from .review_rules import CLASSES
+from .review_rules import CLASSES, RULES
 
 EXAMPLES_SHOWN = 5
 
@@ -79,6 +79,7 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
             {
                 "rule": change.rule,
                 "class": change.change_class,
+                "about": RULES[change.rule][1],
                 "message": change.message,
                 "base": str(change.base) if change.base else None,
                 "head": str(change.head) if change.head else None,

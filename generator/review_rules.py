@@ -12,7 +12,7 @@ NEUTRAL = "neutral"
 BY_EVIDENCE = "by-evidence"
 CLASSES = (WEAKENS, TIGHTENS, NEUTRAL)
 
-# Every rule, its class and what it means: the README and the JSON output list them from here.
+# Every rule, its class and what it means: `diff --format json` gives each change's meaning ("about") from here.
 RULES: dict[str, tuple[str, str]] = {
     "FAILPOINT_REMOVED": (WEAKENS, "a failpoint is no longer covered"),
     "FAILPOINT_ADDED": (TIGHTENS, "a new failpoint is covered"),

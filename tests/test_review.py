@@ -137,3 +137,11 @@ def test_a_weakening_no_rule_explains_is_still_reported(monkeypatch: pytest.Monk
 def test_identical_specs_have_no_change(run_cli) -> None:
     code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(FROZEN_ROOT))
     assert code == 0 and "0 changes" in out
+
+
+def test_json_output_says_what_each_rule_means(tmp_path: Path, run_cli) -> None:
+    head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
+    _, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "json", "--depth", "0")
+    changes = json.loads(out)["changes"]
+    assert [(change["rule"], change["about"]) for change in changes] == [("DIAGNOSTIC_REWORDED", review_module.RULES["DIAGNOSTIC_REWORDED"][1])]
+    assert changes[0]["about"] and changes[0]["about"] != changes[0]["message"]
