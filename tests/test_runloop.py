@@ -90,3 +90,12 @@ def test_a_wait_for_a_silent_child_is_bounded() -> None:
     finally:
         child.close()
     assert child.stderr() == "still starting\n"
+
+
+@pytest.mark.parametrize("command", ["crash", "verify"])
+def test_crash_and_verify_refuse_a_root_they_would_not_check(command: str, project, run_cli) -> None:
+    # Both run the generated code installed with the tool; another project's spec would be silently ignored.
+    code, out, err = run_cli("--root", str(project), command)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"resume-contract: {command} runs the contract generated into this installation (")
+    assert f"not --root {project}" in err

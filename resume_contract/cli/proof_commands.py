@@ -11,7 +11,23 @@ from .common import jobs, project_root, terminal_progress
 from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
+def _installed_contract_only(args: argparse.Namespace, command: str) -> None:
+    """verify and crash run the generated code installed with this resume-contract, not another project's spec:
+    refuse a --root that names another project rather than silently checking the wrong contract."""
+    if args.root is None:
+        return
+    import resume_contract_generated
+
+    installed = Path(resume_contract_generated.__file__).resolve().parents[2]
+    if Path(args.root).resolve() != installed:
+        raise UsageError(
+            f"{command} runs the contract generated into this installation ({installed}), not --root {args.root}: "
+            f"run it from that project's own environment (pip install -e . there)"
+        )
+
+
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _installed_contract_only(args, "verify")
     from ..audit import default_workers
     from ..explore import count_words
     from ..verify import counterexample_rows, verify
@@ -44,6 +60,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _installed_contract_only(args, "crash")
     from resume_contract_generated.catalog import FAILPOINTS_BY_ID, OUTCOMES
 
     from ..crash import run_catalog
