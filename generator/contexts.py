@@ -24,6 +24,7 @@ PACKAGE = "resume_contract_generated"
 def template_contexts(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
     builders: list[tuple[str, Callable[[Spec], dict[str, Any]]]] = [
         (f"{PACKAGE}/__init__.py", lambda _: {}),
+        (f"{PACKAGE}/py.typed", lambda _: {}),  # PEP 561: the generated package is typed too
         (f"{PACKAGE}/runtime_event.py", lambda spec: module_context(spec.wire)),
         ("runtime-event.schema.json", lambda spec: {"schema": render_schema(spec.wire)}),
         (f"{PACKAGE}/catalog.py", _catalog_context),

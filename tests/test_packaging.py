@@ -18,3 +18,35 @@ def test_package_data_covers_every_template() -> None:
     assert files and "templates/tests/test_contract.py.jinja" in files
     missing = [name for name in files if not any(fnmatch.fnmatchcase(name, pattern) and name.count("/") == pattern.count("/") for pattern in patterns)]
     assert missing == [], f"not in the wheel: {missing}"
+
+
+def test_the_public_api_is_importable_from_the_package_and_lazy() -> None:
+    import subprocess
+    import sys
+
+    import resume_contract
+
+    assert set(resume_contract.__all__) == set(resume_contract._EXPORTS) | {"__version__"}
+    for name in resume_contract.__all__:
+        assert getattr(resume_contract, name) is not None, name
+    # `import resume_contract` (every command does it) must not load the store, the reader or msgspec.
+    probe = "import sys, resume_contract; print(sorted(m for m in sys.modules if m.startswith(('resume_contract.', 'msgspec'))))"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_version_is_the_installed_distributions() -> None:
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", "resume_contract", "--version"], capture_output=True, text=True)
+    assert (result.returncode, result.stdout) == (0, f"resume-contract {version('resume-contract')}\n")
+
+
+def test_every_package_is_marked_typed() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    package_data = config["tool"]["setuptools"]["package-data"]
+    directories = {"resume_contract": "resume_contract", "resume_contract_generator": "generator", "resume_contract_generated": "generated/resume_contract_generated"}
+    for package, directory in directories.items():
+        assert "py.typed" in package_data[package], package
+        assert (REPO / directory / "py.typed").is_file(), directory

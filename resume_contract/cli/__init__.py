@@ -41,6 +41,12 @@ class _Parser(argparse.ArgumentParser):
             EscapingWriter(file or sys.stderr).write(message)
 
 
+def _version() -> str:
+    import resume_contract
+
+    return str(resume_contract.__version__)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="resume-contract",
@@ -49,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
+    parser.add_argument("--version", action="version", version=f"resume-contract {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for group in (spec_commands, ledger_commands, proof_commands):
         group.register(commands)
