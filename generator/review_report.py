@@ -102,3 +102,29 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
         },
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+_LEVELS = {"weakens-safety": "error", "tightens": "notice", "neutral": "notice"}
+
+
+def as_github(review: Review, base_label: str, head_label: str) -> str:
+    """GitHub Actions annotations, one per change at its head location (its base one when it was removed):
+    weakens-safety as errors, the rest as notices; then the summary line."""
+    from resume_contract.annotations import annotation
+
+    lines = []
+    for change in review.changes:
+        mark = change.head or change.base
+        lines.append(
+            annotation(
+                _LEVELS.get(change.change_class, "notice"),
+                change.message,
+                file=mark.file if mark else None,
+                line=mark.line if mark else None,
+                col=mark.column if mark else None,
+                title=f"{change.change_class}: {change.rule}",
+            )
+        )
+    counts = ", ".join(f"{review.counts[name]} {name}" for name in CLASSES)
+    lines.append(f"resume-contract diff {base_label} -> {head_label}: {len(review.changes)} change{'s' if len(review.changes) != 1 else ''}: {counts}")
+    return "\n".join(lines) + "\n"

@@ -14,12 +14,13 @@ import os
 import signal
 import subprocess
 import time
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .junit import JUnitCase, junit_xml
 
 CORRUPT_EXIT = 3
 AGREES, DISAGREES, CRASHED, TIMED_OUT = "agrees", "disagrees", "crashed", "timed out"
@@ -226,20 +227,16 @@ def as_json(results: Sequence[Result]) -> str:
 
 def as_junit(results: Sequence[Result], name: str = "resume-contract conform") -> str:
     """JUnit XML: one testsuite, one testcase per vector (classname: its kind)."""
-    tally = counts(results)
-    suite = ElementTree.Element(
-        "testsuite",
-        name=name,
-        tests=str(len(results)),
-        failures=str(tally[DISAGREES]),
-        errors=str(tally[CRASHED] + tally[TIMED_OUT]),
-        time=f"{sum(r.seconds for r in results):.3f}",
+    return junit_xml(
+        name,
+        [
+            JUnitCase(
+                classname=f"vectors.{result.case.kind}",
+                name=result.case.id,
+                seconds=result.seconds,
+                failure="\n".join(result.problems) if result.verdict == DISAGREES else None,
+                error=(result.verdict + "\n" + "\n".join(result.problems)) if result.verdict in (CRASHED, TIMED_OUT) else None,
+            )
+            for result in results
+        ],
     )
-    for result in results:
-        case = ElementTree.SubElement(suite, "testcase", classname=f"vectors.{result.case.kind}", name=result.case.id, time=f"{result.seconds:.3f}")
-        if result.verdict == DISAGREES:
-            ElementTree.SubElement(case, "failure", message="; ".join(result.problems)[:500]).text = "\n".join(result.problems)
-        elif result.verdict in (CRASHED, TIMED_OUT):
-            ElementTree.SubElement(case, "error", message=result.verdict).text = "\n".join(result.problems)
-    ElementTree.indent(suite)
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

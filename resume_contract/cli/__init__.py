@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from . import ledger_commands, proof_commands, spec_commands
-from .errors import EXIT_OK, EXIT_USAGE, exit_for
+from .errors import EXIT_OK, EXIT_USAGE, exit_for, spec_errors_for_machines
 
 DESCRIPTION = """\
 Decide, after a crash, whether an AI-agent run may be replayed, from a contract kept as YAML in spec/.
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         if mapped is None:
             raise
         code, lines = mapped
+        structured = spec_errors_for_machines(error, getattr(args, "format", None))
+        if structured is not None:
+            print(structured, file=out)
         for line in lines:
             print(line, file=err)
         return code

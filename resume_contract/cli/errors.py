@@ -88,3 +88,22 @@ def _is_missing_template(error: BaseException) -> bool:
     # jinja2 is imported only by commands that render; if it was never imported, this is not its error.
     exceptions = sys.modules.get("jinja2.exceptions")
     return exceptions is not None and isinstance(error, exceptions.TemplateNotFound)
+
+
+def spec_errors_for_machines(error: BaseException, output_format: str | None) -> str | None:
+    """A bad spec's errors as GitHub annotations or one JSON document (stdout), beside the stderr lines."""
+    from resume_contract_generator.errors import SpecInvalid
+
+    if not isinstance(error, SpecInvalid) or output_format not in ("github", "json"):
+        return None
+    if output_format == "github":
+        from ..annotations import annotation
+
+        return "\n".join(
+            annotation("error", item.message, file=item.mark.file, line=item.mark.line, col=item.mark.column, title="resume-contract: bad spec")
+            for item in error.errors
+        )
+    import json
+
+    items = [{"file": item.mark.file, "line": item.mark.line, "column": item.mark.column, "message": item.message} for item in error.errors]
+    return json.dumps({"clean": False, "errors": items}, indent=2)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,8 +37,17 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
     progress = terminal_progress(err, lambda done, total: f"explored {done}/{total} subtrees")
-    out.write(f"exploring {count_words(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
+    if not args.json:
+        out.write(f"exploring {count_words(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
     result = verify(args.depth, workers=workers, on_progress=progress)
+    counterexample = Path(args.counterexample) if result.violations else None
+    if counterexample is not None:
+        counterexample.write_bytes(counterexample_rows(result.violations[0]))
+    if args.junit:
+        Path(args.junit).write_text(_verify_junit(result), encoding="utf-8")
+    if args.json:
+        out.write(_verify_json(result, counterexample) + "\n")
+        return EXIT_FAIL if result.violations else EXIT_OK
     out.write(
         f"explored {result.explored:,} ledgers in {result.seconds:.1f} s; {result.distinct_plans} distinct plans; "
         f"transition-table entries reached: {result.steps_reached} of {result.steps_total}\n"
@@ -53,7 +63,6 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for violation in result.violations:
         expected = f" (expected high-water {violation.expected_high_water})" if violation.expected_high_water is not None else ""
         out.write(f"VIOLATION {violation.invariant}: {violation.message}\n  shortest ledger{expected}: {violation.ledger}\n")
-    path.write_bytes(counterexample_rows(shortest))
     replay = f"resume-contract plan {path}" + (f" --expected-high-water {shortest.expected_high_water}" if shortest.expected_high_water is not None else "")
     out.write(f"wrote the shortest counterexample ({len(shortest.word)} events) to {path}; replay it with: {replay}\n")
     return EXIT_FAIL
@@ -75,6 +84,11 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines = [missing_hook_message(failpoint_id, str(PACKAGED_RUNLOOP)) for failpoint_id in missing]
         raise Refused(*lines, "nothing was run", command="crash")
     run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=None if args.jobs is None else jobs(args.jobs, 1))
+    if args.junit:
+        Path(args.junit).write_text(_crash_junit(run), encoding="utf-8")
+    if args.json:
+        out.write(_crash_json(run) + "\n")
+        return EXIT_FAIL if run.failures else EXIT_OK
     widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
     for row in run.table:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
@@ -88,6 +102,69 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"FAILED {case}: {problem}", file=err)
     out.write(f"{run.cases - run.failed_cases} of {run.cases} cases verified\n")
     return EXIT_FAIL if run.failures else EXIT_OK
+
+
+def _verify_json(result: Any, counterexample: Path | None) -> str:
+    document = {
+        "depth": result.depth,
+        "explored": result.explored,
+        "seconds": round(result.seconds, 3),
+        "distinctPlans": result.distinct_plans,
+        "tableEntriesReached": result.steps_reached,
+        "tableEntriesReachable": result.steps_total,
+        "invariants": list(result.invariants),
+        "violations": [
+            {"invariant": v.invariant, "message": v.message, "ledger": v.ledger, "expectedHighWater": v.expected_high_water}
+            for v in result.violations
+        ],
+        "counterexample": None if counterexample is None else str(counterexample),
+    }
+    return json.dumps(document, indent=2)
+
+
+def _verify_junit(result: Any) -> str:
+    from ..junit import JUnitCase, junit_xml
+
+    violated = {violation.invariant: violation for violation in result.violations}
+
+    def failure(name: str) -> str | None:
+        violation = violated.get(name)
+        return None if violation is None else f"{violation.message}\nshortest ledger: {violation.ledger}"
+
+    cases = [JUnitCase("invariants", name, failure=failure(name)) for name in result.invariants]
+    return junit_xml(f"resume-contract verify --depth {result.depth}", cases)
+
+
+def _crash_case_names(run: Any) -> list[tuple[str, str]]:
+    """(classname, name) of every case the crash harness ran, named as its failures are."""
+    names = []
+    for row in run.table[1:]:
+        names += [("sigkill", f"{row[0]} {row[1]} sigkill"), ("real_boundary", f"{row[0]} {row[1]} real boundary")]
+    names += [("torn_write", line.split(":", 1)[0]) for line in run.torn_lines]
+    return names
+
+
+def _crash_junit(run: Any) -> str:
+    from ..junit import JUnitCase, junit_xml
+
+    problems: dict[str, list[str]] = {}
+    for case, problem in run.failures:
+        problems.setdefault(case, []).append(problem)
+    cases = [JUnitCase(f"crash.{kind}", name, failure="\n".join(problems[name]) if name in problems else None) for kind, name in _crash_case_names(run)]
+    return junit_xml("resume-contract crash", cases)
+
+
+def _crash_json(run: Any) -> str:
+    header = run.table[0]
+    document = {
+        "cases": run.cases,
+        "verified": run.cases - run.failed_cases,
+        "seconds": round(run.seconds, 3),
+        "table": [dict(zip(header, row)) for row in run.table[1:]],
+        "tornWrites": run.torn_lines,
+        "failures": [{"case": case, "problem": problem} for case, problem in run.failures],
+    }
+    return json.dumps(document, indent=2)
 
 
 def _write_vectors(root: Path, depth: int, out: Path) -> str:
@@ -171,6 +248,8 @@ def register(commands: Any) -> None:
     )
     verify.add_argument("--depth", type=int, default=6, metavar="N", help="the longest ledger explored (default 6)")
     verify.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores)")
+    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    verify.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per invariant)")
     verify.add_argument("--counterexample", default="verify-counterexample.jsonl", metavar="PATH", help="where a counterexample is written (only on a violation)")
     verify.set_defaults(handler=cmd_verify)
 
@@ -187,6 +266,8 @@ def register(commands: Any) -> None:
     )
     crash.add_argument("--failpoint", metavar="ID", help="only this failpoint (e.g. P3)")
     crash.add_argument("--outcome", metavar="NAME", help="only this tool outcome (ok or error)")
+    crash.add_argument("--json", action="store_true", help="print the cases, torn writes and failures as JSON")
+    crash.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per crash case)")
     crash.add_argument("--no-torn", action="store_true", help="skip the torn-write cases")
     crash.add_argument("--jobs", type=int, metavar="N", help="cases run at once (default: twice the cores)")
     crash.set_defaults(handler=cmd_crash)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..annotations import annotation
 from .common import project_root
 from .errors import EXIT_FAIL, EXIT_OK, Refused, Reported, UsageError
 
@@ -27,22 +29,34 @@ def _load_checked(root: Path) -> Spec:
     return spec
 
 
-def _missing_hook_lines(root: Path, spec: Spec) -> list[str]:
-    """One line per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none when
-    the project has no run loop of its own)."""
+# A finding at a place in a file: (file, line, column or None, message).
+Finding = tuple[str, int, "int | None", str]
+
+
+def _hook_findings(root: Path, spec: Spec) -> list[Finding]:
+    """One finding per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none
+    when the project has no run loop of its own)."""
     from ..hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
 
     runloop = root / RUNLOOP
     if not runloop.is_file():
         return []
     marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
-    lines = [f"{marks[failpoint_id]}: {missing_hook_message(failpoint_id, RUNLOOP)}" for failpoint_id in missing_hooks(marks, runloop)]
-    lines += [
-        f"{RUNLOOP}:{line}: failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the "
-        "spec or remove the hook (at run time it raises FailpointConfigError)"
+    findings: list[Finding] = [
+        (marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, RUNLOOP))
+        for failpoint_id in missing_hooks(marks, runloop)
+    ]
+    findings += [
+        (RUNLOOP, line, None, f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to "
+         "the spec or remove the hook (at run time it raises FailpointConfigError)")
         for hook, line in unknown_hooks(marks, runloop)
     ]
-    return lines
+    return findings
+
+
+def _located(finding: Finding) -> str:
+    file, line, column, message = finding
+    return f"{file}:{line}:{column}: {message}" if column is not None else f"{file}:{line}: {message}"
 
 
 def _compare(root: Path, outputs: dict[str, str]) -> Drift:
@@ -76,8 +90,10 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(line, file=out)
     drift = _compare(root, outputs)
     # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
-    for line in _missing_hook_lines(root, spec):
-        print(f"warning: {line}", file=err)
+    for finding in _hook_findings(root, spec):
+        if args.format == "github":
+            print(_annotation("warning", finding), file=out)
+        print(f"warning: {_located(finding)}", file=err)
     if drift.clean:
         print(f"generated/ is up to date ({len(outputs)} files)", file=out)
         return EXIT_OK
@@ -106,37 +122,76 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if leftovers:
         print(f"an interrupted generate left {', '.join(leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
         return EXIT_FAIL
-    missing_hooks = _missing_hook_lines(root, spec)
-    for line in missing_hooks:
-        print(line, file=out)
+    hooks = _hook_findings(root, spec)
+    fix = _fix(drift, hooks)
+    if args.format == "json":
+        out.write(_check_json(drift, hooks, len(outputs), fix) + "\n")
+    elif args.format == "github":
+        for finding in hooks:
+            print(_annotation("error", finding), file=out)
+        for kind, path in drift.rows():
+            print(annotation("error", f"{path} is {kind} (to fix: {fix})", file=path, title="resume-contract check"), file=out)
+        print(_check_summary(drift, len(outputs)), file=out)
+    else:
+        _print_check(drift, hooks, len(outputs), fix, show_diff=args.diff, out=out)
+    return EXIT_OK if drift.clean and not hooks else EXIT_FAIL
+
+
+def _fix(drift: Drift, hooks: list[Finding]) -> str:
     if drift.clean:
-        print(f"generated/ matches spec/ ({len(outputs)} files)", file=out)
-        if missing_hooks:
-            print("to fix: make the run loop's failpoint hooks match spec/failpoints.yaml, as named above", file=out)
-            return EXIT_FAIL
-        return EXIT_OK
-    print("generated/ does not match spec/:", file=out)
-    for kind, path in drift.rows():
-        print(f"  {kind:<12} {path}", file=out)
-    if args.diff:
-        for diff in drift.diffs.values():
-            out.write(diff)
+        return "make the run loop's failpoint hooks match spec/failpoints.yaml, as named above" if hooks else ""
     fix = "resume-contract generate"
-    if drift.conflicted:
-        print("  (a merge left conflict markers in generated files: never merge them by hand; resolve any conflict in "
-              "spec/, then regenerate)", file=out)
     if drift.hand_edited:
         fix += " --force  (after moving any hand edit into spec/: generated files are overwritten)"
     if [path for path in drift.orphaned if path not in drift.removable_orphans]:
         fix = "move files the generator did not write out of generated/, then " + fix
+    return fix
+
+
+def _check_summary(drift: Drift, files: int) -> str:
+    return f"generated/ matches spec/ ({files} files)" if drift.clean else "generated/ does not match spec/"
+
+
+def _print_check(drift: Drift, hooks: list[Finding], files: int, fix: str, *, show_diff: bool, out: TextIO) -> None:
+    for finding in hooks:
+        print(_located(finding), file=out)
+    if drift.clean:
+        print(_check_summary(drift, files), file=out)
+        if hooks:
+            print(f"to fix: {fix}", file=out)
+        return
+    print(_check_summary(drift, files) + ":", file=out)
+    for kind, path in drift.rows():
+        print(f"  {kind:<12} {path}", file=out)
+    if show_diff:
+        for diff in drift.diffs.values():
+            out.write(diff)
+    if drift.conflicted:
+        print("  (a merge left conflict markers in generated files: never merge them by hand; resolve any conflict in "
+              "spec/, then regenerate)", file=out)
     print(f"to fix: {fix}", file=out)
-    return EXIT_FAIL
+
+
+def _check_json(drift: Drift, hooks: list[Finding], files: int, fix: str) -> str:
+    document = {
+        "clean": drift.clean and not hooks,
+        "generatedFiles": files,
+        "drift": [{"kind": kind, "path": path} for kind, path in drift.rows()],
+        "hooks": [{"file": file, "line": line, "column": column, "message": message} for file, line, column, message in hooks],
+        "fix": fix or None,
+    }
+    return json.dumps(document, indent=2)
+
+
+def _annotation(level: str, finding: Finding) -> str:
+    file, line, column, message = finding
+    return annotation(level, message, file=file, line=line, col=column, title="resume-contract check")
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.errors import SpecInvalid
     from resume_contract_generator.review import review
-    from resume_contract_generator.review_report import as_json, as_markdown, as_text
+    from resume_contract_generator.review_report import as_github, as_json, as_markdown, as_text
     from resume_contract_generator.spec_source import (
         WORKING_TREE,
         SpecSourceError,
@@ -165,7 +220,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = review(sides[0], sides[1], depth=args.depth)
     base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
     head_label = "working tree" if head_source == WORKING_TREE else head_source
-    render = {"text": as_text, "markdown": as_markdown, "json": as_json}[args.format]
+    render = {"text": as_text, "markdown": as_markdown, "json": as_json, "github": as_github}[args.format]
     out.write(render(result, base_label, head_label))
     fail_on = args.fail_on
     if fail_on == "any" and result.changes:
@@ -187,6 +242,7 @@ def register(commands: Any) -> None:
         epilog="exit: 0 written or up to date, 1 refused, 2 bad spec.",
     )
     generate.add_argument("--force", action="store_true", help="overwrite hand-edited generated files")
+    generate.add_argument("--format", choices=("text", "github"), default="text", help="github: also print spec errors and warnings as GitHub Actions annotations")
     generate.set_defaults(handler=cmd_generate)
 
 
@@ -201,7 +257,8 @@ def register(commands: Any) -> None:
         epilog="exit: 0 clean, 1 drift or failpoint hooks that do not match the spec, 2 bad spec (including a broken "
         "invariant) or usage.",
     )
-    check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file")
+    check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file (text format)")
+    check.add_argument("--format", choices=("text", "github", "json"), default="text", help="github: GitHub Actions annotations at each file:line; json: one document for scripts")
     check.set_defaults(handler=cmd_check)
 
 
@@ -222,7 +279,7 @@ def register(commands: Any) -> None:
     )
     diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
     diff.add_argument("head", nargs="?", metavar="HEAD", help="git revision or spec directory (default: the working tree)")
-    diff.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="text for a terminal, markdown for a pull-request comment, json for scripts")
+    diff.add_argument("--format", choices=("text", "markdown", "json", "github"), default="text", help="text for a terminal, markdown for a pull-request comment, json for scripts, github for GitHub Actions annotations at each change's spec line")
     diff.add_argument("--fail-on", choices=("weakens-safety", "tightens", "any"), help="exit 1 when a change of this class is present")
     diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
     diff.set_defaults(handler=cmd_diff)

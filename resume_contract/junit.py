@@ -1,0 +1,41 @@
+"""JUnit XML, the report format CI systems show per test case: one home for `conform`, `crash` and `verify`.
+
+Written with the standard library's ElementTree (which escapes every attribute and text), in the layout the
+common JUnit schema (testsuite > testcase > failure | error) and GitHub/GitLab/Jenkins reporters read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from xml.etree import ElementTree
+
+
+@dataclass(frozen=True)
+class JUnitCase:
+    """One test case: a failure is a check that did not hold; an error is a case that could not run."""
+
+    classname: str
+    name: str
+    seconds: float = 0.0
+    failure: str | None = None
+    error: str | None = None
+
+
+def junit_xml(suite_name: str, cases: Sequence[JUnitCase]) -> str:
+    suite = ElementTree.Element(
+        "testsuite",
+        name=suite_name,
+        tests=str(len(cases)),
+        failures=str(sum(case.failure is not None for case in cases)),
+        errors=str(sum(case.error is not None for case in cases)),
+        time=f"{sum(case.seconds for case in cases):.3f}",
+    )
+    for case in cases:
+        element = ElementTree.SubElement(suite, "testcase", classname=case.classname, name=case.name, time=f"{case.seconds:.3f}")
+        if case.failure is not None:
+            ElementTree.SubElement(element, "failure", message=case.failure.splitlines()[0][:500] if case.failure else "").text = case.failure
+        elif case.error is not None:
+            ElementTree.SubElement(element, "error", message=case.error.splitlines()[0][:500] if case.error else "").text = case.error
+    ElementTree.indent(suite)
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
