@@ -135,7 +135,7 @@ def _describe(error: ValidationError, loaded: LoadedFile) -> list[SpecError]:
         allowed = ", ".join(schema["properties"])
         unknown = [key for key in instance if key not in schema["properties"]]
         return [
-            SpecError(loaded.key_mark(path + (key,)), f"unknown key '{key}'; allowed keys are [{allowed}]")
+            SpecError(loaded.key_mark(path + (key,)), f"unknown key '{key}'{_did_you_mean(key, schema['properties'])}; allowed keys are [{allowed}]")
             for key in unknown
         ]
     if kind == "required":
@@ -148,8 +148,8 @@ def _describe(error: ValidationError, loaded: LoadedFile) -> list[SpecError]:
         container = _value_at(loaded.data, path)
         if isinstance(container, dict) and isinstance(instance, str) and instance in container:
             # propertyNames errors arrive on the key itself, with the mapping's path.
-            return [SpecError(loaded.key_mark(path + (instance,)), f"unknown key '{instance}'; allowed keys are [{allowed}]")]
-        return [SpecError(loaded.mark(path), f"unknown value {instance!r}; allowed values are [{allowed}]")]
+            return [SpecError(loaded.key_mark(path + (instance,)), f"unknown key '{instance}'{_did_you_mean(instance, expected)}; allowed keys are [{allowed}]")]
+        return [SpecError(loaded.mark(path), f"unknown value {instance!r}{_did_you_mean(instance, expected)}; allowed values are [{allowed}]")]
     if kind == "type":
         wanted = expected
         wanted_text = " or ".join(wanted) if isinstance(wanted, list) else wanted
@@ -167,3 +167,13 @@ def _describe(error: ValidationError, loaded: LoadedFile) -> list[SpecError]:
     if kind == "anyOf":
         return [SpecError(loaded.mark(path), f"invalid value {instance!r}: expected a name or null")]
     return [SpecError(loaded.mark(path), error.message)]
+
+
+def _did_you_mean(word: Any, choices: Any) -> str:
+    """` (did you mean 'disposition'?)` for a near miss (difflib's ratio >= 0.75), else nothing."""
+    if not isinstance(word, str):
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(word, [str(choice) for choice in choices], n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""

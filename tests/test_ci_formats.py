@@ -34,7 +34,7 @@ def test_check_github_annotates_each_spec_error_at_its_line(project: Path, run_c
     assert code == 2
     assert out.splitlines() == [
         "::error file=spec/decisions.yaml,line=17,col=5,title=resume-contract%3A bad spec::missing required key 'disposition' in 'after_function_call'",
-        "::error file=spec/decisions.yaml,line=20,col=5,title=resume-contract%3A bad spec::unknown key 'dispostion'; allowed keys "
+        "::error file=spec/decisions.yaml,line=20,col=5,title=resume-contract%3A bad spec::unknown key 'dispostion' (did you mean 'disposition'?); allowed keys "
         "are [summary, same_tool_decision_as, disposition, operation_statuses, diagnostics, rejection_reasons, replay, terminal_fact]",
     ]
     assert err.endswith("resume-contract: the spec has 2 errors; nothing was written\n")

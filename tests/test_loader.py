@@ -62,3 +62,14 @@ def test_merge_conflict_markers_in_a_spec_file_are_named_at_their_line(tmp_path)
         "spec/failpoints.yaml:2:1: merge-conflict markers: resolve the conflict in this file (keep the contract both "
         "branches meant), then regenerate"
     ]
+
+
+def test_a_misspelt_value_or_key_gets_a_did_you_mean(project, run_cli) -> None:
+    decisions = project / "spec" / "decisions.yaml"
+    decisions.write_text(decisions.read_text().replace("    disposition: blocked\n", "    disposition: blokced\n", 1))
+    code, _, err = run_cli("--root", str(project), "check")
+    assert code == 2
+    assert "unknown value 'blokced' (did you mean 'blocked'?); allowed values are [safe_replay, blocked]" in err
+    decisions.write_text(decisions.read_text().replace("    disposition: blokced\n", "    zzz_unrelated: blocked\n", 1))
+    code, _, err = run_cli("--root", str(project), "check")
+    assert "unknown key 'zzz_unrelated'; allowed keys are" in err  # no suggestion when nothing is close
