@@ -72,4 +72,4 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     target = tmp_path / "missing-dir" / "cx.jsonl"
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
     assert code == 2
-    assert err.startswith("resume-contract: [Errno 2] No such file or directory:")
+    assert err.splitlines()[-1].startswith("resume-contract: [Errno 2] No such file or directory:")

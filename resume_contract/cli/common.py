@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -63,17 +64,34 @@ def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 
-def terminal_progress(err: TextIO, line: Callable[[int, int], str], every: int = 1) -> Callable[[int, int], None] | None:
-    """A progress callback that rewrites one line on a terminal (None when stderr is not one)."""
-    if not err.isatty():
-        return None
-    screen = raw_stream(err)
+def progress_reporter(
+    err: TextIO, what: str, items_per_unit: float = 1.0, item_name: str = "", every_seconds: float = 3.0
+) -> Callable[[int, int], None]:
+    """A progress callback (done, total units) that shows the rate and an ETA.
+
+    On a terminal it rewrites one line on every call; elsewhere (CI logs, a pipe) it prints a line at most every
+    `every_seconds`, and always the last one, so a long run is never silent and a log is never flooded.
+    `items_per_unit` turns units (e.g. subtrees) into items (ledgers) for the rate."""
+    on_terminal = err.isatty()
+    screen = raw_stream(err) if on_terminal else err
+    started = time.monotonic()
+    last_line = [started]  # the first line after `every_seconds`: a quick run prints only its last
 
     def progress(done: int, total: int) -> None:
-        if done == total or done % every == 0:
-            screen.write("\r" + line(done, total))
+        now = time.monotonic()
+        if not on_terminal and done != total and now - last_line[0] < every_seconds:
+            return
+        last_line[0] = now
+        elapsed = max(now - started, 1e-9)
+        rate = done * items_per_unit / elapsed
+        eta = (total - done) * elapsed / done if done else float("nan")
+        line = f"{what} {done}/{total} ({100 * done // max(total, 1)}%), {rate:,.0f} {item_name}/s, ETA {eta:.0f} s" if item_name else f"{what} {done}/{total} ({100 * done // max(total, 1)}%), ETA {eta:.0f} s"
+        if on_terminal:
+            screen.write("\r" + line)
             if done == total:
                 err.write("\n")
-            err.flush()
+        else:
+            err.write(line + "\n")
+        err.flush()
 
     return progress

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import add_ledger_arguments, jobs, ledger_from_args, terminal_progress
+from .common import add_ledger_arguments, jobs, ledger_from_args, progress_reporter
 from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
 
 
@@ -68,7 +68,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for skipped in found.skipped:
         print(f"skipped {skipped}", file=err)
     workers = jobs(args.jobs, default_workers())
-    progress = None if args.json else terminal_progress(err, lambda done, total: f"planned {done}/{total} runs", every=50)
+    progress = None if args.json else progress_reporter(err, "plan: runs", 1, "runs")
     counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
     planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)
     try:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import jobs, project_root, terminal_progress
+from .common import jobs, progress_reporter, project_root
 from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
@@ -30,13 +30,14 @@ def _installed_contract_only(args: argparse.Namespace, command: str) -> None:
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _installed_contract_only(args, "verify")
     from ..audit import default_workers
-    from ..explore import count_words
+    from ..explore import ALPHABET, count_words
     from ..verify import counterexample_rows, verify
 
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
-    progress = terminal_progress(err, lambda done, total: f"explored {done}/{total} subtrees")
+    # One unit is the subtree under one first letter (the empty ledger is one more).
+    progress = None if args.json else progress_reporter(err, "verify: subtrees", count_words(args.depth) / (len(ALPHABET) + 1), "ledgers")
     if not args.json:
         out.write(f"exploring {count_words(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
     result = verify(args.depth, workers=workers, on_progress=progress)
