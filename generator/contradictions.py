@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from resume_contract.plan_summary import PlanSummary
+from resume_contract.plan_summary import PlanSummary, label
 from resume_contract.projection import ResumePlan, project
 
 from .errors import SpecError
 from .spec_model import Decision, Spec
 from .tables import canonical_events, decision_summary, projector_table, rule_steps
+
+# The decisions.yaml key that states a summary field, where the names differ.
+_DECISION_KEYS = {"replay_event_ids": "replay"}
 
 
 def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
@@ -30,14 +33,13 @@ def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
             fired = [rule_by_step[step] for step in trace]
             deciding = f"the projector ({', '.join(str(rule.mark) for rule in fired)})" if fired else "the projector (no rule fired)"
             for field, expected, actual in _decision_fields(spec, decision, outcome, plan):
-                if expected != actual:
-                    errors.append(
-                        SpecError(
-                            decision.mark,
-                            f"prefix '{decision.prefix}' with outcome '{outcome}': the decision table says {field} "
-                            f"{_show(expected)} but {deciding} gives {_show(actual)}",
-                        )
+                errors.append(
+                    SpecError(
+                        decision.key_mark(_DECISION_KEYS.get(field, field)),
+                        f"prefix '{decision.prefix}' with outcome '{outcome}': the decision table says {label(field)} "
+                        f"{_show(expected)} but {deciding} gives {_show(actual)}",
                     )
+                )
     return errors
 
 

@@ -65,6 +65,7 @@ class _DecisionChecks:
             replay=tuple(item["replay"]),
             terminal_fact=item["terminal_fact"],
             mark=self.file.key_mark(path),
+            key_marks=tuple((key, self.file.key_mark(path + (key,))) for key in item),
         )
 
     def _decision_references(self, name: str, item: dict[str, Any]) -> None:

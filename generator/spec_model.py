@@ -126,6 +126,11 @@ class Decision:
     replay: tuple[str, ...]
     terminal_fact: bool
     mark: Mark
+    # Where each of the decision's keys stands (a contradiction points at the line that says the wrong thing).
+    key_marks: tuple[tuple[str, Mark], ...] = field(default=(), compare=False)
+
+    def key_mark(self, key: str) -> Mark:
+        return dict(self.key_marks).get(key, self.mark)
 
     def statuses(self, outcome: str) -> tuple[str, ...]:
         return dict(self.operation_statuses)[outcome]

@@ -46,8 +46,8 @@ class PlanSummary(NamedTuple):
         return cls(**read)
 
     def differences(self, actual: PlanSummary) -> list[tuple[str, Any, Any]]:
-        """(label, expected, actual) for every field where `actual` differs from this summary, in field order."""
-        return [(label(name), want, got) for name, want, got in zip(self._fields, self, actual) if want != got]
+        """(field, expected, actual) for every field where `actual` differs from this summary, in field order."""
+        return [(name, want, got) for name, want, got in zip(self._fields, self, actual) if want != got]
 
 
 def label(field: str) -> str:
