@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import Mark
 from .review_evidence import LedgerEvidence, collect_evidence
@@ -40,10 +41,22 @@ class Review:
     evidence: tuple[LedgerEvidence, ...]
     ledgers_explored: int
     depth: int
+    # (index of a change, its waiver) and the waivers that matched nothing: see review_waivers.py.
+    waived: tuple[tuple[int, Any], ...] = ()
+    stale_waivers: tuple[Any, ...] = ()
 
     @property
     def counts(self) -> dict[str, int]:
         return {name: sum(1 for change in self.changes if change.change_class == name) for name in CLASSES}
+
+    @property
+    def unwaived_counts(self) -> dict[str, int]:
+        """`counts` without the waived changes: what `--fail-on` goes by."""
+        waived = dict(self.waived)
+        return {name: sum(1 for i, c in enumerate(self.changes) if c.change_class == name and i not in waived) for name in CLASSES}
+
+    def waiver_of(self, index: int) -> Any:
+        return dict(self.waived).get(index)
 
     @property
     def verdict(self) -> str:

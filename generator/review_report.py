@@ -17,7 +17,12 @@ def _summary(review: Review) -> str:
     counts = review.counts
     total = len(review.changes)
     parts = ", ".join(f"{counts[name]} {name}" for name in CLASSES)
-    return f"{total} change{'s' if total != 1 else ''}: {parts}"
+    waived = f"; {len(review.waived)} waived" if review.waived else ""
+    return f"{total} change{'s' if total != 1 else ''}: {parts}{waived}"
+
+
+def _stale_lines(review: Review) -> list[str]:
+    return [f"stale waiver {waiver.mark}: {waiver.rule}{' at ' + waiver.location if waiver.location else ''} matches no finding; remove it" for waiver in review.stale_waivers]
 
 
 def _evidence_heading(review: Review) -> str:
@@ -30,17 +35,21 @@ def _evidence_heading(review: Review) -> str:
 
 def as_text(review: Review, base_label: str, head_label: str) -> str:
     lines = [f"resume-contract diff {base_label} -> {head_label}", _summary(review)]
-    for change in review.changes:
+    for index, change in enumerate(review.changes):
         lines.append(f"  {change.change_class:<15} {change.rule}: {change.message}")
         where = [f"base {change.base}" if change.base else "", f"head {change.head}" if change.head else ""]
         if any(where):
             lines.append(f"  {'':<15} {'  '.join(part for part in where if part)}")
+        waiver = review.waiver_of(index)
+        if waiver is not None:
+            lines.append(f"  {'':<15} waived ({waiver.mark}): {waiver.reason}")
     if review.evidence:
         lines.append(_evidence_heading(review) + ":")
         for item in review.evidence[:EXAMPLES_SHOWN]:
             lines.append(f"  {item.effect:<15} {item.label}: {describe(item.base)} -> {describe(item.head)}")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them all)")
+    lines += _stale_lines(review)
     return "\n".join(lines) + "\n"
 
 
@@ -54,9 +63,11 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
     ]
     if review.changes:
         lines += ["| Class | Rule | Change | Base | Head |", "|---|---|---|---|---|"]
-        for change in review.changes:
+        for index, change in enumerate(review.changes):
+            waiver = review.waiver_of(index)
+            waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
-                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)} | "
+                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | "
                 f"{md_cell(str(change.base or ''))} | {md_cell(str(change.head or ''))} |"
             )
         lines.append("")
@@ -66,6 +77,8 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
             lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(describe(item.base))} | {md_cell(describe(item.head))} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
+    if review.stale_waivers:
+        lines += ["", "#### Stale waivers", ""] + [f"- {md_cell(line)}" for line in _stale_lines(review)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -83,9 +96,11 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
                 "message": change.message,
                 "base": str(change.base) if change.base else None,
                 "head": str(change.head) if change.head else None,
+                "waived": None if review.waiver_of(index) is None else review.waiver_of(index).reason,
             }
-            for change in review.changes
+            for index, change in enumerate(review.changes)
         ],
+        "staleWaivers": [{"rule": w.rule, "location": w.location, "at": str(w.mark)} for w in review.stale_waivers],
         "evidence": {
             "ledgersExplored": review.ledgers_explored,
             "depth": review.depth,
@@ -113,18 +128,19 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
     from resume_contract.annotations import annotation
 
     lines = []
-    for change in review.changes:
+    for index, change in enumerate(review.changes):
         mark = change.head or change.base
+        waiver = review.waiver_of(index)
         lines.append(
             annotation(
-                _LEVELS.get(change.change_class, "notice"),
-                change.message,
+                "notice" if waiver is not None else _LEVELS.get(change.change_class, "notice"),
+                change.message if waiver is None else f"{change.message} (waived: {waiver.reason})",
                 file=mark.file if mark else None,
                 line=mark.line if mark else None,
                 col=mark.column if mark else None,
                 title=f"{change.change_class}: {change.rule}",
             )
         )
-    counts = ", ".join(f"{review.counts[name]} {name}" for name in CLASSES)
-    lines.append(f"resume-contract diff {base_label} -> {head_label}: {len(review.changes)} change{'s' if len(review.changes) != 1 else ''}: {counts}")
+    lines += [annotation("warning", line, file="spec/review-waivers.yaml", title="stale review waiver") for line in _stale_lines(review)]
+    lines.append(f"resume-contract diff {base_label} -> {head_label}: {_summary(review)}")
     return "\n".join(lines) + "\n"

@@ -192,6 +192,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.errors import SpecInvalid
     from resume_contract_generator.review import review
     from resume_contract_generator.review_report import as_github, as_json, as_markdown, as_text
+    from resume_contract_generator.review_waivers import apply_waivers, read_waivers
     from resume_contract_generator.spec_source import (
         WORKING_TREE,
         SpecSourceError,
@@ -217,15 +218,20 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise Reported(*lines, f"resume-contract diff: the {label} spec is invalid; nothing was compared") from None
     except SpecSourceError as error:
         raise UsageError(str(error)) from None
-    result = review(sides[0], sides[1], depth=args.depth)
+    try:
+        waivers = read_waivers(root, head_source, WORKING_TREE)
+    except SpecInvalid as invalid:
+        lines = [f"head ({head_source}): {error}" for error in invalid.errors]
+        raise Reported(*lines, "resume-contract diff: the head's review waivers are invalid; nothing was compared") from None
+    result = apply_waivers(review(sides[0], sides[1], depth=args.depth), waivers)
     base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
     head_label = "working tree" if head_source == WORKING_TREE else head_source
     render = {"text": as_text, "markdown": as_markdown, "json": as_json, "github": as_github}[args.format]
     out.write(render(result, base_label, head_label))
-    fail_on = args.fail_on
-    if fail_on == "any" and result.changes:
+    fail_on, counts = args.fail_on, result.unwaived_counts
+    if fail_on == "any" and sum(counts.values()):
         return EXIT_FAIL
-    if fail_on in ("weakens-safety", "tightens") and result.counts[fail_on]:
+    if fail_on in ("weakens-safety", "tightens") and counts[fail_on]:
         return EXIT_FAIL
     return EXIT_OK
 
