@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Mark
-from .review_evidence import LedgerEvidence, collect_evidence
+from .review_evidence import LedgerEvidence, collect_evidence, evidence_why
 from .review_rules import BY_EVIDENCE, CLASSES, NEUTRAL, RULES, TIGHTENS, WEAKENS
 from .review_wire import WireChanges
 from .spec_model import Decision, Spec, State
@@ -33,6 +33,8 @@ class Change:
     message: str
     base: Mark | None
     head: Mark | None
+    # One line on why it has its class: the rule's meaning, or what the ledgers showed.
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,12 +80,15 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     evidence, explored = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence}
     evidence_class = WEAKENS if WEAKENS in effects else TIGHTENS if TIGHTENS in effects else NEUTRAL
+    by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
     changes = [
-        Change(change.rule, evidence_class if change.change_class == BY_EVIDENCE else change.change_class, change.message, change.base, change.head)
+        Change(change.rule, change.change_class, change.message, change.base, change.head, f"rule: {RULES[change.rule][1]}")
+        if change.change_class != BY_EVIDENCE
+        else Change(change.rule, evidence_class, change.message, change.base, change.head, by_ledgers)
         for change in collector.changes
     ]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
-        changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None))
+        changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
     order = {name: index for index, name in enumerate(CLASSES)}
     changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
     return Review(tuple(changes), tuple(evidence), explored, depth)

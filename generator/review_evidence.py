@@ -112,13 +112,33 @@ def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], ex
 
 def _loosens(before: Decided, after: Decided) -> bool:
     """Whether `after` replays more readily or keeps less evidence than `before`."""
+    return loosening(before, after) is not None
+
+
+def loosening(before: Decided, after: Decided) -> str | None:
+    """What makes `after` looser than `before`, in a few words (the first that applies), or None."""
     if CORRUPT in (before.disposition, after.disposition):
         # A row one side refuses and the other reads: reading it is the looser side.
-        return before.disposition == CORRUPT and after.disposition != CORRUPT
-    return (
-        (before.disposition == "blocked" and after.disposition == "safe_replay")
-        or bool(set(before.rejection_reasons) - set(after.rejection_reasons))
-        or bool(set(before.diagnostics) - set(after.diagnostics))
-        or bool(set(after.replay_event_ids) - set(before.replay_event_ids))
-        or before.operation_statuses.count("indeterminate") > after.operation_statuses.count("indeterminate")
-    )
+        return "a row refused as corrupt is now read" if before.disposition == CORRUPT and after.disposition != CORRUPT else None
+    if before.disposition == "blocked" and after.disposition == "safe_replay":
+        return "blocked -> safe_replay"
+    lost = [*sorted(set(before.rejection_reasons) - set(after.rejection_reasons)), *sorted(set(before.diagnostics) - set(after.diagnostics))]
+    if lost:
+        return f"{', '.join(lost)} no longer given"
+    replayed = sorted(set(after.replay_event_ids) - set(before.replay_event_ids))
+    if replayed:
+        return f"replays {', '.join(replayed)} too"
+    if before.operation_statuses.count("indeterminate") > after.operation_statuses.count("indeterminate"):
+        return "fewer operations indeterminate"
+    return None
+
+
+def evidence_why(evidence: list[LedgerEvidence], evidence_class: str, explored: int, depth: int) -> str:
+    """Why a by-evidence change has its class: how many ledgers moved, and what moved on the smallest one."""
+    moved = [item for item in evidence if item.effect == evidence_class]
+    if evidence_class == NEUTRAL or not moved:
+        return f"by the ledgers: none of the {explored} up to {depth} events decides more or less safely"
+    first = moved[0]
+    what = loosening(first.base, first.head) if evidence_class == WEAKENS else loosening(first.head, first.base)
+    direction = "less" if evidence_class == WEAKENS else "more"
+    return f"by the ledgers: {len(moved)} of {explored} decide {direction} safely; {first.label}: {what}"

@@ -40,6 +40,8 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
         where = [f"base {change.base}" if change.base else "", f"head {change.head}" if change.head else ""]
         if any(where):
             lines.append(f"  {'':<15} {'  '.join(part for part in where if part)}")
+        if change.why:
+            lines.append(f"  {'':<15} why: {change.why}")
         waiver = review.waiver_of(index)
         if waiver is not None:
             lines.append(f"  {'':<15} waived ({waiver.mark}): {waiver.reason}")
@@ -62,12 +64,12 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
         "",
     ]
     if review.changes:
-        lines += ["| Class | Rule | Change | Base | Head |", "|---|---|---|---|---|"]
+        lines += ["| Class | Rule | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
         for index, change in enumerate(review.changes):
             waiver = review.waiver_of(index)
             waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
-                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | "
+                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
                 f"{md_cell(str(change.base or ''))} | {md_cell(str(change.head or ''))} |"
             )
         lines.append("")
@@ -94,6 +96,7 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
                 "class": change.change_class,
                 "about": RULES[change.rule][1],
                 "message": change.message,
+                "why": change.why,
                 "base": str(change.base) if change.base else None,
                 "head": str(change.head) if change.head else None,
                 "waived": None if review.waiver_of(index) is None else review.waiver_of(index).reason,

@@ -32,7 +32,10 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
     code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "markdown", "--fail-on", "weakens-safety")
     assert (code, err) == (1, "")
     assert out.startswith("### Contract review: **weakens-safety**\n")
-    assert "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |" in out
+    assert (
+        "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | "
+        "rule: a prefix's decision went from blocked to safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |"
+    ) in out
     first_ledger = next(line for line in out.splitlines() if line.startswith("| weakens-safety | canonical"))
     assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
 
