@@ -41,10 +41,17 @@ class _Parser(argparse.ArgumentParser):
             EscapingWriter(file or sys.stderr).write(message)
 
 
-def _version() -> str:
-    import resume_contract
+class _VersionAction(argparse.Action):
+    """--version, looked up only when asked: importlib.metadata costs every command a few percent of `check`."""
 
-    return str(resume_contract.__version__)
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
+        import resume_contract
+
+        parser._print_message(f"resume-contract {resume_contract.__version__}\n", sys.stdout)
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
-    parser.add_argument("--version", action="version", version=f"resume-contract {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="print resume-contract's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for group in (spec_commands, ledger_commands, proof_commands):
         group.register(commands)
