@@ -55,7 +55,10 @@ def load_side(root: Path, source: str) -> Spec:
         if not (project / SPEC_DIR).is_dir():
             raise SpecSourceError(f"{source}: neither a spec/ directory nor a directory that holds one")
         return load_spec(project)
-    revision = _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip()
+    try:
+        revision = _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip()
+    except SpecSourceError:
+        raise SpecSourceError(f"{source!r} is neither a spec directory nor a git revision in {root}") from None
     with tempfile.TemporaryDirectory(prefix="resume-contract-diff-") as scratch:
         project = Path(scratch)
         names = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]

@@ -148,3 +148,12 @@ def test_json_output_says_what_each_rule_means(tmp_path: Path, run_cli) -> None:
     changes = json.loads(out)["changes"]
     assert [(change["rule"], change["about"]) for change in changes] == [("DIAGNOSTIC_REWORDED", review_module.RULES["DIAGNOSTIC_REWORDED"][1])]
     assert changes[0]["about"] and changes[0]["about"] != changes[0]["message"]
+
+
+def test_an_unknown_revision_is_named_plainly(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FROZEN_SPEC, project / "spec")
+    _git(project, "init", "-q", "-b", "trunk")
+    code, out, err = run_cli("--root", str(project), "diff", "no-such-branch", str(FROZEN_SPEC))
+    assert (code, out) == (2, "")
+    assert err == f"resume-contract: 'no-such-branch' is neither a spec directory nor a git revision in {project}\n"
