@@ -22,6 +22,7 @@ from typing import Any
 from .errors import Mark
 from .review_evidence import LedgerEvidence, collect_evidence, evidence_why
 from .review_rules import BY_EVIDENCE, CLASSES, NEUTRAL, RULES, TIGHTENS, WEAKENS
+from .review_text import reworded, scope_changes
 from .review_wire import WireChanges
 from .spec_model import Decision, Spec, State
 
@@ -140,7 +141,7 @@ class _Collector(WireChanges):
         loc_h = lambda *path: self.head.location("ledger", *path)  # noqa: E731
         for key in self._keyed("OUTCOME_REMOVED", "OUTCOME_ADDED", "outcome", old_outcomes, new_outcomes, lambda k: loc_b("outcomes", k), lambda k: loc_h("outcomes", k)):
             if old_outcomes[key] != new_outcomes[key]:
-                self.add("OUTCOME_REWORDED", f"outcome '{key}': description changed", loc_b("outcomes", key), loc_h("outcomes", key))
+                self.add("OUTCOME_REWORDED", f"outcome '{key}': {reworded(old_outcomes[key], new_outcomes[key])}", loc_b("outcomes", key), loc_h("outcomes", key))
         shared = [outcome for outcome in old_outcomes if outcome in new_outcomes]
         old_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in base.events]
         new_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in head.events]
@@ -172,7 +173,8 @@ class _Collector(WireChanges):
             rule = "DECISION_TERMINAL_FACT_DROPPED" if old.terminal_fact else "DECISION_TERMINAL_FACT_ADDED"
             self.add(rule, f"prefix '{key}': terminal fact {'no longer' if old.terminal_fact else 'now'} required", self._loc_b(key, "terminal_fact"), self._loc_h(key, "terminal_fact"))
         if (old.summary, old.same_tool_decision_as) != (new.summary, new.same_tool_decision_as):
-            self.add("DECISION_REWORDED", f"prefix '{key}': summary changed", self._loc_b(key, "summary"), self._loc_h(key, "summary"))
+            change = reworded(old.summary, new.summary) if old.summary != new.summary else f"same decision as {old.same_tool_decision_as} -> {new.same_tool_decision_as}"
+            self.add("DECISION_REWORDED", f"prefix '{key}': {change}", self._loc_b(key, "summary"), self._loc_h(key, "summary"))
 
     def _statuses(self, key: str, old: Decision, new: Decision) -> None:
         # Only outcomes both sides exercise compare; a removed or added outcome is its own change.
@@ -199,13 +201,14 @@ class _Collector(WireChanges):
         if old_rules.high_water_diagnostic != new_rules.high_water_diagnostic:
             self.add("HIGH_WATER_DIAGNOSTIC_CHANGED", f"high-water mismatch: {old_rules.high_water_diagnostic} -> {new_rules.high_water_diagnostic}", *hw)
         if (old_rules.high_water_rule, old_rules.corruption_rule) != (new_rules.high_water_rule, new_rules.corruption_rule):
-            self.add("LEDGER_RULE_REWORDED", "a ledger rule's text changed", *hw)
+            pairs = [(old_rules.high_water_rule, new_rules.high_water_rule), (old_rules.corruption_rule, new_rules.corruption_rule)]
+            self.add("LEDGER_RULE_REWORDED", "a ledger rule's text: " + "; ".join(reworded(a, b) for a, b in pairs if a != b), *hw)
         old_kinds, new_kinds = dict(old_rules.corruption_kinds), dict(new_rules.corruption_kinds)
         kind_b = lambda k: self.base.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
         kind_h = lambda k: self.head.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
         for key in self._keyed("CORRUPTION_KIND_REMOVED", "CORRUPTION_KIND_ADDED", "corruption kind", old_kinds, new_kinds, kind_b, kind_h):
             if old_kinds[key] != new_kinds[key]:
-                self.add("CORRUPTION_KIND_REWORDED", f"corruption kind '{key}': description changed", kind_b(key), kind_h(key))
+                self.add("CORRUPTION_KIND_REWORDED", f"corruption kind '{key}': {reworded(old_kinds[key], new_kinds[key])}", kind_b(key), kind_h(key))
 
     def _loc_b(self, prefix: str, field: str) -> Mark:
         return self.base.location("decisions", "prefixes", prefix, field)
@@ -257,7 +260,7 @@ class _Collector(WireChanges):
         if old.final != new.final:
             self.add("STATE_MADE_FINAL" if new.final else "STATE_MADE_NOT_FINAL", f"state '{key}': final {str(old.final).lower()} -> {str(new.final).lower()}", *where)
         if old.description != new.description:
-            self.add("STATE_REWORDED", f"state '{key}': description changed", *where)
+            self.add("STATE_REWORDED", f"state '{key}': {reworded(old.description, new.description)}", *where)
 
     def _event_kinds(self) -> None:
         old_events = {event.name: event for event in self.base.projector.events}
@@ -267,7 +270,7 @@ class _Collector(WireChanges):
             if old_event is None or new_event is None or (old_event.content_kind, old_event.is_error) != (new_event.content_kind, new_event.is_error):
                 self.add("EVENT_KIND_CHANGED", f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None)
             elif old_event.description != new_event.description:
-                self.add("EVENT_KIND_REWORDED", f"event kind '{key}': description changed", old_event.mark, new_event.mark)
+                self.add("EVENT_KIND_REWORDED", f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark)
 
     def _diagnostics(self) -> None:
         old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}
@@ -283,7 +286,7 @@ class _Collector(WireChanges):
         old_reasons, new_reasons = dict(self.base.projector.reasons), dict(self.head.projector.reasons)
         for key in self._keyed("REASON_REMOVED", "REASON_ADDED", "reason", old_reasons, new_reasons, lambda k: self.base.location("projector", "reasons", k), lambda k: self.head.location("projector", "reasons", k)):
             if old_reasons[key] != new_reasons[key]:
-                self.add("REASON_REWORDED", f"reason '{key}': description changed", *self._in_projector("reasons", key))
+                self.add("REASON_REWORDED", f"reason '{key}': {reworded(old_reasons[key], new_reasons[key])}", *self._in_projector("reasons", key))
         if [k for k in old_reasons if k in new_reasons] != [k for k in new_reasons if k in old_reasons]:
             self.add("REASONS_REORDERED", "rejection reasons are listed in another order", *self._in_projector("reasons"))
 
@@ -293,10 +296,10 @@ class _Collector(WireChanges):
             return
         where = self._in_projector("directive")
         if base in head:
-            self.add("DIRECTIVE_EXTENDED", f"the directive only adds text: '{base}' -> '{head}'", *where)
+            self.add("DIRECTIVE_EXTENDED", f"the directive only adds text: {reworded(base, head)}", *where)
         else:
             # It is what the operator is told to do: any other change could tell them to do less.
-            self.add("DIRECTIVE_CHANGED", f"the operator is told something else: '{base}' -> '{head}'", *where)
+            self.add("DIRECTIVE_CHANGED", f"the operator is told something else: {reworded(base, head)}", *where)
 
     def rules(self) -> None:
         def named(rules):
@@ -328,7 +331,7 @@ class _Collector(WireChanges):
                 if code not in new.exempt_diagnostics:
                     self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
-                self.add("INVARIANT_REWORDED", f"invariant '{key}': description changed", old.mark, new.mark)
+                self.add("INVARIANT_REWORDED", f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)
 
     def schemas(self) -> None:
         base, head = dict(self.base.schemas), dict(self.head.schemas)
@@ -340,7 +343,7 @@ class _Collector(WireChanges):
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:
-            self.add("SCOPE_REWORDED", "the phase boundary changed", self.base.location("scope", "summary"), self.head.location("scope", "summary"))
+            self.add("SCOPE_REWORDED", f"the phase boundary: {scope_changes(self.base.scope, self.head.scope)}", self.base.location("scope", "summary"), self.head.location("scope", "summary"))
 
 
 def _canonical(item: tuple[str, tuple[str, ...]]) -> tuple[str, tuple[object, ...]]:

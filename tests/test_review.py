@@ -157,3 +157,13 @@ def test_an_unknown_revision_is_named_plainly(tmp_path: Path, run_cli) -> None:
     code, out, err = run_cli("--root", str(project), "diff", "no-such-branch", str(FROZEN_SPEC))
     assert (code, out) == (2, "")
     assert err == f"resume-contract: 'no-such-branch' is neither a spec directory nor a git revision in {project}\n"
+
+
+def test_a_rewording_shows_only_the_words_that_changed() -> None:
+    from resume_contract_generator.review_text import reworded
+
+    old = "The side effects may or may not have occurred. Do not retry the tool call immediately. Use read-only tools."
+    new = "The side effects may or may not have occurred. Never retry the tool call immediately. Use read-only tools."
+    assert reworded(old, new) == "'…not have occurred. Do not retry the tool…' -> '…not have occurred. Never retry the tool…'"
+    assert reworded("The tool succeeds.", "The tool succeeds and writes the file.") == "'The tool succeeds.' -> 'The tool succeeds and writes the file.'"
+    assert reworded("a", "b") == "'a' -> 'b'"
