@@ -74,11 +74,14 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
             )
         lines.append("")
     if review.evidence:
-        lines += [f"#### {_evidence_heading(review)}", "", "| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
+        # Folded: the findings above are what a reviewer reads first; the ledgers are the proof, one click away.
+        lines += ["<details>", f"<summary>{md_cell(_evidence_heading(review))}</summary>", ""]
+        lines += ["| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
             lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(describe(item.base))} | {md_cell(describe(item.head))} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
+        lines += ["", "</details>"]
     if review.stale_waivers:
         lines += ["", "#### Stale waivers", ""] + [f"- {md_cell(line)}" for line in _stale_lines(review)]
     return "\n".join(lines).rstrip() + "\n"

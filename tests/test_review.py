@@ -167,3 +167,13 @@ def test_a_rewording_shows_only_the_words_that_changed() -> None:
     assert reworded(old, new) == "'…not have occurred. Do not retry the tool…' -> '…not have occurred. Never retry the tool…'"
     assert reworded("The tool succeeds.", "The tool succeeds and writes the file.") == "'The tool succeeds.' -> 'The tool succeeds and writes the file.'"
     assert reworded("a", "b") == "'a' -> 'b'"
+
+
+def test_the_markdown_review_folds_the_ledger_evidence(tmp_path: Path, run_cli) -> None:
+    head = _overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current")
+    _, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "markdown", "--depth", "1")
+    lines = out.splitlines()
+    opened, closed = lines.index("<details>"), lines.index("</details>")
+    assert lines[opened + 1].startswith("<summary>") and "ledgers decide differently" in lines[opened + 1]
+    assert any(line.startswith("| weakens-safety | call(a) |") for line in lines[opened:closed])
+    assert not any(line.startswith("| weakens-safety | `") for line in lines[opened:closed]), "findings stay unfolded"
