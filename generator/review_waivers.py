@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import subprocess
+import tempfile
 from pathlib import Path
 
 from .errors import Mark, SpecError, SpecInvalid
 from .loader import load_spec_file
 from .review import Change, Review
 from .review_rules import RULES
+from .spec_source import side_file
 
 WAIVERS_FILE = "spec/review-waivers.yaml"
 _KEYS = ("rule", "location", "reason")
@@ -46,21 +47,14 @@ def _at(mark: Mark, location: str) -> bool:
     return mark.file == file and (not line or str(mark.line) == line)
 
 
-def read_waivers(root: Path, head_source: str, working_tree: str) -> tuple[Waiver, ...]:
+def read_waivers(root: Path, head_source: str) -> tuple[Waiver, ...]:
     """The head side's waivers (none when it has no waivers file); raises SpecInvalid for a malformed one."""
-    if head_source == working_tree or Path(head_source).is_dir():
-        base = root if head_source == working_tree else Path(head_source)
-        project = base.parent if (base / "projector.yaml").is_file() else base
-        path = project / WAIVERS_FILE
-        return parse_waivers(path) if path.is_file() else ()
-    shown = subprocess.run(["git", "-C", str(root), "show", f"{head_source}:{WAIVERS_FILE}"], capture_output=True)
-    if shown.returncode != 0:
+    data = side_file(root, head_source, WAIVERS_FILE)
+    if data is None:
         return ()
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="resume-contract-waivers-") as scratch:
         path = Path(scratch) / "review-waivers.yaml"
-        path.write_bytes(shown.stdout)
+        path.write_bytes(data)
         return parse_waivers(path)
 
 

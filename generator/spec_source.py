@@ -45,15 +45,34 @@ def default_base(root: Path) -> str:
     raise SpecSourceError("cannot find the default branch (origin/HEAD, main or master) to diff against; name BASE")
 
 
+def _project_dir(root: Path, source: str) -> Path | None:
+    """The project directory `source` names (WORKTREE or a directory: a project root or its spec/), or None
+    for a git revision."""
+    if source == WORKING_TREE:
+        return root
+    path = Path(source)
+    if not path.is_dir():
+        return None
+    project = path.parent if (path / "projector.yaml").is_file() else path
+    if not (project / SPEC_DIR).is_dir():
+        raise SpecSourceError(f"{source}: neither a spec/ directory nor a directory that holds one")
+    return project
+
+
+def side_file(root: Path, source: str, name: str) -> bytes | None:
+    """The bytes of `name` (relative to the project root) on one side of a diff, or None when it has none."""
+    project = _project_dir(root, source)
+    if project is not None:
+        path = project / name
+        return path.read_bytes() if path.is_file() else None
+    shown = subprocess.run(["git", "-C", str(root), "show", f"{source}:{name}"], capture_output=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
 def load_side(root: Path, source: str) -> Spec:
     """A spec from `source`: WORKTREE, a directory (a project root or its spec/), or a git revision."""
-    if source == WORKING_TREE:
-        return load_spec(root)
-    path = Path(source)
-    if path.is_dir():
-        project = path.parent if (path / "projector.yaml").is_file() else path
-        if not (project / SPEC_DIR).is_dir():
-            raise SpecSourceError(f"{source}: neither a spec/ directory nor a directory that holds one")
+    project = _project_dir(root, source)
+    if project is not None:
         return load_spec(project)
     try:
         revision = _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip()

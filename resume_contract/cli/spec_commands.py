@@ -219,7 +219,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SpecSourceError as error:
         raise UsageError(str(error)) from None
     try:
-        waivers = read_waivers(root, head_source, WORKING_TREE)
+        waivers = read_waivers(root, head_source)
     except SpecInvalid as invalid:
         lines = [f"head ({head_source}): {error}" for error in invalid.errors]
         raise Reported(*lines, "resume-contract diff: the head's review waivers are invalid; nothing was compared") from None
