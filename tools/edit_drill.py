@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import spec_mutants  # noqa: E402 - the one copy of the working tree, shared with spec mutation testing
+
 # Set in the suite the drill runs, so tests/test_edit_drill.py does not run the drill again inside it.
 NESTED = "RESUME_CONTRACT_EDIT_DRILL"
 
@@ -108,18 +110,7 @@ EDITS = [
 
 
 def copy_repository(target: Path) -> None:
-    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if not (REPO / name).exists():
-            continue  # deleted in the working tree, not yet committed
-        destination = target / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, destination)
-    shim = target / "_import_shim"
-    shim.mkdir()
-    (shim / "resume_contract").symlink_to(target / "resume_contract")
-    (shim / "resume_contract_generator").symlink_to(target / "generator")
-    (shim / "resume_contract_generated").symlink_to(target / "generated" / "resume_contract_generated")
+    spec_mutants.copy_repository(target)
     # The conformance set lives beside the repository (../shared), where the tests look for it.
     shared = REPO.parent / "shared"
     if shared.is_dir() and not (target.parent / "shared").exists():

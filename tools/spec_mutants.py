@@ -165,9 +165,13 @@ def _shift(data: SpecData, prefix: str) -> None:
     data["prefixes"][prefix]["through"] = names[index - 1] if index > 0 else None
 
 
-def _copy_repository(target: Path) -> None:
+def copy_repository(target: Path) -> None:
+    """The working tree's files (tracked or not ignored) into `target`, with `_import_shim/` linking the packages
+    under their import names (tools/edit_drill.py uses it too)."""
     files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=True).stdout.split(b"\0")
     for name in filter(None, (f.decode() for f in files)):
+        if not (REPO / name).exists():
+            continue  # deleted in the working tree, not yet committed
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, destination)
@@ -182,7 +186,7 @@ def run_mutant(mutant: Mutant, spec: dict[str, SpecData]) -> tuple[str, str]:
     """('generator' | 'tests' | 'survived', detail)."""
     with tempfile.TemporaryDirectory(prefix="spec-mutant-") as scratch:
         root = Path(scratch)
-        _copy_repository(root)
+        copy_repository(root)
         data = copy.deepcopy(spec[mutant.file])
         mutant.mutate(data)
         (root / "spec" / f"{mutant.file}.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
