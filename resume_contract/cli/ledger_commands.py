@@ -153,7 +153,6 @@ def register(commands: Any) -> None:
     plan.add_argument("--jobs", type=int, metavar="N", help="worker processes for an audit (default: all cores)")
     plan.set_defaults(handler=cmd_plan)
 
-
     repair = commands.add_parser(
         "repair",
         help="quarantine a ledger's torn tail so it can be read and appended again",

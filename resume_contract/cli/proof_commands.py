@@ -254,7 +254,6 @@ def register(commands: Any) -> None:
     verify.add_argument("--counterexample", default="verify-counterexample.jsonl", metavar="PATH", help="where a counterexample is written (only on a violation)")
     verify.set_defaults(handler=cmd_verify)
 
-
     crash = commands.add_parser(
         "crash",
         help="run the SIGKILL crash harness over the failpoints and print what held",
@@ -273,7 +272,6 @@ def register(commands: Any) -> None:
     crash.add_argument("--jobs", type=int, metavar="N", help="cases run at once (default: twice the cores)")
     crash.set_defaults(handler=cmd_crash)
 
-
     vectors = commands.add_parser(
         "vectors",
         help="write language-neutral conformance vectors generated from the spec",
@@ -290,7 +288,6 @@ def register(commands: Any) -> None:
     vectors.add_argument("--out", required=True, metavar="DIR", help="a new directory, or one holding earlier vectors (replaced whole)")
     vectors.add_argument("--depth", type=int, default=3, metavar="N", help="explore every ledger up to N events (default 3)")
     vectors.set_defaults(handler=cmd_vectors)
-
 
     conform = commands.add_parser(
         "conform",

@@ -251,7 +251,6 @@ def register(commands: Any) -> None:
     generate.add_argument("--format", choices=("text", "github"), default="text", help="github: also print spec errors and warnings as GitHub Actions annotations")
     generate.set_defaults(handler=cmd_generate)
 
-
     check = commands.add_parser(
         "check",
         help="fail when generated/ differs from what spec/ produces (changes nothing)",
@@ -266,7 +265,6 @@ def register(commands: Any) -> None:
     check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file (text format)")
     check.add_argument("--format", choices=("text", "github", "json"), default="text", help="github: GitHub Actions annotations at each file:line; json: one document for scripts")
     check.set_defaults(handler=cmd_check)
-
 
     diff = commands.add_parser(
         "diff",
