@@ -14,6 +14,7 @@ class of what actually moved. If the ledgers show a weakening that no rule expla
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,10 +22,12 @@ from typing import Any
 
 from .errors import Mark
 from .review_evidence import LedgerEvidence, collect_evidence, evidence_why
-from .review_rules import BY_EVIDENCE, CLASSES, NEUTRAL, RULES, TIGHTENS, WEAKENS
+from .review_projector import ProjectorChanges
+from .review_renames import find_renames
+from .review_rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
 from .review_text import reworded, scope_changes
 from .review_wire import WireChanges
-from .spec_model import Decision, Spec, State
+from .spec_model import Decision, Spec
 
 
 @dataclass(frozen=True)
@@ -80,14 +83,9 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.schemas()
     evidence, explored = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence}
-    evidence_class = WEAKENS if WEAKENS in effects else TIGHTENS if TIGHTENS in effects else NEUTRAL
+    evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
     by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
-    changes = [
-        Change(change.rule, change.change_class, change.message, change.base, change.head, f"rule: {RULES[change.rule][1]}")
-        if change.change_class != BY_EVIDENCE
-        else Change(change.rule, evidence_class, change.message, change.base, change.head, by_ledgers)
-        for change in collector.changes
-    ]
+    changes = [_classed(change, evidence_class, by_ledgers) for change in collector.changes]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
         changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
     order = {name: index for index, name in enumerate(CLASSES)}
@@ -95,26 +93,40 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     return Review(tuple(changes), tuple(evidence), explored, depth)
 
 
+def _classed(change: Change, evidence_class: str, by_ledgers: str) -> Change:
+    """The change with its final class and why: its rule's class, or the ledgers' (floored for names)."""
+    if change.change_class == BY_EVIDENCE:
+        return dataclasses.replace(change, change_class=evidence_class, why=by_ledgers)
+    if change.change_class == BREAKING_AT_LEAST and evidence_class == WEAKENS:
+        return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
+    if change.change_class == BREAKING_AT_LEAST:
+        return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule][1]}, so consumers matching the old name break; {by_ledgers}")
+    return dataclasses.replace(change, why=f"rule: {RULES[change.rule][1]}")
+
+
 def _place(change: Change) -> tuple[int, Mark | None]:
     mark = change.head or change.base
     return (0, mark) if mark is not None else (1, None)
 
 
-class _Collector(WireChanges):
+class _Collector(ProjectorChanges, WireChanges):
     def __init__(self, base: Spec, head: Spec) -> None:
         self.base = base
         self.head = head
+        self.renames = find_renames(base, head)
         self.changes: list[Change] = []
 
     def add(self, rule: str, message: str, base: Mark | None, head: Mark | None) -> None:
         self.changes.append(Change(rule, RULES[rule][0], message, base, head))
 
-    def _keyed(self, rule_removed: str, rule_added: str, what: str, base: dict, head: dict, base_mark, head_mark) -> list[str]:
+    def _keyed(self, rule_removed: str, rule_added: str, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
+        """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys."""
+        renamed = renamed or {}
         for key in base:
-            if key not in head:
+            if key not in head and key not in renamed:
                 self.add(rule_removed, f"{what} '{key}' removed", base_mark(key), None)
         for key in head:
-            if key not in base:
+            if key not in base and key not in renamed.values():
                 self.add(rule_added, f"{what} '{key}' added", None, head_mark(key))
         return [key for key in base if key in head]
 
@@ -164,8 +176,8 @@ class _Collector(WireChanges):
         if old.disposition != new.disposition:
             rule = "DECISION_DISPOSITION_RELAXED" if new.disposition == "safe_replay" else "DECISION_DISPOSITION_TIGHTENED"
             self.add(rule, f"prefix '{key}': {old.disposition} -> {new.disposition}", self._loc_b(key, "disposition"), self._loc_h(key, "disposition"))
-        self._set_change(key, "rejection_reasons", "reason", old.rejection_reasons, new.rejection_reasons, "DECISION_REASON_DROPPED", "DECISION_REASON_ADDED")
-        self._set_change(key, "diagnostics", "diagnostic", old.diagnostics, new.diagnostics, "DECISION_DIAGNOSTIC_DROPPED", "DECISION_DIAGNOSTIC_ADDED")
+        self._set_change(key, "rejection_reasons", "reason", old.rejection_reasons, new.rejection_reasons, "DECISION_REASON")
+        self._set_change(key, "diagnostics", "diagnostic", old.diagnostics, new.diagnostics, "DECISION_DIAGNOSTIC")
         self._statuses(key, old, new)
         if old.replay != new.replay:
             self._replay(key, old.replay, new.replay)
@@ -198,7 +210,7 @@ class _Collector(WireChanges):
     def _ledger_rules(self) -> None:
         old_rules, new_rules = self.base.ledger_rules, self.head.ledger_rules
         hw = (self.base.location("decisions", "ledger_rules", "high_water_mismatch"), self.head.location("decisions", "ledger_rules", "high_water_mismatch"))
-        if old_rules.high_water_diagnostic != new_rules.high_water_diagnostic:
+        if old_rules.high_water_diagnostic != new_rules.high_water_diagnostic and not self.renames.diagnostic_follows(old_rules.high_water_diagnostic, new_rules.high_water_diagnostic):
             self.add("HIGH_WATER_DIAGNOSTIC_CHANGED", f"high-water mismatch: {old_rules.high_water_diagnostic} -> {new_rules.high_water_diagnostic}", *hw)
         if (old_rules.high_water_rule, old_rules.corruption_rule) != (new_rules.high_water_rule, new_rules.corruption_rule):
             pairs = [(old_rules.high_water_rule, new_rules.high_water_rule), (old_rules.corruption_rule, new_rules.corruption_rule)]
@@ -216,108 +228,21 @@ class _Collector(WireChanges):
     def _loc_h(self, prefix: str, field: str) -> Mark:
         return self.head.location("decisions", "prefixes", prefix, field)
 
-    def _set_change(self, prefix: str, field: str, what: str, old: Iterable[str], new: Iterable[str], dropped: str, added: str) -> None:
+    def _set_change(self, prefix: str, field: str, what: str, old: Iterable[str], new: Iterable[str], rule: str) -> None:
+        """Names a decision no longer / now requires; one that only follows a rename is the rename's finding,
+        and one dropped while another is added in its place is a replacement (consumers break, nothing is lost)."""
         old, new = list(old), list(new)
-        for item in old:
-            if item not in new:
-                self.add(dropped, f"prefix '{prefix}': {what} {item} no longer required", self._loc_b(prefix, field), self._loc_h(prefix, field))
-        for item in new:
-            if item not in old:
-                self.add(added, f"prefix '{prefix}': {what} {item} now required", self._loc_b(prefix, field), self._loc_h(prefix, field))
-
-    def projector(self) -> None:
-        base, head = self.base.projector, self.head.projector
-        if base.initial != head.initial:
-            self.add("INITIAL_STATE_CHANGED", f"initial state {base.initial} -> {head.initial}", *self._in_projector("initial"))
-        self._states()
-        self._event_kinds()
-        self.rules()
-        self._diagnostics()
-        if base.after_terminal_anomaly != head.after_terminal_anomaly:
-            self.add("AFTER_TERMINAL_DIAGNOSTIC_CHANGED", f"after the terminal event: {base.after_terminal_anomaly} -> {head.after_terminal_anomaly}", *self._in_projector("ledger_anomalies"))
-        self._reasons()
-        self._directive()
-
-    def _in_projector(self, *path: str) -> tuple[Mark, Mark]:
-        """Where `path` is written in each side's spec/projector.yaml."""
-        return self.base.location("projector", *path), self.head.location("projector", *path)
-
-    def _states(self) -> None:
-        old_states = {state.name: state for state in self.base.projector.states}
-        new_states = {state.name: state for state in self.head.projector.states}
-        for key in self._keyed("STATE_REMOVED", "STATE_ADDED", "state", old_states, new_states, lambda k: old_states[k].mark, lambda k: new_states[k].mark):
-            self._state(key, old_states[key], new_states[key])
-
-    def _state(self, key: str, old: State, new: State) -> None:
-        where = (old.mark, new.mark)
-        if old.status != new.status:
-            self.add("STATE_STATUS_CHANGED", f"state '{key}': status {old.status} -> {new.status}", *where)
-        if old.requires_verification != new.requires_verification:
-            self.add("STATE_VERIFICATION_DROPPED" if old.requires_verification else "STATE_VERIFICATION_ADDED", f"state '{key}': requires_verification {str(old.requires_verification).lower()} -> {str(new.requires_verification).lower()}", *where)
-        if old.at_end != new.at_end:
-            rule = "STATE_AT_END_DROPPED" if new.at_end is None else "STATE_AT_END_ADDED" if old.at_end is None else "STATE_AT_END_CHANGED"
-            self.add(rule, f"state '{key}': at_end {old.at_end or 'none'} -> {new.at_end or 'none'}", *where)
-        if old.final != new.final:
-            self.add("STATE_MADE_FINAL" if new.final else "STATE_MADE_NOT_FINAL", f"state '{key}': final {str(old.final).lower()} -> {str(new.final).lower()}", *where)
-        if old.description != new.description:
-            self.add("STATE_REWORDED", f"state '{key}': {reworded(old.description, new.description)}", *where)
-
-    def _event_kinds(self) -> None:
-        old_events = {event.name: event for event in self.base.projector.events}
-        new_events = {event.name: event for event in self.head.projector.events}
-        for key in old_events.keys() | new_events.keys():
-            old_event, new_event = old_events.get(key), new_events.get(key)
-            if old_event is None or new_event is None or (old_event.content_kind, old_event.is_error) != (new_event.content_kind, new_event.is_error):
-                self.add("EVENT_KIND_CHANGED", f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None)
-            elif old_event.description != new_event.description:
-                self.add("EVENT_KIND_REWORDED", f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark)
-
-    def _diagnostics(self) -> None:
-        old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}
-        new_diagnostics = {d.code: d for d in self.head.projector.diagnostics}
-        for key in self._keyed("DIAGNOSTIC_REMOVED", "DIAGNOSTIC_ADDED", "diagnostic", old_diagnostics, new_diagnostics, lambda k: old_diagnostics[k].mark, lambda k: new_diagnostics[k].mark):
-            old, new = old_diagnostics[key], new_diagnostics[key]
-            if old.reason != new.reason:
-                self.add("DIAGNOSTIC_REASON_CHANGED", f"diagnostic '{key}': reason {old.reason} -> {new.reason}", old.mark, new.mark)
-            if old.message != new.message:
-                self.add("DIAGNOSTIC_REWORDED", f"diagnostic '{key}': message '{old.message}' -> '{new.message}'", old.mark, new.mark)
-
-    def _reasons(self) -> None:
-        old_reasons, new_reasons = dict(self.base.projector.reasons), dict(self.head.projector.reasons)
-        for key in self._keyed("REASON_REMOVED", "REASON_ADDED", "reason", old_reasons, new_reasons, lambda k: self.base.location("projector", "reasons", k), lambda k: self.head.location("projector", "reasons", k)):
-            if old_reasons[key] != new_reasons[key]:
-                self.add("REASON_REWORDED", f"reason '{key}': {reworded(old_reasons[key], new_reasons[key])}", *self._in_projector("reasons", key))
-        if [k for k in old_reasons if k in new_reasons] != [k for k in new_reasons if k in old_reasons]:
-            self.add("REASONS_REORDERED", "rejection reasons are listed in another order", *self._in_projector("reasons"))
-
-    def _directive(self) -> None:
-        base, head = self.base.projector.directive, self.head.projector.directive
-        if base == head:
-            return
-        where = self._in_projector("directive")
-        if base in head:
-            self.add("DIRECTIVE_EXTENDED", f"the directive only adds text: {reworded(base, head)}", *where)
-        else:
-            # It is what the operator is told to do: any other change could tell them to do less.
-            self.add("DIRECTIVE_CHANGED", f"the operator is told something else: {reworded(base, head)}", *where)
-
-    def rules(self) -> None:
-        def named(rules):
-            return {f"{r.source} on {r.event}" + (f" when {r.when}" if r.when else ""): r for r in rules}
-
-        base, head = named(self.base.projector.rules), named(self.head.projector.rules)
-        for key in self._keyed("RULE_REMOVED", "RULE_ADDED", "rule", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
-            old, new = base[key], head[key]
-            if old.anomaly is not None and new.target is not None:
-                self.add("RULE_ANOMALY_BECAME_TRANSITION", f"{key}: anomaly {old.anomaly} -> transition to {new.target}", old.mark, new.mark)
-            elif old.target is not None and new.anomaly is not None:
-                self.add("RULE_TRANSITION_BECAME_ANOMALY", f"{key}: transition to {old.target} -> anomaly {new.anomaly}", old.mark, new.mark)
-            elif old.target != new.target:
-                self.add("RULE_RETARGETED", f"{key}: transition to {old.target} -> {new.target}", old.mark, new.mark)
-            elif old.anomaly != new.anomaly:
-                self.add("RULE_ANOMALY_CHANGED", f"{key}: anomaly {old.anomaly} -> {new.anomaly}", old.mark, new.mark)
-        if [k for k in base if k in head] != [k for k in head if k in base]:
-            self.add("RULES_REORDERED", "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
+        renamed = self.renames.reasons if field == "rejection_reasons" else self.renames.diagnostics
+        follows = {item: renamed[item] for item in old if item in renamed and item not in new and renamed[item] in new}
+        dropped = [item for item in old if item not in new and item not in follows]
+        added = [item for item in new if item not in old and item not in follows.values()]
+        where = (self._loc_b(prefix, field), self._loc_h(prefix, field))
+        for before, after in zip(dropped, added):
+            self.add(f"{rule}_REPLACED", f"prefix '{prefix}': {what} {before} -> {after}", *where)
+        for item in dropped[len(added):]:
+            self.add(f"{rule}_DROPPED", f"prefix '{prefix}': {what} {item} no longer required", *where)
+        for item in added[len(dropped):]:
+            self.add(f"{rule}_ADDED", f"prefix '{prefix}': {what} {item} now required", *where)
 
     def invariants(self) -> None:
         base = {i.name: i for i in self.base.invariants}
@@ -325,10 +250,10 @@ class _Collector(WireChanges):
         for key in self._keyed("INVARIANT_REMOVED", "INVARIANT_ADDED", "invariant", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
             for code in new.exempt_diagnostics:
-                if code not in old.exempt_diagnostics:
+                if code not in old.exempt_diagnostics and not any(self.renames.diagnostic_follows(before, code) for before in old.exempt_diagnostics):
                     self.add("INVARIANT_EXEMPTION_ADDED", f"invariant '{key}' now exempts {code}", old.mark, new.mark)
             for code in old.exempt_diagnostics:
-                if code not in new.exempt_diagnostics:
+                if code not in new.exempt_diagnostics and self.renames.diagnostics.get(code) not in new.exempt_diagnostics:
                     self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
                 self.add("INVARIANT_REWORDED", f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)

@@ -7,6 +7,7 @@ the rows with its own decoding model, so a wire change shows as rows one side re
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import msgspec
@@ -16,7 +17,7 @@ from resume_contract.plan_summary import PlanSummary
 from resume_contract.projection import ProjectorTable, project
 from resume_contract.wire import RowRefused, WireModel, encode_json
 
-from .review_rules import NEUTRAL, TIGHTENS, WEAKENS
+from .review_rules import BREAKING, NEUTRAL, TIGHTENS, WEAKENS
 from .spec_model import Spec
 from .tables import projector_table, wire_model
 
@@ -93,10 +94,24 @@ def _canonical_ledgers(base: Spec, head: Spec) -> list[_Ledger]:
 
 
 def effect(base: Decided, head: Decided) -> str:
-    """How one ledger's decision moved; a mixed move counts as weakening (fail closed)."""
+    """How one ledger's decision moved; a mixed move counts as its most severe part (fail closed)."""
     if _loosens(base, head):
         return WEAKENS
+    if renaming(base, head) is not None:
+        return BREAKING
     return TIGHTENS if _loosens(head, base) else NEUTRAL
+
+
+def renaming(before: Decided, after: Decided) -> str | None:
+    """The reasons and diagnostics `after` names in place of some of `before`'s (as many or more), or None."""
+    lost, gained = _names(before, after), _names(after, before)
+    return f"{', '.join(lost)} now named {', '.join(gained)}" if lost else None
+
+
+def _names(before: Decided, after: Decided) -> list[str]:
+    """The reasons, then the diagnostics (each as often as it was raised), `before` gives and `after` does not."""
+    diagnostics = Counter(before.diagnostics) - Counter(after.diagnostics)
+    return [*sorted(set(before.rejection_reasons) - set(after.rejection_reasons)), *sorted(diagnostics.elements())]
 
 
 def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], expected_high_water: int | None) -> Decided:
@@ -122,9 +137,10 @@ def loosening(before: Decided, after: Decided) -> str | None:
         return "a row refused as corrupt is now read" if before.disposition == CORRUPT and after.disposition != CORRUPT else None
     if before.disposition == "blocked" and after.disposition == "safe_replay":
         return "blocked -> safe_replay"
-    lost = [*sorted(set(before.rejection_reasons) - set(after.rejection_reasons)), *sorted(set(before.diagnostics) - set(after.diagnostics))]
-    if lost:
-        return f"{', '.join(lost)} no longer given"
+    # A name given in place of another keeps the evidence (that is `breaking`); fewer reasons or fewer
+    # diagnostics raised lose some.
+    if len(set(after.rejection_reasons)) < len(set(before.rejection_reasons)) or len(after.diagnostics) < len(before.diagnostics):
+        return f"{', '.join(_names(before, after))} no longer given"
     replayed = sorted(set(after.replay_event_ids) - set(before.replay_event_ids))
     if replayed:
         return f"replays {', '.join(replayed)} too"
@@ -139,6 +155,8 @@ def evidence_why(evidence: list[LedgerEvidence], evidence_class: str, explored: 
     if evidence_class == NEUTRAL or not moved:
         return f"by the ledgers: none of the {explored} up to {depth} events decides more or less safely"
     first = moved[0]
+    if evidence_class == BREAKING:
+        return f"by the ledgers: {len(moved)} of {explored} keep their decisions under other names; {first.label}: {renaming(first.base, first.head)}"
     what = loosening(first.base, first.head) if evidence_class == WEAKENS else loosening(first.head, first.base)
     direction = "less" if evidence_class == WEAKENS else "more"
     return f"by the ledgers: {len(moved)} of {explored} decide {direction} safely; {first.label}: {what}"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from .literals import md_cell
 from .review import Review
@@ -55,7 +57,27 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_markdown(review: Review, base_label: str, head_label: str) -> str:
+@dataclass(frozen=True)
+class Links:
+    """Where each side's files are browsed: `{repository}/blob/{commit}/{file}#L{line}` (GitHub, Gitea and
+    Forgejo all use this form); a side without a commit (a directory, the working tree) is not linked."""
+
+    repository: str
+    base_commit: str | None
+    head_commit: str | None
+
+    def to(self, mark: Any, commit: str | None) -> str:
+        text = md_cell(str(mark or ""))
+        if mark is None or commit is None:
+            return text
+        return f"[{text}]({self.repository}/blob/{commit}/{quote(mark.file)}#L{mark.line})"
+
+
+def as_markdown(review: Review, base_label: str, head_label: str, links: Links | None = None) -> str:
+    """A pull-request comment: the verdict, one table row per finding (its locations linked when `links` is
+    given), the ledger evidence folded in <details>, and any stale waivers."""
+    place = links.to if links is not None else (lambda mark, _commit: md_cell(str(mark or "")))
+    base_commit, head_commit = (links.base_commit, links.head_commit) if links is not None else (None, None)
     verdict = review.verdict
     lines = [
         f"### Contract review: **{verdict}**",
@@ -70,7 +92,7 @@ def as_markdown(review: Review, base_label: str, head_label: str) -> str:
             waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
                 f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
-                f"{md_cell(str(change.base or ''))} | {md_cell(str(change.head or ''))} |"
+                f"{place(change.base, base_commit)} | {place(change.head, head_commit)} |"
             )
         lines.append("")
     if review.evidence:
@@ -125,12 +147,12 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-_LEVELS = {"weakens-safety": "error", "tightens": "notice", "neutral": "notice"}
+_LEVELS = {"weakens-safety": "error", "breaking": "warning", "tightens": "notice", "neutral": "notice"}
 
 
 def as_github(review: Review, base_label: str, head_label: str) -> str:
     """GitHub Actions annotations, one per change at its head location (its base one when it was removed):
-    weakens-safety as errors, the rest as notices; then the summary line."""
+    weakens-safety as errors, breaking as warnings, the rest (and waived findings) as notices; then the summary."""
     from resume_contract.annotations import annotation
 
     lines = []

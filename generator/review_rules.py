@@ -1,16 +1,26 @@
 """The review's vocabulary: the classes a change can have, and every rule with its class and meaning.
 
+- `weakens-safety`: a decision or a safety fact got weaker (a plan can replay more, or keeps less evidence);
+- `breaking`: a name or code that consumers match on (a diagnostic, a rejection reason) was renamed, removed
+  or replaced, and no decision got weaker: scripts and dashboards that match the old name must change;
+- `tightens`: a decision or a safety fact got stronger;
+- `neutral`: wording, messages, reordering with no effect.
+
 `by-evidence` is not a final class: a change of that rule takes the class of what the ledgers show moved
-(`review_evidence`).
+(`review_evidence`). `breaking-at-least` is the same with `breaking` as its floor: a removed or renamed name
+always breaks its consumers, and is weakens-safety when the ledgers also decide less safely.
 """
 
 from __future__ import annotations
 
 WEAKENS = "weakens-safety"
+BREAKING = "breaking"
 TIGHTENS = "tightens"
 NEUTRAL = "neutral"
 BY_EVIDENCE = "by-evidence"
-CLASSES = (WEAKENS, TIGHTENS, NEUTRAL)
+BREAKING_AT_LEAST = "breaking-at-least"
+# In order of severity: a review's verdict is the first class it has.
+CLASSES = (WEAKENS, BREAKING, TIGHTENS, NEUTRAL)
 
 # Every rule, its class and what it means: `diff --format json` gives each change's meaning ("about") from here.
 RULES: dict[str, tuple[str, str]] = {
@@ -36,6 +46,8 @@ RULES: dict[str, tuple[str, str]] = {
     "DECISION_REASON_ADDED": (TIGHTENS, "a decision requires a new rejection reason"),
     "DECISION_DIAGNOSTIC_DROPPED": (WEAKENS, "a decision no longer requires a diagnostic"),
     "DECISION_DIAGNOSTIC_ADDED": (TIGHTENS, "a decision requires a new diagnostic"),
+    "DECISION_REASON_REPLACED": (BREAKING, "a decision requires another rejection reason in place of one it dropped"),
+    "DECISION_DIAGNOSTIC_REPLACED": (BREAKING, "a decision requires another diagnostic in place of one it dropped"),
     "DECISION_STATUS_RELAXED": (WEAKENS, "an operation the decision called indeterminate is now settled"),
     "DECISION_STATUS_TIGHTENED": (TIGHTENS, "a settled operation is now indeterminate"),
     "DECISION_STATUS_CHANGED": (WEAKENS, "the operations a decision records changed"),
@@ -71,12 +83,14 @@ RULES: dict[str, tuple[str, str]] = {
     "RULE_ADDED": (BY_EVIDENCE, "a rule was added"),
     "RULE_REMOVED": (BY_EVIDENCE, "a rule was removed"),
     "RULES_REORDERED": (NEUTRAL, "the same rules are listed in another order"),
-    "DIAGNOSTIC_REMOVED": (WEAKENS, "a diagnostic no longer exists"),
+    "DIAGNOSTIC_REMOVED": (BREAKING_AT_LEAST, "a diagnostic no longer exists"),
+    "DIAGNOSTIC_RENAMED": (BREAKING_AT_LEAST, "a diagnostic has a new code; its reason and its message or every place that raises it are the same"),
     "DIAGNOSTIC_ADDED": (NEUTRAL, "a diagnostic was defined (the rules that raise it are classed on their own)"),
     "DIAGNOSTIC_REASON_CHANGED": (BY_EVIDENCE, "a diagnostic rejects with another reason"),
     "DIAGNOSTIC_REWORDED": (NEUTRAL, "a diagnostic's message changed"),
     "AFTER_TERMINAL_DIAGNOSTIC_CHANGED": (BY_EVIDENCE, "an event after the terminal event raises another diagnostic"),
-    "REASON_REMOVED": (BY_EVIDENCE, "a rejection reason was removed"),
+    "REASON_REMOVED": (BREAKING_AT_LEAST, "a rejection reason was removed"),
+    "REASON_RENAMED": (BREAKING_AT_LEAST, "a rejection reason has a new name; its description or the diagnostics rejecting with it are the same"),
     "REASON_ADDED": (BY_EVIDENCE, "a rejection reason was added"),
     "REASON_REWORDED": (NEUTRAL, "a reason's description changed"),
     "REASONS_REORDERED": (NEUTRAL, "rejection reasons are listed in another order"),

@@ -69,6 +69,13 @@ def side_file(root: Path, source: str, name: str) -> bytes | None:
     return shown.stdout if shown.returncode == 0 else None
 
 
+def commit_of(root: Path, source: str) -> str | None:
+    """The commit a git-revision side names (for links to its files), or None for a directory or the working tree."""
+    if _project_dir(root, source) is not None:
+        return None
+    return _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip() or None
+
+
 def load_side(root: Path, source: str) -> Spec:
     """A spec from `source`: WORKTREE, a directory (a project root or its spec/), or a git revision."""
     project = _project_dir(root, source)

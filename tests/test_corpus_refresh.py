@@ -33,7 +33,7 @@ def test_review_refresh_shows_a_diff_and_writes_only_with_accept(tmp_path: Path)
     shown = _refresh(corpus)
     assert shown.returncode == 1
     assert "--- a/DIAGNOSTIC_REWORDED/expected.txt" in shown.stdout
-    assert "\n+1 change: 0 weakens-safety, 0 tightens, 1 neutral\n" in shown.stdout
+    assert "\n+1 change: 0 weakens-safety, 0 breaking, 0 tightens, 1 neutral\n" in shown.stdout
     assert "1 case(s) changed; read the diff above, then rerun with --accept" in shown.stdout
     assert expected.read_text(encoding="utf-8") != good, "without --accept nothing is written"
 

@@ -44,7 +44,7 @@ def test_a_wording_only_change_is_neutral_and_exits_0(tmp_path: Path, run_cli) -
     head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
     code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "weakens-safety")
     assert code == 0
-    assert "1 change: 0 weakens-safety, 0 tightens, 1 neutral" in out
+    assert "1 change: 0 weakens-safety, 0 breaking, 0 tightens, 1 neutral" in out
     assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "any")[0] == 1
     assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "tightens")[0] == 0
 
@@ -55,7 +55,7 @@ def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> N
     document = json.loads(out)
     assert code == 0
     assert document["verdict"] == "weakens-safety"
-    assert document["summary"] == {"weakens-safety": 5, "tightens": 0, "neutral": 0, "total": 5}
+    assert document["summary"] == {"weakens-safety": 5, "breaking": 0, "tightens": 0, "neutral": 0, "total": 5}
     ledger = document["evidence"]["ledgers"][0]
     assert ledger["label"] == "call(a), ok(a, other tool)"
     assert (ledger["base"]["disposition"], ledger["head"]["disposition"]) == ("blocked", "safe_replay")
@@ -106,7 +106,7 @@ def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> No
     [
         ("indeterminate", "final", True, "STATE_MADE_FINAL", "weakens-safety"),
         ("succeeded", "final", False, "STATE_MADE_NOT_FINAL", "tightens"),
-        ("indeterminate", "at_end", "duplicate_tool_call", "STATE_AT_END_CHANGED", "weakens-safety"),
+        ("indeterminate", "at_end", "duplicate_tool_call", "STATE_AT_END_CHANGED", "breaking"),
     ],
 )
 def test_state_rules_on_hand_built_models(state: str, field: str, value: object, rule: str, change_class: str) -> None:
@@ -177,3 +177,83 @@ def test_the_markdown_review_folds_the_ledger_evidence(tmp_path: Path, run_cli) 
     assert lines[opened + 1].startswith("<summary>") and "ledgers decide differently" in lines[opened + 1]
     assert any(line.startswith("| weakens-safety | call(a) |") for line in lines[opened:closed])
     assert not any(line.startswith("| weakens-safety | `") for line in lines[opened:closed]), "findings stay unfolded"
+
+
+def test_a_rename_whose_ledgers_decide_less_safely_is_weakens_safety(tmp_path: Path) -> None:
+    # The REASON_RENAMED case's head, with the pending call's diagnostic also dropped: renamed *and* weaker.
+    renamed = load_spec(_overlay(tmp_path / "head", "REASON_RENAMED", "current").parent)
+    states = tuple(dataclasses.replace(s, at_end=None) if s.name == "indeterminate" else s for s in renamed.projector.states)
+    head = dataclasses.replace(renamed, projector=dataclasses.replace(renamed.projector, states=states))
+    classes = {c.rule: c.change_class for c in review(load_spec(FROZEN_ROOT), head, depth=2).changes}
+    assert classes["REASON_RENAMED"] == "weakens-safety"
+    assert {c.rule: c.change_class for c in review(load_spec(FROZEN_ROOT), renamed, depth=2).changes}["REASON_RENAMED"] == "breaking"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # (reasons, diagnostics) on a blocked ledger: a name in place of another breaks, fewer names weaken.
+        ((["r1"], ["d1"]), (["r2"], ["d1"]), "breaking"),
+        ((["r1"], ["d1", "d1"]), (["r1"], ["d2", "d1"]), "breaking"),
+        ((["r1"], ["d1", "d2"]), (["r1"], ["d1"]), "weakens-safety"),
+        ((["r1"], ["d1", "d1"]), (["r1"], ["d1"]), "weakens-safety"),
+        ((["r1", "r2"], ["d1"]), (["r3"], ["d1"]), "weakens-safety"),
+        ((["r1"], ["d1"]), (["r1", "r2"], ["d1", "d2"]), "tightens"),
+        ((["r1"], ["d1"]), (["r2", "r3"], ["d1"]), "breaking"),
+        ((["r1"], ["d1"]), (["r1"], ["d1"]), "neutral"),
+    ],
+)
+def test_each_ledgers_effect_names_breaking_apart_from_weaker(before: tuple, after: tuple, expected: str) -> None:
+    from resume_contract_generator.review_evidence import effect
+
+    from resume_contract.plan_summary import PlanSummary
+
+    def decided(reasons: list[str], diagnostics: list[str]) -> PlanSummary:
+        return PlanSummary("blocked", (), tuple(diagnostics), tuple(reasons), (), False)
+
+    assert effect(decided(*before), decided(*after)) == expected
+    relaxed = PlanSummary("safe_replay", (), (), (), (), False)
+    assert effect(decided(*before), relaxed) == "weakens-safety"
+
+
+def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FROZEN_SPEC, project / "spec")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "spec")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    _git(project, "checkout", "-qb", "feature")
+    for overlay in (CORPUS / "REASON_RENAMED" / "current").glob("*.yaml"):
+        shutil.copyfile(overlay, project / "spec" / overlay.name)
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "rename a reason")
+    base, head = (_git(project, "rev-parse", name).strip() for name in ("main", "feature"))
+
+    assert run_cli("--root", str(project), "diff", "main", "feature", "--fail-on", "weakens-safety")[0] == 0
+    code, out, _ = run_cli("--root", str(project), "diff", "main", "feature", "--fail-on", "breaking", "--format", "markdown",
+                           "--links", "https://github.com/acme/agents/")
+    assert code == 1
+    assert out.startswith("### Contract review: **breaking**\n")
+    row = next(line for line in out.splitlines() if "`REASON_RENAMED`" in line)
+    assert "reason 'dangling_tool_state' renamed to 'unresolved_tool_state'" in row
+    assert f"[spec/projector.yaml:88:3](https://github.com/acme/agents/blob/{base}/spec/projector.yaml#L88)" in row
+    assert f"[spec/projector.yaml:88:3](https://github.com/acme/agents/blob/{head}/spec/projector.yaml#L88)" in row
+    # Nothing else about the rename is reported: no removal, addition, or decision/diagnostic that follows it.
+    rules = [line.split("`")[1] for line in out.splitlines() if line.startswith("| ") and "`" in line]
+    assert rules == ["REASON_RENAMED", "DECISION_REWORDED"]
+    # The working tree has no commit to link to: its locations stay text.
+    code, out, _ = run_cli("--root", str(project), "diff", "main", "--format", "markdown", "--links", "https://github.com/acme/agents")
+    row = next(line for line in out.splitlines() if "`REASON_RENAMED`" in line)
+    assert row.endswith("/spec/projector.yaml#L88) | spec/projector.yaml:88:3 |")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--links", "https://github.com/acme/agents"], "add --format markdown"),
+        (["--format", "markdown", "--links", "javascript:alert(1)"], "repository's web address"),
+        (["--format", "markdown", "--links", "https://x.test/a)[b"], "repository's web address"),
+    ],
+)
+def test_links_are_refused_unless_they_are_a_web_address_for_markdown(extra: list[str], message: str, run_cli) -> None:
+    code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(FROZEN_SPEC), *extra)
+    assert (code, out) == (2, "") and message in err

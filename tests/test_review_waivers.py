@@ -37,7 +37,7 @@ def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Pa
     head = _head(tmp_path, f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:92\n    reason: \"{REASON}\"\n")
     code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety")
     assert code == 0
-    assert "1 change: 1 weakens-safety, 0 tightens, 0 neutral; 1 waived" in out
+    assert "1 change: 1 weakens-safety, 0 breaking, 0 tightens, 0 neutral; 1 waived" in out
     assert f"waived (spec/review-waivers.yaml:2:5): {REASON}" in out
     assert _diff(run_cli, head, "--fail-on", "any")[0] == 0
 

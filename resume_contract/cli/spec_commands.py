@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -206,6 +207,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(f"{name} is empty: give a git revision or a spec directory")
     if args.depth < 0 or args.depth > 6:
         raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    if args.links is not None and args.format != "markdown":
+        raise UsageError("--links links the locations of a Markdown review; add --format markdown")
+    if args.links is not None and not re.fullmatch(r"https?://[^\s()<>\[\]]+", args.links):
+        raise UsageError(f"--links takes the repository's web address, e.g. https://github.com/OWNER/REPO (got {args.links!r})")
     try:
         base_source = args.base if args.base is not None else default_base(root)
         head_source = args.head if args.head is not None else WORKING_TREE
@@ -226,16 +231,31 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = apply_waivers(review(sides[0], sides[1], depth=args.depth), waivers)
     base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
     head_label = "working tree" if head_source == WORKING_TREE else head_source
-    render = {"text": as_text, "markdown": as_markdown, "json": as_json, "github": as_github}[args.format]
-    out.write(render(result, base_label, head_label))
+    if args.links is not None:
+        try:
+            links = _links(args.links, root, base_source, head_source)
+        except SpecSourceError as error:
+            raise UsageError(str(error)) from None
+        out.write(as_markdown(result, base_label, head_label, links))
+    else:
+        render = {"text": as_text, "markdown": as_markdown, "json": as_json, "github": as_github}[args.format]
+        out.write(render(result, base_label, head_label))
     fail_on, counts = args.fail_on, result.unwaived_counts
     if fail_on == "any" and sum(counts.values()):
         return EXIT_FAIL
-    if fail_on in ("weakens-safety", "tightens") and counts[fail_on]:
+    if fail_on in counts and counts[fail_on]:
         return EXIT_FAIL
     return EXIT_OK
 
 
+
+
+def _links(repository: str, root: Path, base_source: str, head_source: str) -> Any:
+    """`--links`: each side's files linked at the commit it names (a directory or the working tree: not linked)."""
+    from resume_contract_generator.review_report import Links
+    from resume_contract_generator.spec_source import commit_of
+
+    return Links(repository.rstrip("/"), commit_of(root, base_source), commit_of(root, head_source))
 
 
 def register(commands: Any) -> None:
@@ -271,8 +291,15 @@ def register(commands: Any) -> None:
         help="review a contract change: every semantic change, classified by safety",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compare two specs and list every semantic change with a stable rule name, its spec location on\n"
-        "both sides and a class: weakens-safety, tightens or neutral. Changes whose effect is not obvious are\n"
-        "decided by running both projectors over the canonical ledgers and every ledger up to --depth events.\n\n"
+        "both sides, a class and a one-line why. The classes, most severe first:\n"
+        "  weakens-safety  a decision or a safety fact got weaker (more replays, less evidence)\n"
+        "  breaking        a diagnostic or reason consumers match on was renamed, removed or replaced;\n"
+        "                  no decision got weaker (a rename is detected and reported once)\n"
+        "  tightens        a decision or a safety fact got stronger\n"
+        "  neutral         wording, messages, order\n"
+        "Changes whose effect is not obvious are decided by running both projectors over the canonical ledgers\n"
+        "and every ledger up to --depth events. Accepted findings are waived in the head's\n"
+        "spec/review-waivers.yaml (rule, location, reason): listed, but not counted by --fail-on.\n\n"
         "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
         "branch, against the working tree.\n\n"
         "  resume-contract diff                          # this branch's change\n"
@@ -284,7 +311,9 @@ def register(commands: Any) -> None:
     diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
     diff.add_argument("head", nargs="?", metavar="HEAD", help="git revision or spec directory (default: the working tree)")
     diff.add_argument("--format", choices=("text", "markdown", "json", "github"), default="text", help="text for a terminal, markdown for a pull-request comment, json for scripts, github for GitHub Actions annotations at each change's spec line")
-    diff.add_argument("--fail-on", choices=("weakens-safety", "tightens", "any"), help="exit 1 when a change of this class is present")
+    diff.add_argument("--fail-on", choices=("weakens-safety", "breaking", "tightens", "any"), help="exit 1 when an unwaived change of this class is present")
+    diff.add_argument("--links", metavar="URL", help="with --format markdown: link each location to URL/blob/COMMIT/FILE#LINE, URL being the "
+                      "repository's web address (e.g. https://github.com/OWNER/REPO); a side given as a directory or the working tree is not linked")
     diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
     diff.set_defaults(handler=cmd_diff)
 

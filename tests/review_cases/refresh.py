@@ -6,7 +6,8 @@
 
 Run it after a deliberate change to the review rules or the report, then read the diff: each expected file
 is a claim about how a change is classified. Cases overlay tests/frozen_spec/ (not the live spec/), so a
-contract edit never needs a refresh. A case is named for the rule it shows; a refresh that would make a
+contract edit never needs a refresh; a case's current/review-waivers.yaml, if any, is applied. A case is
+named for the rule it shows (RULE, or RULE--variant for a second case of one rule); a refresh that would make a
 case stop showing its rule is refused for that case (fix the case's overlays instead). Exit 0 when nothing
 is left to accept, 1 when a case changed and was not accepted or could not be refreshed.
 """
@@ -25,6 +26,7 @@ from resume_contract_generator.errors import SpecInvalid
 from resume_contract_generator.review import review
 from resume_contract_generator.review_report import as_text
 from resume_contract_generator.review_rules import RULES
+from resume_contract_generator.review_waivers import apply_waivers, parse_waivers
 from resume_contract_generator.validate import load_spec
 
 CORPUS = Path(__file__).resolve().parent
@@ -32,7 +34,13 @@ FROZEN_SPEC = CORPUS.parent / "frozen_spec" / "spec"
 DEPTH = 2  # as tests/test_review_cases.py
 
 
+def rule_of(case: str) -> str:
+    """The rule a case exists to show: its directory's name, before any `--variant`."""
+    return case.partition("--")[0]
+
+
 def report_for(case: str) -> str:
+    """The text review of a case: its overlays on the frozen spec, with current/'s review-waivers.yaml if any."""
     with tempfile.TemporaryDirectory() as scratch:
         sides = []
         for side in ("previous", "current"):
@@ -43,7 +51,9 @@ def report_for(case: str) -> str:
             for overlay in sorted((CORPUS / case / side).glob("*.schema.json")):
                 shutil.copyfile(overlay, root / "spec" / "schema" / overlay.name)
             sides.append(load_spec(root))
-        return as_text(review(sides[0], sides[1], depth=DEPTH), "previous", "current")
+        waivers_file = CORPUS / case / "current" / "review-waivers.yaml"
+        waivers = parse_waivers(waivers_file) if waivers_file.exists() else ()
+        return as_text(apply_waivers(review(sides[0], sides[1], depth=DEPTH), waivers), "previous", "current")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{case}: refreshing it raised:\n{traceback.format_exc()}", file=sys.stderr)
             failed += 1
             continue
-        if case in RULES and f" {case}: " not in report:
-            print(f"{case}: the new report no longer shows {case}, the rule this case exists for; refused "
+        if rule_of(case) in RULES and f" {rule_of(case)}: " not in report:
+            print(f"{case}: the new report no longer shows {rule_of(case)}, the rule this case exists for; refused "
                   "(fix the case's overlays so it shows its rule again)", file=sys.stderr)
             failed += 1
             continue
