@@ -250,13 +250,17 @@ class _Collector(ProjectorChanges, WireChanges):
         for key in self._keyed("INVARIANT_REMOVED", "INVARIANT_ADDED", "invariant", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
             for code in new.exempt_diagnostics:
-                if code not in old.exempt_diagnostics and not any(self.renames.diagnostic_follows(before, code) for before in old.exempt_diagnostics):
+                if code not in old.exempt_diagnostics and not any(self._exemption_follows(before, code) for before in old.exempt_diagnostics):
                     self.add("INVARIANT_EXEMPTION_ADDED", f"invariant '{key}' now exempts {code}", old.mark, new.mark)
             for code in old.exempt_diagnostics:
-                if code not in new.exempt_diagnostics and self.renames.diagnostics.get(code) not in new.exempt_diagnostics:
+                if code not in new.exempt_diagnostics and not any(self._exemption_follows(code, after) for after in new.exempt_diagnostics):
                     self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
                 self.add("INVARIANT_REWORDED", f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)
+
+    def _exemption_follows(self, old: str, new: str) -> bool:
+        # An exemption follows a rename only when the renamed diagnostic covers the same events as before.
+        return self.renames.diagnostic_follows(old, new) and old in self.renames.same_places
 
     def schemas(self) -> None:
         base, head = dict(self.base.schemas), dict(self.head.schemas)

@@ -59,13 +59,10 @@ def collect_evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvi
     ledgers = _canonical_ledgers(base, head)
     for word in words(depth):
         ledgers.append((spell(word), tuple(encode_json(value) for value in wires(word))))
-    # Each canonical ledger once more, reopened where the caller expected one more event than it holds.
+    # Each ledger once more, reopened where the caller expected one more event than it holds: a change can
+    # show only there (a reason that is also the high-water mismatch's, merged away).
     checked: list[tuple[str, tuple[bytes, ...], int | None]] = [(label, rows, None) for label, rows in ledgers]
-    checked += [
-        (f"{label.partition(':')[0]} with expected high-water {len(rows) + 1}", rows, len(rows) + 1)
-        for label, rows in ledgers
-        if label.startswith("canonical")
-    ]
+    checked += [(f"{label.partition(':')[0]} with expected high-water {len(rows) + 1}", rows, len(rows) + 1) for label, rows in ledgers]
     changed = []
     for label, rows, expected_high_water in checked:
         before, after = (_decide(model, table, rows, expected_high_water) for model, table in sides)
@@ -103,15 +100,14 @@ def effect(base: Decided, head: Decided) -> str:
 
 
 def renaming(before: Decided, after: Decided) -> str | None:
-    """The reasons and diagnostics `after` names in place of some of `before`'s (as many or more), or None."""
-    lost, gained = _names(before, after), _names(after, before)
-    return f"{', '.join(lost)} now named {', '.join(gained)}" if lost else None
-
-
-def _names(before: Decided, after: Decided) -> list[str]:
-    """The reasons, then the diagnostics (each as often as it was raised), `before` gives and `after` does not."""
-    diagnostics = Counter(before.diagnostics) - Counter(after.diagnostics)
-    return [*sorted(set(before.rejection_reasons) - set(after.rejection_reasons)), *sorted(diagnostics.elements())]
+    """What `after` gives in place of some of `before`'s reasons and diagnostics, or None when it gives all
+    of them. (Called once `loosening` found nothing: `after` gives as many distinct names, as often.)"""
+    parts = []
+    for what, old, new in (("reasons", before.rejection_reasons, after.rejection_reasons), ("diagnostics", before.diagnostics, after.diagnostics)):
+        lost, gained = Counter(old) - Counter(new), Counter(new) - Counter(old)
+        if lost:
+            parts.append(f"{what} {', '.join(sorted(gained.elements()))} given in place of {', '.join(sorted(lost.elements()))}")
+    return "; ".join(parts) or None
 
 
 def _decide(model: WireModel, table: ProjectorTable, rows: tuple[bytes, ...], expected_high_water: int | None) -> Decided:
@@ -137,10 +133,12 @@ def loosening(before: Decided, after: Decided) -> str | None:
         return "a row refused as corrupt is now read" if before.disposition == CORRUPT and after.disposition != CORRUPT else None
     if before.disposition == "blocked" and after.disposition == "safe_replay":
         return "blocked -> safe_replay"
-    # A name given in place of another keeps the evidence (that is `breaking`); fewer reasons or fewer
-    # diagnostics raised lose some.
-    if len(set(after.rejection_reasons)) < len(set(before.rejection_reasons)) or len(after.diagnostics) < len(before.diagnostics):
-        return f"{', '.join(_names(before, after))} no longer given"
+    # A new name given in place of another keeps the evidence (that is `breaking`); fewer distinct reasons or
+    # diagnostics, or fewer diagnostics raised, lose some.
+    for what, old, new in (("reasons", before.rejection_reasons, after.rejection_reasons), ("diagnostics", before.diagnostics, after.diagnostics)):
+        if len(set(new)) < len(set(old)) or len(new) < len(old):
+            lost = Counter(old) - Counter(new)
+            return f"{what} {', '.join(sorted(lost.elements()))} no longer given"
     replayed = sorted(set(after.replay_event_ids) - set(before.replay_event_ids))
     if replayed:
         return f"replays {', '.join(replayed)} too"
@@ -156,7 +154,7 @@ def evidence_why(evidence: list[LedgerEvidence], evidence_class: str, explored: 
         return f"by the ledgers: none of the {explored} up to {depth} events decides more or less safely"
     first = moved[0]
     if evidence_class == BREAKING:
-        return f"by the ledgers: {len(moved)} of {explored} keep their decisions under other names; {first.label}: {renaming(first.base, first.head)}"
+        return f"by the ledgers: {len(moved)} of {explored} keep their decisions but give other names; {first.label}: {renaming(first.base, first.head)}"
     what = loosening(first.base, first.head) if evidence_class == WEAKENS else loosening(first.head, first.base)
     direction = "less" if evidence_class == WEAKENS else "more"
     return f"by the ledgers: {len(moved)} of {explored} decide {direction} safely; {first.label}: {what}"

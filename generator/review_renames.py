@@ -24,6 +24,9 @@ from .spec_model import Spec
 class Renames:
     diagnostics: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    # Renamed diagnostics raised and named in exactly the same places: only for these does a reference that
+    # scopes them (an invariant's exemption) follow the rename; otherwise what it covers changed too.
+    same_places: frozenset[str] = frozenset()
 
     def diagnostic_follows(self, old: str | None, new: str | None) -> bool:
         """Whether a reference changing from diagnostic `old` to `new` only follows its rename."""
@@ -60,7 +63,8 @@ def find_renames(base: Spec, head: Spec) -> Renames:
             (lambda c: (old_reason(c), _places(base, c)), lambda c: (new_reason(c), _places(head, c))),
         ],
     )
-    return Renames(diagnostics, reasons)
+    same_places = frozenset(old for old, new in diagnostics.items() if _places(base, old) == _places(head, new))
+    return Renames(diagnostics, reasons, same_places)
 
 
 def _places(spec: Spec, code: str) -> tuple[str, ...]:

@@ -136,8 +136,8 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
                 {
                     "label": item.label,
                     "effect": item.effect,
-                    "base": {"disposition": item.base.disposition, "rejectionReasons": list(item.base.rejection_reasons)},
-                    "head": {"disposition": item.head.disposition, "rejectionReasons": list(item.head.rejection_reasons)},
+                    "base": _decided_json(item.base),
+                    "head": _decided_json(item.head),
                     "events": [json.loads(row) for row in item.rows],
                 }
                 for item in review.evidence
@@ -145,6 +145,15 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
         },
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+def _decided_json(decided: Any) -> dict[str, Any]:
+    return {
+        "disposition": decided.disposition,
+        "rejectionReasons": list(decided.rejection_reasons),
+        "diagnostics": list(decided.diagnostics),
+        "operationStatuses": list(decided.operation_statuses),
+    }
 
 
 _LEVELS = {"weakens-safety": "error", "breaking": "warning", "tightens": "notice", "neutral": "notice"}

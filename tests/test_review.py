@@ -106,7 +106,7 @@ def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> No
     [
         ("indeterminate", "final", True, "STATE_MADE_FINAL", "weakens-safety"),
         ("succeeded", "final", False, "STATE_MADE_NOT_FINAL", "tightens"),
-        ("indeterminate", "at_end", "duplicate_tool_call", "STATE_AT_END_CHANGED", "breaking"),
+        ("indeterminate", "at_end", "duplicate_tool_call", "STATE_AT_END_CHANGED", "weakens-safety"),
     ],
 )
 def test_state_rules_on_hand_built_models(state: str, field: str, value: object, rule: str, change_class: str) -> None:
@@ -257,3 +257,55 @@ def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path
 def test_links_are_refused_unless_they_are_a_web_address_for_markdown(extra: list[str], message: str, run_cli) -> None:
     code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(FROZEN_SPEC), *extra)
     assert (code, out) == (2, "") and message in err
+
+
+_PENDING = """  pending_tool_result:
+    reason: dangling_tool_state
+    message: function_call has no matching committed function_response
+"""
+_OFFSET = """  runtime_offset_mismatch:
+    reason: runtime_offset_mismatch
+    message: RuntimeEvent high-water does not match the expected checkpoint offset
+"""
+_OFFSET_REASON = "  runtime_offset_mismatch: The reopened ledger is not the prefix the caller expected to resume from.\n"
+# Edits that lose a reason or a diagnostic while looking like renames (found by an attack on the review).
+_WEAKENINGS_THAT_LOOK_LIKE_RENAMES = {
+    "high-water merged into another diagnostic": {
+        "decisions.yaml": [("diagnostic: runtime_offset_mismatch", "diagnostic: event_after_terminal")],
+        "projector.yaml": [(_OFFSET, ""), (_OFFSET_REASON, "")],
+    },
+    "reason moved onto the high-water reason": {
+        "projector.yaml": [("  duplicate_tool_result:\n    reason: dangling_tool_state", "  duplicate_tool_result:\n    reason: runtime_offset_mismatch")],
+    },
+    "diagnostic merged into an existing one": {
+        "projector.yaml": [("    at_end: pending_tool_result", "    at_end: duplicate_tool_call"), (_PENDING, "")],
+        "decisions.yaml": [("diagnostics: [pending_tool_result]", "diagnostics: [duplicate_tool_call]")],
+    },
+    "exemption widened behind a rename": {
+        "invariants.yaml": [("exempt_diagnostics: [duplicate_tool_call]", "exempt_diagnostics: [reused_tool_call_id]")],
+        "decisions.yaml": [("tool_name_mismatch, duplicate_tool_call,", "tool_name_mismatch, reused_tool_call_id,")],
+        "projector.yaml": [
+            ("anomaly: duplicate_tool_call", "anomaly: reused_tool_call_id"),
+            ("  duplicate_tool_call:\n", "  reused_tool_call_id:\n"),
+            ("  - {from: succeeded, on: function_response, anomaly: duplicate_tool_result}", "  - {from: succeeded, on: function_response, anomaly: reused_tool_call_id}"),
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WEAKENINGS_THAT_LOOK_LIKE_RENAMES))
+def test_a_weakening_that_looks_like_a_rename_is_still_weakens_safety(name: str, tmp_path: Path, run_cli) -> None:
+    base, head = tmp_path / "base" / "spec", tmp_path / "head" / "spec"
+    shutil.copytree(FROZEN_SPEC, base)
+    if name == "exemption widened behind a rename":
+        # The base exempts the diagnostic the head renames (and then raises for more events).
+        (base / "invariants.yaml").write_text((base / "invariants.yaml").read_text().replace("exempt_diagnostics: []", "exempt_diagnostics: [duplicate_tool_call]"))
+    shutil.copytree(base, head)
+    for file, edits in _WEAKENINGS_THAT_LOOK_LIKE_RENAMES[name].items():
+        text = (head / file).read_text()
+        for old, new in edits:
+            assert old in text, (file, old)
+            text = text.replace(old, new)
+        (head / file).write_text(text)
+    code, out, err = run_cli("--root", str(REPO), "diff", str(base), str(head), "--depth", "3", "--fail-on", "weakens-safety")
+    assert (code, err) == (1, ""), out
