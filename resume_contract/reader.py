@@ -28,7 +28,7 @@ import msgspec
 
 from .corruption import LedgerCorruption
 from .gcpause import gc_paused
-from .reader_proofs import check_duplicate_keys, first_repeated_id, keys_proven
+from .reader_proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
 from .wire import (
     DUPLICATE_KEY,
     INVALID_EVENT,
@@ -78,9 +78,16 @@ class Chunk:
     first_index: int  # the first row's index in the ledger (its line is first_index + 1)
     offset: int  # the first row's byte offset
     data: bytes  # the rows, each ending in a newline
-    lines: list[bytes]  # the rows without their newlines
     events: list[Any]
+    _lines: list[bytes] | None = field(default=None, repr=False)
     _starts: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[bytes]:
+        """The rows without their newlines (split only when asked: the fast path never needs them)."""
+        if self._lines is None:
+            self._lines = _split_rows(self.data)
+        return self._lines
 
     def row_offset(self, index: int) -> int:
         """The byte offset in the ledger of this chunk's row `index` (0-based within the chunk)."""
@@ -198,22 +205,63 @@ def _check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_
             _check_utf8(path, data, _line_at(read_at, start + relative, chunk_bytes) - 1, start + relative)
 
 
-def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
+def _split_rows(data: bytes) -> list[bytes]:
     lines = data.split(b"\n")
     lines.pop()  # the chunk ends in a newline
-    # A row nested deeper than MAX_NESTING holds more than twice as many bytes: only long rows are looked at.
-    if any(map(too_deep, compress(lines, map((2 * MAX_NESTING).__lt__, map(len, lines))))):
-        # Read row by row, where each row's depth is checked before it is parsed (an earlier bad row comes first).
-        return Chunk(first_index, offset, data, lines, _decode_row_by_row(path, first_index, offset, lines, model))
-    try:
-        # One decode per line: a line holding two values, or half of one, is refused by construction.
-        events = list(map(model.decoder.decode, lines))
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return Chunk(first_index, offset, data, lines, _decode_row_by_row(path, first_index, offset, lines, model))
-    chunk = Chunk(first_index, offset, data, lines, events)
-    if not keys_proven(data, events, model):
+    return lines
+
+
+def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
+    events = _decode_framed(data, model)
+    counted = None
+    if events is not None:
+        counted = typed_keys(events, model)
+        # The typed part of a row nests a few levels; only free JSON can nest deeper, and it needs the brackets:
+        # a long free value sends the chunk to the line-by-line path, which checks depth before parsing.
+        if any(map((MAX_NESTING - _TYPED_DEPTH).__lt__, map(len, counted[1]))):
+            events = None
+    if events is not None:
+        chunk = Chunk(first_index, offset, data, events)
+    else:
+        lines = _split_rows(data)
+        # A row nested deeper than MAX_NESTING holds more than twice as many bytes: only long rows are looked at.
+        if any(map(too_deep, compress(lines, map((2 * MAX_NESTING).__lt__, map(len, lines))))):
+            # Read row by row, where each row's depth is checked before it is parsed (an earlier bad row comes first).
+            return Chunk(first_index, offset, data, _decode_row_by_row(path, first_index, offset, lines, model), lines)
+        try:
+            # One decode per line: a line holding two values, or half of one, is refused by construction.
+            events = list(map(model.decoder.decode, lines))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return Chunk(first_index, offset, data, _decode_row_by_row(path, first_index, offset, lines, model), lines)
+        chunk = Chunk(first_index, offset, data, events, lines)
+    if not keys_proven(data, chunk.events, model, counted):
         check_duplicate_keys(path, chunk, model)
     return chunk
+
+
+_ROW_BOUNDARY = b"}\n{"
+
+
+def _decode_framed(data: bytes, model: WireModel) -> list[Any] | None:
+    """The chunk's events decoded in one call, when it is proven that each line held exactly one of them;
+    None when that is not proven or a row is refused (the caller then reads line by line, which finds it).
+
+    `decode_lines` reads a stream of JSON values separated by any whitespace, so the framing is proven
+    apart: every line starts with `{` and ends with `}` (each newline sits in `}\n{`). Inside an object or
+    array, `}` is never followed by `{`, so each newline is between two top-level values: every line holds
+    whole values, at least one, and as many values as lines means exactly one on each.
+    """
+    rows = data.count(b"\n")
+    if not (data.startswith(b"{") and data.endswith(b"}\n") and data.count(_ROW_BOUNDARY) == rows - 1):
+        return None
+    try:
+        events = model.decoder.decode_lines(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return events if len(events) == rows else None
+
+
+_TYPED_DEPTH = 4  # levels the typed part of a row can add: the event, its content, a list or dict of free JSON
 
 
 def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:

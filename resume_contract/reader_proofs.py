@@ -28,7 +28,15 @@ _KEY_MARK = b'":'  # how every key ends when nothing stands between it and its c
 _SPACED_COLONS = (b" :", b"\t:", b"\r:")
 
 
-def keys_proven(data: bytes, events: list[Any], model: WireModel) -> bool:
+def typed_keys(events: list[Any], model: WireModel) -> tuple[int | None, list[msgspec.Raw]]:
+    """(how many typed keys the structs hold, or None when the model cannot count them; every free-JSON value)."""
+    if model.count_keys is None:
+        return None, _free_values(events, model)
+    free: list[msgspec.Raw] = []
+    return model.count_keys(events, free), free
+
+
+def keys_proven(data: bytes, events: list[Any], model: WireModel, counted: tuple[int | None, list[msgspec.Raw]] | None = None) -> bool:
     """Whether no row of the chunk repeats a key in one object, at any depth, proven at C speed by counting.
 
     msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding a key
@@ -38,12 +46,12 @@ def keys_proven(data: bytes, events: list[Any], model: WireModel) -> bool:
     space stands before its colon and occur elsewhere only escaped inside a string (`\\":`). Free JSON
     (kept as Raw) is proven apart: its colons and marks are subtracted, and msgspec writing it back byte
     for byte proves it holds no repeated key. A chunk not proven here is read again more slowly
-    (`check_duplicate_keys`); it is never accepted on a guess.
+    (`check_duplicate_keys`); it is never accepted on a guess. `counted` is `typed_keys(events, model)` when
+    the caller has it already.
     """
-    if model.count_keys is None:
+    held, free = counted if counted is not None else typed_keys(events, model)
+    if held is None:
         return False
-    free: list[msgspec.Raw] = []
-    held = model.count_keys(events, free)
     joined = b"[" + b",".join(free) + b"]"
     if data.count(b":") - joined.count(b":") != held:
         if any(spaced in data for spaced in _SPACED_COLONS) or data.count(_KEY_MARK) - joined.count(_KEY_MARK) != held:

@@ -179,3 +179,53 @@ def test_nesting_deeper_than_256_levels_is_refused_the_same_way_on_every_path_an
     assert _from_deep_stack(600, lambda: _verdicts(path)) == refused
     path.write_bytes(_nested(256, branch).replace(b"[[", b'["[[[[\\"[",[', 1))  # brackets inside strings do not count
     assert _verdicts(path) == {"ok"}
+
+
+# Framings the one-call decoder (`decode_lines`) would read but a row-per-line ledger forbids, or that its
+# framing proof cannot settle: each must get the per-line verdict, found at the same line and byte.
+_FRAMINGS = {
+    "two rows on one line": lambda rows: [rows[0], rows[1] + b" " + rows[2], *rows[3:]],
+    "two rows on one line, no space": lambda rows: [rows[0], rows[1] + rows[2], *rows[3:]],
+    "a row across two lines": lambda rows: [rows[0], rows[1][:40], rows[1][40:], *rows[2:]],
+    "a row split after a nested object": lambda rows: [rows[0], rows[1][: rows[1].index(b"}") + 1], rows[1][rows[1].index(b"}") + 1 :], *rows[2:]],
+    "a blank line": lambda rows: [rows[0], b"", *rows[1:]],
+    "a row across lines, and two on one": lambda rows: [rows[0], rows[1][:40], rows[1][40:] + rows[2], *rows[3:]],
+    # A raw newline inside a string between `}` and `{`, the line count made up by two rows on one line.
+    "a newline inside a string, and two rows on one line": lambda rows: [
+        rows[0], *row(1, content='{"kind":"text","text":"a}\n{b"}').split(b"\n"), rows[2] + rows[3], *rows[4:]
+    ],
+}
+_ALLOWED_WHITESPACE = {
+    "a leading space": lambda rows: [rows[0], b" " + rows[1], *rows[2:]],
+    "a trailing carriage return": lambda rows: [rows[0], rows[1] + b"\r", *rows[2:]],
+    "a tab before a row": lambda rows: [b"\t" + rows[0], *rows[1:]],
+}
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNK_SIZES)
+@pytest.mark.parametrize("framing", sorted(_FRAMINGS))
+def test_a_line_that_does_not_hold_exactly_one_row_is_invalid_json_at_its_line(framing: str, chunk_bytes: int) -> None:
+    lines = _FRAMINGS[framing]([row(index) for index in range(6)])
+    data = b"".join(line + b"\n" for line in lines)
+    bad = next(index for index, line in enumerate(lines) if line != row(index))
+    refused = corruption(data, chunk_bytes)
+    assert (refused.kind, refused.line, refused.offset) == ("invalid_json", bad + 1, sum(len(line) + 1 for line in lines[:bad]))
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNK_SIZES)
+@pytest.mark.parametrize("spacing", sorted(_ALLOWED_WHITESPACE))
+def test_whitespace_around_a_row_is_read_as_one_line_at_a_time_reads_it(spacing: str, chunk_bytes: int) -> None:
+    lines = _ALLOWED_WHITESPACE[spacing]([row(index) for index in range(6)])
+    events, rows = decode_rows(PATH, b"".join(line + b"\n" for line in lines), chunk_bytes=chunk_bytes)
+    assert [event.id for event in events] == [f"e{index}" for index in range(6)]
+    assert [bytes(item) for item in rows] == lines  # verbatim, whitespace and all
+
+
+def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> None:
+    from resume_contract.events import MODEL
+    from resume_contract.reader import _decode_framed
+
+    rows = [row(index) for index in range(6)]
+    assert _decode_framed(b"".join(line + b"\n" for line in rows), MODEL) is not None  # else every ledger is slow
+    for name, framing in {**_FRAMINGS, **_ALLOWED_WHITESPACE}.items():
+        assert _decode_framed(b"".join(line + b"\n" for line in framing(list(rows))), MODEL) is None, name
