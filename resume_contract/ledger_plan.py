@@ -19,9 +19,11 @@ from typing import Any
 import msgspec
 from resume_contract_generated.projector_table import TABLE
 
-from .projection import ResumePlan, Walk
+from .operation_store import OperationStore
+from .projection import ResumePlan
 from .reader import CHUNK_BYTES, RunIdentity, file_reader, scan_ledger
 from .store import open_committed, run_identity
+from .walk import Walk
 
 
 class LedgerChanged(OSError):
@@ -125,13 +127,16 @@ def plan_ledger(
     """Read and plan one ledger file in bounded memory; the strictness and the plan are `read_ledger`'s and
     `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`."""
     path = Path(path)
-    walk = Walk(TABLE)
+    store = OperationStore()
+    walk = Walk(TABLE, store=store)
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
         source = _PlannedFile(path, fd)
         high_water = 0
         chunks = scan_ledger(path, source.read_at, source.identity[2], run=run or run_identity(path.absolute()), chunk_bytes=chunk_bytes)
         for chunk in chunks:
             walk.feed(chunk.events, chunk.first_index)
+            if chunk.offset + len(chunk.data) == source.identity[2]:
+                store.forget_call_ids()  # before the scan's last check (repeated event ids) needs the memory
             source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
             high_water += len(chunk.events)
     rows = LedgerRows(source, high_water)

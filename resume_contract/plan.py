@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import msgspec
 from resume_contract_generated.projector_table import TABLE
 
 from .events import RuntimeEvent
 from .projection import ResumePlan, project
-from .wire import encode_json, python_json
+from .wire import encode_plan_value
 
 
 def build_resume_plan(
@@ -37,16 +36,21 @@ _OPERATIONS_AT_ONCE = 4096
 def plan_json_pieces(plan: ResumePlan) -> Iterator[bytes]:
     """The plan as JSON, in pieces: operations a few thousand at a time and rows (the last two fields) a
     chunk at a time, so a plan over a ledger of any length is written without its JSON ever held whole."""
-    head = _head_json(msgspec.structs.replace(plan, operations=(), runtime_events=(), replay_runtime_events=()))
+    head = encode_plan_value(msgspec.structs.replace(plan, operations=(), runtime_events=(), replay_runtime_events=()))
     # `disposition` comes first and holds one of two words, so the first `"operations":[]` is the field.
     split = head.find(_NO_OPERATIONS)
     if split < 0 or not head.endswith(_ROWS_TAIL):
         raise AssertionError("a ResumePlan's fields are no longer in the order this writer expects")
     yield head[: split + len(_NO_OPERATIONS) - 2]
     operations = plan.operations
-    for start in range(0, len(operations), _OPERATIONS_AT_ONCE):
-        batch = _head_json(operations[start : start + _OPERATIONS_AT_ONCE])
-        yield batch[1:-1] if start == 0 else b"," + batch[1:-1]
+    stored = getattr(operations, "json_pieces", None)
+    if stored is not None:  # a planned file's operations, copied as they were stored
+        for index, members in enumerate(stored()):
+            yield members if index == 0 else b"," + members
+    else:
+        for start in range(0, len(operations), _OPERATIONS_AT_ONCE):
+            batch = encode_plan_value(operations[start : start + _OPERATIONS_AT_ONCE])
+            yield batch[1:-1] if start == 0 else b"," + batch[1:-1]
     yield head[split + len(_NO_OPERATIONS) - 2 : -len(_ROWS_TAIL)] + b'"runtimeEvents":'
     yield from _rows_json(plan.runtime_events)
     yield b',"replayRuntimeEvents":'
@@ -62,10 +66,3 @@ def _rows_json(rows: Sequence[msgspec.Raw]) -> Iterator[bytes]:
         yield b"[" + b",".join(rows) + b"]"
 
 
-def _head_json(value: Any) -> bytes:
-    try:
-        return msgspec.json.encode(value)
-    except UnicodeEncodeError:
-        # A string the plan repeats from the ledger (an id, a tool name) holds a lone surrogate, which UTF-8
-        # cannot carry: write it as an escape, as the row itself does.
-        return encode_json(msgspec.to_builtins(value, enc_hook=python_json))

@@ -132,8 +132,8 @@ def _decode_untyped(value: Any) -> Any:
         return None  # not provable here: the row is read again key by key
 
 
-# Hashes of event ids are checked for repeats this many at a time, each group by a range of hash values.
-_HASHES_AT_ONCE = 1 << 21
+# Up to this many event-id hashes are checked for repeats with one set; more are split into parts first.
+_HASHES_AT_ONCE = 1 << 20
 
 
 def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> tuple[Chunk, int, int] | None:
@@ -155,14 +155,21 @@ def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> t
 
 
 def _repeated_hashes(hashes: array) -> set[int]:
+    """The hashes that occur more than once. Empties `hashes` when it is long (it is the scan's own array)."""
     if len(hashes) <= _HASHES_AT_ONCE:
         return _repeats(hashes)
-    # A set of every hash would cost ~70 bytes an id: split the 64-bit range so each set holds ~_HASHES_AT_ONCE.
-    parts = -(-len(hashes) // _HASHES_AT_ONCE)
-    width = -(-(1 << 64) // parts)
+    # A set of every hash would cost ~70 bytes an id: the hashes are routed by their top 8 bits into 256 parts,
+    # taken from the end of the array as it shrinks (so they are held about once), and each part is checked
+    # alone. Equal hashes land in the same part.
+    parts = [array("q") for _ in range(256)]
+    while hashes:
+        tail = hashes[-_HASHES_AT_ONCE:]
+        del hashes[-_HASHES_AT_ONCE:]
+        for value in tail:
+            parts[value >> 56].append(value)  # -128..127: a negative index is a part too
     repeated: set[int] = set()
-    for low in range(-(1 << 63), 1 << 63, width):
-        repeated |= _repeats(array("q", filter(range(low, low + width).__contains__, hashes)))
+    for part in parts:
+        repeated |= _repeats(part)
     return repeated
 
 

@@ -1,6 +1,6 @@
 """What the projection's walk keeps while it walks: how it reads each content kind, and each open call id.
 
-Both are plain lookups and slots, built for the walk's hot loop (`projection.Walk.feed`), which runs once per
+Both are plain lookups and slots, built for the walk's hot loop (`walk.Walk.feed`), which runs once per
 committed event.
 """
 
@@ -60,10 +60,12 @@ class OpenOperation:
     """Mutable bookkeeping for one call id during the walk."""
 
     __slots__ = (
-        "state", "tool_name", "args", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error"
+        "state", "tool_name", "args", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error",
+        "index",
     )
 
-    def __init__(self, state: str, tool_name: str, args: Any, call_index: int, call_event_id: str) -> None:
+    def __init__(self, state: str, tool_name: str, args: Any, call_index: int, call_event_id: str, index: int = -1) -> None:
+        self.index = index  # its place in the plan's operations (with an OperationStore; else -1)
         self.state = state
         self.tool_name = tool_name
         self.args = args

@@ -286,6 +286,16 @@ def _is_number(kind: mi.Type) -> bool:
     return isinstance(kind, mi.FloatType)
 
 
+def encode_plan_value(value: Any) -> bytes:
+    """A plan's value (a struct, a list of them) as compact JSON. A string the plan repeats from the ledger (an
+    id, a tool name) may hold a lone surrogate, which UTF-8 cannot carry: it is written as an escape, as the
+    row itself does."""
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return encode_json(msgspec.to_builtins(value, enc_hook=python_json))
+
+
 def encode_json(value: Any) -> bytes:
     """Compact JSON for Python values; lone surrogates are written as escapes, as JavaScript does.
 

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import msgspec
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from resume_contract_generated.projector_table import TABLE
 
@@ -98,3 +98,47 @@ def test_streaming_plans_equal_the_in_memory_oracle_and_statemachine_plans(wires
         assert tuple((op.tool_call_id, op.status) for op in streamed.operations) == oracle.statuses
         assert streamed.replay_event_ids == oracle.replay_ids
         assert oracle.required_reasons <= set(streamed.rejection_reasons)
+
+
+# Ways the OperationStore (resume_contract/operation_store.py) can hold the settled operations a planned file
+# sets aside: each is forced here on small ledgers, where the defaults would rarely reach it.
+_STORE_MODES = {
+    "set": {},
+    "buckets": {"CallIdIndex.SET_LIMIT": 0},
+    "slow hits in the set": {"CallIdIndex.SLOW_HITS": 1 << 30},
+    "every hash the same": {"hash": lambda value: 7},
+    "every hash the same, in buckets": {"hash": lambda value: 7, "CallIdIndex.SET_LIMIT": 0},
+    "a block per record": {"BLOCK_BYTES": 1},
+}
+
+
+def _settled_then_named_again() -> list[dict]:
+    """call(c), ok(c), ok(c), call(c): a settled operation is stored, then its call id turns up twice more."""
+    head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t"}
+    call = {"author": "agent", "role": "model", "content": {"kind": "function_call", "id": "c", "name": "w", "args": {}}}
+    result = {"author": "tool", "role": "tool", "content": {"kind": "function_response", "id": "c", "name": "w", "result": {}}}
+    return [{**head, "id": f"e{index}", **kind} for index, kind in enumerate([call, result, result, call])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(wire_ledgers(max_size=60), st.sampled_from([1, 150, 1 << 22]), st.sampled_from(sorted(_STORE_MODES)))
+@example(_settled_then_named_again(), 1, "set")
+@example(_settled_then_named_again(), 1, "every hash the same, in buckets")
+def test_streaming_plans_equal_in_memory_plans_however_settled_operations_are_stored(wires: list[dict], chunk_bytes: int, mode: str) -> None:
+    from contextlib import ExitStack
+    from unittest import mock
+
+    from resume_contract import operation_store
+
+    data = b"".join(json.dumps(wire, separators=(",", ":")).encode() + b"\n" for wire in wires)
+    with tempfile.TemporaryDirectory() as scratch, ExitStack() as patches:
+        for name, value in _STORE_MODES[mode].items():
+            owner, _, attribute = name.rpartition(".")
+            patches.enter_context(mock.patch.object(getattr(operation_store, owner) if owner else operation_store, attribute, value, create=True))
+        path = Path(scratch) / "ledger.jsonl"
+        path.write_bytes(data)
+        streamed = plan_ledger(path, chunk_bytes=chunk_bytes)
+        in_memory = build_resume_plan([event_from_wire(wire) for wire in wires], rows=[msgspec.Raw(line) for line in data.splitlines()])
+        assert plan_json(streamed) == plan_json(in_memory)
+        assert streamed == in_memory
+        assert [streamed.operations[index] for index in range(len(streamed.operations))] == list(in_memory.operations)

@@ -229,3 +229,16 @@ def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> 
     assert _decode_framed(b"".join(line + b"\n" for line in rows), MODEL) is not None  # else every ledger is slow
     for name, framing in {**_FRAMINGS, **_ALLOWED_WHITESPACE}.items():
         assert _decode_framed(b"".join(line + b"\n" for line in framing(list(rows))), MODEL) is None, name
+
+
+@pytest.mark.parametrize("at_once", [1, 3, 1 << 20])
+def test_a_repeated_event_id_is_found_however_the_id_hashes_are_split(at_once: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long ledgers check their id hashes in parts (reader_proofs._repeated_hashes); tiny parts force that here.
+    from resume_contract import reader_proofs
+
+    monkeypatch.setattr(reader_proofs, "_HASHES_AT_ONCE", at_once)
+    data, offset = ledger_with("duplicate_event_id", 9, rows=40)
+    refused = corruption(data, 256)
+    assert (refused.kind, refused.line, refused.offset) == ("duplicate_event_id", 10, offset)
+    clean = b"".join(row(index) + b"\n" for index in range(40))
+    assert [event.id for event in decode_rows(PATH, clean, chunk_bytes=256)[0]] == [f"e{index}" for index in range(40)]

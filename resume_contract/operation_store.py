@@ -1,0 +1,302 @@
+"""Settled tool operations, kept compact so a plan over a ledger of any length fits in bounded memory.
+
+A ledger of ten million events holds millions of tool calls; as objects (ids, tool name, arguments, the walk's
+record) they would cost about 650 bytes each. Once an operation is settled, nothing the walk does later can
+change it unless its call id turns up again, so the walk (`walk.Walk`) hands it here: its ToolOperation
+as the JSON the plan will print, behind a short prefix with the walk's record (state, call and response row
+indexes), appended to blocks that are compressed once full (zlib: the JSON of many operations repeats its keys
+and tool names, about 10x). What stays in memory per operation is where its record is (12 bytes) and a 64-bit
+hash of its call id (`CallIdIndex`), so a call id that turns up again is found, checked against the record's
+own id (a hash collision is never taken for a match) and handed back to the walk.
+
+`StoredOperations` is the plan's `operations` over a store: a sequence of ToolOperations read back in order,
+or, for `--json`, the JSON pieces copied without decoding.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+import struct
+import zlib
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from typing import Any
+
+import msgspec
+
+from .wire import encode_plan_value, python_json
+
+BLOCK_BYTES = 1 << 20  # records are compressed a block of about this many bytes at a time
+_BUCKET_BITS = 16
+_BUCKET_MASK = (1 << _BUCKET_BITS) - 1
+_NOT_HERE = -1  # the operation is in the walk's hands, not stored
+
+
+class StoredRecord(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """A stored ToolOperation read back, arguments still as written."""
+
+    tool_call_id: str
+    tool_name: str
+    args: msgspec.Raw
+    status: str
+    call_runtime_event_id: str
+    response_runtime_event_id: str | None = None
+    response_is_error: bool | None = None
+
+
+_RECORD = msgspec.json.Decoder(StoredRecord)
+_ENCODER = msgspec.json.Encoder()
+
+
+class OperationStore:
+    """Records of operations by index (the order of their first call), in compressed blocks."""
+
+    def __init__(self) -> None:
+        self._blocks: list[bytes] = []  # compressed, each holding the records from _block_starts[i] on
+        self._block_starts = array("q")
+        self._open = bytearray()  # the block being filled, uncompressed
+        self._open_start = 0  # where it starts in the stream of all records
+        self._position = array("q")  # per operation: where its record starts in that stream, or _NOT_HERE
+        self._length = array("I")
+        self.call_ids: CallIdIndex | None = CallIdIndex()
+        self._taken: set[int] = set()  # operations the walk took back: their call ids are indexed already
+        self._cache: tuple[int, bytes] | None = None  # the last block decompressed
+
+    def __len__(self) -> int:
+        return len(self._position)
+
+    def put(self, indexes: list[int], call_ids: list[str], records: list[bytes]) -> None:
+        """Store operations: `records` are `encode_records`'s, of the operations at `indexes` with `call_ids`."""
+        position, length = self._position, self._length
+        known = max(indexes) + 1
+        if known > len(position):  # operations the walk numbered since: not stored yet
+            position.extend(array("q", [_NOT_HERE]) * (known - len(position)))
+            length.extend(array("I", [0]) * (known - len(length)))
+        lengths = list(map(len, records))
+        starts = list(accumulate(lengths, initial=self._open_start + len(self._open)))
+        starts.pop()
+        first, last = indexes[0], indexes[-1]
+        if last - first == len(indexes) - 1 and all(map(operator.lt, indexes, indexes[1:])):
+            position[first : last + 1] = array("q", starts)  # the common case: stored in the order they were called
+            length[first : last + 1] = array("I", lengths)
+        else:
+            for index, start, size in zip(indexes, starts, lengths):
+                position[index] = start
+                length[index] = size
+        if self._taken:
+            fresh = [(index, call_id) for index, call_id in zip(indexes, call_ids) if index not in self._taken]
+            self._taken.difference_update(indexes)
+            indexes, call_ids = [index for index, _ in fresh], [call_id for _, call_id in fresh]
+        if indexes and self.call_ids is not None:
+            self.call_ids.add(indexes, call_ids)
+        self._open += b"".join(records)
+        if len(self._open) >= BLOCK_BYTES:
+            self._seal()
+
+    def _seal(self) -> None:
+        self._blocks.append(zlib.compress(self._open, 1))
+        self._block_starts.append(self._open_start)
+        self._open_start += len(self._open)
+        self._open = bytearray()
+
+    def forget_call_ids(self) -> None:
+        """No call id will be asked for again (the ledger was walked to its end): free their index."""
+        self.call_ids = None
+
+    def stored(self, call_ids: set[str]) -> list[tuple[str, int]]:
+        """(call id, index) of every stored operation of one of `call_ids`, checked against its record."""
+        if self.call_ids is None:
+            raise AssertionError("the call ids were forgotten: the walk is over")
+        found = []
+        for call_id in self.call_ids.maybe(call_ids):
+            for index in self.call_ids.candidates(call_id):
+                if self._position[index] != _NOT_HERE and decode_record(self.record(index))[1].tool_call_id == call_id:
+                    found.append((call_id, index))
+        return found
+
+    def record(self, index: int) -> bytes:
+        """The record of a stored operation."""
+        start, length = self._position[index], self._length[index]
+        if start >= self._open_start:
+            return bytes(self._open[start - self._open_start : start - self._open_start + length])
+        block = bisect.bisect_right(self._block_starts, start) - 1
+        if self._cache is None or self._cache[0] != block:
+            self._cache = (block, zlib.decompress(self._blocks[block]))
+        offset = start - self._block_starts[block]
+        return self._cache[1][offset : offset + length]
+
+    def take(self, index: int) -> bytes:
+        """Operation `index`'s record, which the walk holds again: stored, it no longer counts."""
+        record = self.record(index)
+        self._position[index] = _NOT_HERE
+        self._taken.add(index)
+        return record
+
+    def pieces(self) -> Iterator[bytes]:
+        """Every operation's ToolOperation JSON, in order; every operation must be stored."""
+        base, end, data = 0, 0, b""
+        for start, length in zip(self._position, self._length):
+            if start < base or start + length > end:  # not in the block at hand (records never straddle blocks)
+                if start == _NOT_HERE:
+                    raise AssertionError("an operation was never stored")
+                if start >= self._open_start:
+                    base, data = self._open_start, bytes(self._open)
+                else:
+                    block = bisect.bisect_right(self._block_starts, start) - 1
+                    base, data = self._block_starts[block], zlib.decompress(self._blocks[block])
+                end = base + len(data)
+            yield data[start - base + _PREFIX.size : start - base + length]
+
+
+class CallIdIndex:
+    """Which operations' call ids are stored, found again by a 64-bit hash of the id.
+
+    While few ids are stored (up to SET_LIMIT), a set of their hashes answers a whole chunk at C speed, and
+    the rare hit is placed by a scan of the hashes in store order. Past that, or once hits are many (a ledger
+    full of anomalies), the hashes move to 65,536 small arrays by their low bits: about 12 bytes an id, where
+    the set costs about 60, at about a microsecond an id to add. A hash names candidates only: the caller
+    checks each against its record, so a collision is never taken for a match.
+    """
+
+    SET_LIMIT = 1 << 21
+    SLOW_HITS = 16
+
+    def __init__(self) -> None:
+        self._seen: set[int] | None = set()
+        self._flat_hashes = array("q")  # the set's hashes, in store order, with their operations' indexes
+        self._flat_indexes = array("l")
+        self._buckets: list[tuple[array, array] | None] = []
+        self._slow_hits = 0
+
+    def add(self, indexes: list[int], call_ids: list[str]) -> None:
+        hashes = list(map(hash, call_ids))
+        if self._seen is not None:
+            self._seen.update(hashes)
+            self._flat_hashes.extend(hashes)
+            self._flat_indexes.extend(indexes)
+            if len(self._seen) > self.SET_LIMIT:
+                self._to_buckets()
+        else:
+            self._bucket(hashes, indexes)
+
+    def maybe(self, call_ids: set[str]) -> list[str]:
+        """Those of `call_ids` whose hash a stored id has (most often none)."""
+        if self._seen is not None:
+            hits = self._seen.intersection(map(hash, call_ids))
+            return [call_id for call_id in call_ids if hash(call_id) in hits] if hits else []
+        buckets = self._buckets
+        found = []
+        for call_id in call_ids:
+            wanted = hash(call_id)
+            bucket = buckets[wanted & _BUCKET_MASK]
+            if bucket is not None and wanted in bucket[0]:
+                found.append(call_id)
+        return found
+
+    def candidates(self, call_id: str) -> list[int]:
+        """Indexes of the operations whose call id has the hash of `call_id`."""
+        wanted = hash(call_id)
+        if self._seen is not None:
+            self._slow_hits += 1
+            found = [self._flat_indexes[at] for at, value in enumerate(self._flat_hashes) if value == wanted]
+            if self._slow_hits > self.SLOW_HITS:
+                self._to_buckets()
+            return found
+        bucket = self._buckets[wanted & _BUCKET_MASK]
+        if bucket is None:
+            return []
+        return [bucket[1][at] for at, value in enumerate(bucket[0]) if value == wanted]
+
+    def _to_buckets(self) -> None:
+        self._buckets = [None] * (1 << _BUCKET_BITS)
+        self._bucket(self._flat_hashes, self._flat_indexes)
+        self._seen, self._flat_hashes, self._flat_indexes = None, array("q"), array("l")
+
+    def _bucket(self, hashes: Any, indexes: Any) -> None:
+        buckets = self._buckets
+        for wanted, index in zip(hashes, indexes):
+            bucket = buckets[wanted & _BUCKET_MASK]
+            if bucket is None:
+                bucket = buckets[wanted & _BUCKET_MASK] = (array("q"), array("l"))
+            bucket[0].append(wanted)
+            bucket[1].append(index)
+
+
+# The walk's record of an operation, before its JSON: its state (by number), call row and response row.
+_PREFIX = struct.Struct("<Bqq")
+
+
+def encode_records(states: list[int], walked: list[Any], operations: list[Any]) -> list[bytes]:
+    """Records for `put`: each operation's state (by number), call and response rows (from the walk's records
+    `walked`), then its ToolOperation as the plan prints it."""
+    try:
+        # ToolOperation JSON holds no raw newline (JSON escapes them in strings), so the lines are the pieces.
+        pieces = _ENCODER.encode_lines(operations).split(b"\n")
+        pieces.pop()
+    except UnicodeEncodeError:
+        pieces = list(map(encode_plan_value, operations))
+    call_rows = [operation.call_index for operation in walked]
+    response_rows = [operation.response_index for operation in walked]
+    return list(map(bytes.__add__, map(_PREFIX.pack, states, call_rows, response_rows), pieces))
+
+
+def decode_record(record: bytes) -> tuple[tuple[int, int, int], StoredRecord]:
+    """(state, call row, response row) and the ToolOperation of a record."""
+    return _PREFIX.unpack_from(record), decode_piece(record[_PREFIX.size :])
+
+
+def decode_piece(piece: bytes) -> StoredRecord:
+    """A stored ToolOperation's JSON, read back."""
+    try:
+        return _RECORD.decode(piece)
+    except msgspec.DecodeError:  # lone surrogate escapes (written as the row wrote them): the standard library reads them
+        value = python_json(piece)
+        value["args"] = msgspec.Raw(encode_plan_value(value["args"]))
+        return msgspec.convert(value, StoredRecord)
+
+
+class StoredOperations(Sequence[Any]):
+    """A plan's ToolOperations, read back from an OperationStore in order (each decoded when reached)."""
+
+    def __init__(self, store: OperationStore, make: Any) -> None:
+        self._store = store
+        self._make = make  # StoredRecord -> ToolOperation
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __iter__(self) -> Iterator[Any]:
+        for piece in self._store.pieces():
+            yield self._make(decode_piece(piece))
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, int):
+            if index < 0:
+                index += len(self)
+            if not 0 <= index < len(self):
+                raise IndexError(index)
+            return self._make(decode_record(self._store.record(index))[1])
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<StoredOperations: {len(self)} operations>"
+
+    def json_pieces(self) -> Iterator[bytes]:
+        """The operations as the members of a JSON array, in pieces (no brackets), each copied as stored."""
+        batch: list[bytes] = []
+        for piece in self._store.pieces():
+            batch.append(piece)
+            if len(batch) >= 4096:
+                yield b",".join(batch)
+                batch = []
+        if batch:
+            yield b",".join(batch)

@@ -1,0 +1,300 @@
+"""The projection's walk: the committed events, fed a piece at a time, in order, followed through the table.
+
+One walk over the events, dictionary lookups only, because python-statemachine costs ~1000x a lookup per
+transition. `projection.project` feeds it a whole prefix at once; `ledger_plan.plan_ledger` feeds it a file
+chunk by chunk, with an OperationStore for the operations it settles.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+
+from .operation_store import OperationStore, StoredOperations, StoredRecord, decode_record, encode_records
+from .projection import Diagnostic, Disposition, ProjectorTable, ResumePlan, ToolOperation, Trace
+from .walk_state import KindReads, OpenOperation
+
+_TRUE = msgspec.Raw(b"true")
+
+
+class Walk:
+    """The projection as a walk that can be fed the committed events a piece at a time, in order.
+
+    `project` feeds it a whole prefix at once; the ledger reader feeds it chunk by chunk, so a plan over a
+    ledger of any length holds its operations and the indexes of rows it leaves out, never the rows.
+    """
+
+    def __init__(self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None) -> None:
+        self.table = table
+        self.trace = trace
+        # Per content kind, everything the walk needs, looked up once per event by the struct's class.
+        self.reads = KindReads(table)
+        # Open operations by call id. With a `store`, an operation settled for good (nothing at the end of the
+        # prefix can be said of it) is handed to the store at the end of each piece fed, and taken back if its
+        # call id turns up again: memory is bounded by the operations still open, not by the ledger.
+        self.operations: dict[str, OpenOperation] = {}
+        self.store = store
+        self._settled: list[str] = []
+        self._next_index = 0  # the next new operation's place in the plan's operations
+        self._state_codes = {name: code for code, name in enumerate(table.state_status)}
+        self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
+        self.diagnostics: list[Diagnostic] = []
+        # Indexes of events the provider must not see again; every other event is replayed as it stands.
+        self.not_replayed: list[int] = []
+        self.terminal_event_id: str | None = None
+        self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found
+
+    def feed(self, events: Sequence[Any], first_index: int) -> None:
+        """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
+        if self.terminal_event_id is None:
+            self._find_terminal(events, first_index)
+        if self.store is not None and len(self.store):
+            self._take_back(events)
+        self._walk(events, first_index)
+        if self.store is not None:
+            self._store_settled()
+
+    def _walk(self, events: Sequence[Any], first_index: int) -> None:
+        table = self.table
+        trace = self.trace
+        step = table.step
+        is_partial = attrgetter(table.partial_attribute)
+        initial = table.initial_state
+        reads = self.reads
+        operations = self.operations
+        find_operation = operations.get
+        storable = self._storable
+        settled = self._settled
+        diagnostics = self.diagnostics
+        not_replayed = self.not_replayed
+        anomaly_at = self._anomaly_at
+        next_index = self._next_index
+        terminal_index = self.terminal_index
+
+        for index, event in enumerate(events, first_index):
+            if is_partial(event):
+                not_replayed.append(index)
+                continue
+            if index > terminal_index:
+                diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+            content = event.content
+            read = reads[type(content)]
+            if read is None:
+                continue
+            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
+            call_id = call_id_of(content)
+            is_error = error_of is not None and error_of(content) is True
+            kind = kind_error if is_error else kind_ok
+            tool_name = name_of(content) if name_of is not None else None
+            operation = find_operation(call_id)
+            if operation is None:
+                state = initial
+                names_match = True
+            else:
+                state = operation.state
+                # Only a result is compared with its call (the spec's `when` applies to results alone).
+                names_match = opens or tool_name is None or operation.tool_name == tool_name
+            if trace is not None:
+                trace.append((state, kind, names_match))  # type: ignore[arg-type]
+            target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
+            if anomaly is not None:
+                anomaly_at(index, anomaly, event.id, call_id, tool_name, None if names_match else operation)
+            elif operation is None:
+                # The spec's checks guarantee only a call leaves a status-less state.
+                args = arguments_of(content) if arguments_of is not None else None
+                if type(args) is msgspec.Raw:
+                    args = args.copy()  # not a view into the chunk it was decoded from, which is let go
+                operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
+                next_index += 1
+            else:
+                operation.state = target
+                if target in storable:
+                    settled.append(call_id)
+                if not opens:
+                    if operation.response_index >= 0:
+                        not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
+                    operation.response_index = index
+                    operation.response_event_id = event.id
+                    operation.response_is_error = is_error
+        self._next_index = next_index
+
+    def _find_terminal(self, events: Sequence[Any], first_index: int) -> None:
+        """Note the first committed (not partial) terminal event among `events`, if there is one."""
+        table = self.table
+        statuses = list(map(attrgetter("status"), events))
+        flags = list(map(attrgetter(table.terminal_flag[0]), events))
+        if table.terminal_statuses.isdisjoint(statuses) and not any(flags):
+            return  # the common case, seen at C speed
+        is_partial = attrgetter(table.partial_attribute)
+        flag_key = table.terminal_flag[1]
+        for index, event in enumerate(events):
+            if is_partial(event):
+                continue
+            if statuses[index] in table.terminal_statuses or (flags[index] and flags[index].get(flag_key) == _TRUE):
+                self.terminal_event_id = event.id
+                self.terminal_index = first_index + index
+                return
+
+    def _take_back(self, events: Sequence[Any]) -> None:
+        """Take back from the store every operation whose call id these events name (before walking them, so
+        the walk finds each in `operations`, as if it had never left)."""
+        contents = list(map(attrgetter("content"), events))
+        call_ids: set[str] = set()
+        for content_class in set(map(type, contents)):
+            read = self.reads[content_class]
+            if read is not None:
+                call_ids.update(map(read[1], filter(content_class.__instancecheck__, contents)))
+        call_ids.difference_update(self.operations)
+        if not call_ids:
+            return
+        store = self.store
+        names = tuple(self._state_codes)
+        for call_id, index in store.stored(call_ids):  # type: ignore[union-attr]
+            (state, call_index, response_index), stored = decode_record(store.take(index))  # type: ignore[union-attr]
+            operation = self.operations[call_id] = OpenOperation(
+                names[state], stored.tool_name, stored.args.copy(), call_index, stored.call_runtime_event_id, index
+            )
+            operation.response_index = response_index
+            operation.response_event_id = stored.response_runtime_event_id
+            operation.response_is_error = stored.response_is_error
+            self._settled.append(call_id)  # stored again after this piece if nothing changes it
+
+    def _store_settled(self) -> None:
+        """Hand the store every operation this piece settled for good."""
+        operations, storable, codes = self.operations, self._storable, self._state_codes
+        call_ids, settled = [], []
+        for call_id in dict.fromkeys(self._settled):
+            operation = operations.get(call_id)
+            if operation is not None and operation.state in storable and operation.response_index >= 0:
+                call_ids.append(call_id)
+                settled.append(operation)
+                del operations[call_id]
+        self._settled.clear()
+        if settled:
+            tool_operations = list(map(self._tool_operation, call_ids, settled))
+            records = encode_records([codes[operation.state] for operation in settled], settled, tool_operations)
+            self.store.put([operation.index for operation in settled], call_ids, records)  # type: ignore[union-attr]
+
+    def _tool_operation(self, call_id: str, operation: OpenOperation) -> ToolOperation:
+        return ToolOperation(
+            call_id,
+            operation.tool_name,
+            operation.args,
+            self.table.state_status[operation.state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
+            operation.call_event_id,
+            operation.response_event_id,
+            operation.response_is_error,
+        )
+
+    def _anomaly_at(
+        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, misnamed: OpenOperation | None
+    ) -> None:
+        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `misnamed` is the call whose
+        tool a result names otherwise, if that is the anomaly."""
+        self.not_replayed.append(index)
+        detail = None
+        if misnamed is not None:
+            detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
+        self.diagnostics.append(
+            _diagnostic(self.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
+        )
+
+    def plan(
+        self,
+        high_water: int,
+        expected_high_water: int | None,
+        rows: Sequence[msgspec.Raw],
+        rows_without: Callable[[set[int]], Sequence[msgspec.Raw]],
+    ) -> ResumePlan:
+        """The plan once every committed event was fed: `rows` are all of them, `rows_without(skip)` them but
+        the rows at the indexes in `skip`."""
+        table = self.table
+        settled_states = table.settled_states
+        verification_states = table.verification_states
+        at_end = table.at_end
+        diagnostics = list(self.diagnostics)
+        not_replayed = list(self.not_replayed)
+        if expected_high_water is not None and expected_high_water != high_water:
+            diagnostics.insert(
+                0,
+                _diagnostic(
+                    table,
+                    table.high_water_diagnostic,
+                    detail={"expectedRuntimeEventHighWater": expected_high_water, "actualRuntimeEventHighWater": high_water},
+                ),
+            )
+        tool_operations: list[ToolOperation] = []
+        requires_verification = False
+        for call_id, operation in self.operations.items():
+            state = operation.state
+            tool_operation = self._tool_operation(call_id, operation)
+            if self.store is None:
+                tool_operations.append(tool_operation)
+            else:
+                self.store.put([operation.index], [call_id], encode_records([self._state_codes[state]], [operation], [tool_operation]))
+            if state in verification_states:
+                requires_verification = True
+            if state not in settled_states or operation.response_index < 0:
+                # Calls and results are replayed only as matched pairs.
+                not_replayed.append(operation.call_index)
+                if operation.response_index >= 0:
+                    not_replayed.append(operation.response_index)
+            end_code = at_end.get(state)
+            if end_code is not None:
+                diagnostics.append(
+                    _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
+                )
+
+        raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
+        reasons = tuple(reason for reason in table.reason_order if reason in raised)
+        replay = rows_without(set(not_replayed)) if not_replayed else rows
+        disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
+        return ResumePlan(
+            disposition=disposition,
+            # A walk with a store stored every operation: they are read back from it, in order.
+            operations=tuple(tool_operations) if self.store is None else StoredOperations(self.store, _operation_of),  # type: ignore[arg-type]
+            diagnostics=tuple(diagnostics),
+            rejection_reasons=reasons,
+            requires_verification=requires_verification,
+            source_runtime_event_high_water=high_water,
+            directive=table.directive if requires_verification else None,
+            terminal_runtime_event_id=self.terminal_event_id,
+            # A planned file's rows are `LedgerRows`, read back from it: a Sequence, not a tuple.
+            runtime_events=rows,  # type: ignore[arg-type]
+            replay_runtime_events=replay,  # type: ignore[arg-type]
+        )
+
+
+def _operation_of(stored: StoredRecord) -> ToolOperation:
+    return ToolOperation(
+        stored.tool_call_id,
+        stored.tool_name,
+        stored.args.copy(),
+        stored.status,
+        stored.call_runtime_event_id,
+        stored.response_runtime_event_id,
+        stored.response_is_error,
+    )
+
+
+def _diagnostic(
+    table: ProjectorTable,
+    code: str,
+    *,
+    event_id: str | None = None,
+    tool_call_id: str | None = None,
+    tool_name: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        code=code,
+        message=table.diagnostics[code][1],
+        event_id=event_id,
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        detail=detail,
+    )
