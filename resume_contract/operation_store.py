@@ -6,8 +6,8 @@ change it unless its call id turns up again, so the walk (`walk.Walk`) hands it 
 as the JSON the plan will print, behind a short prefix with the walk's record (state, call and response row
 indexes), appended to blocks that are compressed once full (zlib: the JSON of many operations repeats its keys
 and tool names, about 10x). What stays in memory per operation is where its record is (12 bytes) and a 64-bit
-hash of its call id (`CallIdIndex`), so a call id that turns up again is found, checked against the record's
-own id (a hash collision is never taken for a match) and handed back to the walk.
+hash of its call id with its index (16 bytes, `CallIdIndex`), so a call id that turns up again is found,
+checked against the record's own id (a hash collision is never taken for a match) and handed back to the walk.
 
 `StoredOperations` is the plan's `operations` over a store: a sequence of ToolOperations read back in order,
 or, for `--json`, the JSON pieces copied without decoding.
@@ -29,7 +29,7 @@ import msgspec
 from .wire import encode_plan_value, python_json
 
 BLOCK_BYTES = 1 << 20  # records are compressed a block of about this many bytes at a time
-_BUCKET_BITS = 16
+_BUCKET_BITS = 17
 _BUCKET_MASK = (1 << _BUCKET_BITS) - 1
 _NOT_HERE = -1  # the operation is in the walk's hands, not stored
 
@@ -110,7 +110,7 @@ class OperationStore:
         if self.call_ids is None:
             raise AssertionError("the call ids were forgotten: the walk is over")
         found = []
-        for call_id in self.call_ids.maybe(call_ids):
+        for call_id in call_ids:
             for index in self.call_ids.candidates(call_id):
                 if self._position[index] != _NOT_HERE and decode_record(self.record(index))[1].tool_call_id == call_id:
                     found.append((call_id, index))
@@ -153,75 +153,41 @@ class OperationStore:
 class CallIdIndex:
     """Which operations' call ids are stored, found again by a 64-bit hash of the id.
 
-    While few ids are stored (up to SET_LIMIT), a set of their hashes answers a whole chunk at C speed, and
-    the rare hit is placed by a scan of the hashes in store order. Past that, or once hits are many (a ledger
-    full of anomalies), the hashes move to 65,536 small arrays by their low bits: about 12 bytes an id, where
-    the set costs about 60, at about a microsecond an id to add. A hash names candidates only: the caller
-    checks each against its record, so a collision is never taken for a match.
+    Each (hash, operation index) is 16 packed bytes in one of 131,072 byte strings picked by the hash's low
+    bits, searched with `bytes.find`: about 16 bytes an id (a set of the hashes would cost about 60) and well
+    under a microsecond to add or look up one. A hash names candidates only: the caller checks each against
+    its record, so a collision is never taken for a match.
     """
 
-    SET_LIMIT = 1 << 21
-    SLOW_HITS = 16
-
     def __init__(self) -> None:
-        self._seen: set[int] | None = set()
-        self._flat_hashes = array("q")  # the set's hashes, in store order, with their operations' indexes
-        self._flat_indexes = array("l")
-        self._buckets: list[tuple[array, array] | None] = []
-        self._slow_hits = 0
+        self._buckets: list[bytearray | None] = [None] * (1 << _BUCKET_BITS)
 
     def add(self, indexes: list[int], call_ids: list[str]) -> None:
-        hashes = list(map(hash, call_ids))
-        if self._seen is not None:
-            self._seen.update(hashes)
-            self._flat_hashes.extend(hashes)
-            self._flat_indexes.extend(indexes)
-            if len(self._seen) > self.SET_LIMIT:
-                self._to_buckets()
-        else:
-            self._bucket(hashes, indexes)
-
-    def maybe(self, call_ids: set[str]) -> list[str]:
-        """Those of `call_ids` whose hash a stored id has (most often none)."""
-        if self._seen is not None:
-            hits = self._seen.intersection(map(hash, call_ids))
-            return [call_id for call_id in call_ids if hash(call_id) in hits] if hits else []
-        buckets = self._buckets
-        found = []
-        for call_id in call_ids:
-            wanted = hash(call_id)
+        buckets, pack = self._buckets, _ENTRY.pack
+        for wanted, index in zip(map(hash, call_ids), indexes):
             bucket = buckets[wanted & _BUCKET_MASK]
-            if bucket is not None and wanted in bucket[0]:
-                found.append(call_id)
-        return found
+            if bucket is None:
+                buckets[wanted & _BUCKET_MASK] = bytearray(pack(wanted, index))
+            else:
+                bucket += pack(wanted, index)
 
     def candidates(self, call_id: str) -> list[int]:
-        """Indexes of the operations whose call id has the hash of `call_id`."""
+        """Indexes of the operations whose call id has the hash of `call_id` (most often none)."""
         wanted = hash(call_id)
-        if self._seen is not None:
-            self._slow_hits += 1
-            found = [self._flat_indexes[at] for at, value in enumerate(self._flat_hashes) if value == wanted]
-            if self._slow_hits > self.SLOW_HITS:
-                self._to_buckets()
-            return found
         bucket = self._buckets[wanted & _BUCKET_MASK]
         if bucket is None:
             return []
-        return [bucket[1][at] for at, value in enumerate(bucket[0]) if value == wanted]
+        key, found = _HASH.pack(wanted), []
+        at = bucket.find(key)
+        while at >= 0:
+            if at % _ENTRY.size == 0:  # a hash, not bytes straddling an entry's hash and index
+                found.append(_ENTRY.unpack_from(bucket, at)[1])
+            at = bucket.find(key, at + 1)
+        return found
 
-    def _to_buckets(self) -> None:
-        self._buckets = [None] * (1 << _BUCKET_BITS)
-        self._bucket(self._flat_hashes, self._flat_indexes)
-        self._seen, self._flat_hashes, self._flat_indexes = None, array("q"), array("l")
 
-    def _bucket(self, hashes: Any, indexes: Any) -> None:
-        buckets = self._buckets
-        for wanted, index in zip(hashes, indexes):
-            bucket = buckets[wanted & _BUCKET_MASK]
-            if bucket is None:
-                bucket = buckets[wanted & _BUCKET_MASK] = (array("q"), array("l"))
-            bucket[0].append(wanted)
-            bucket[1].append(index)
+_HASH = struct.Struct("<q")
+_ENTRY = struct.Struct("<qq")  # (call id hash, operation index)
 
 
 # The walk's record of an operation, before its JSON: its state (by number), call row and response row.

@@ -103,11 +103,9 @@ def test_streaming_plans_equal_the_in_memory_oracle_and_statemachine_plans(wires
 # Ways the OperationStore (resume_contract/operation_store.py) can hold the settled operations a planned file
 # sets aside: each is forced here on small ledgers, where the defaults would rarely reach it.
 _STORE_MODES = {
-    "set": {},
-    "buckets": {"CallIdIndex.SET_LIMIT": 0},
-    "slow hits in the set": {"CallIdIndex.SLOW_HITS": 1 << 30},
+    "as it is": {},
     "every hash the same": {"hash": lambda value: 7},
-    "every hash the same, in buckets": {"hash": lambda value: 7, "CallIdIndex.SET_LIMIT": 0},
+    "hashes that share a bucket": {"_BUCKET_MASK": 0},
     "a block per record": {"BLOCK_BYTES": 1},
 }
 
@@ -122,8 +120,8 @@ def _settled_then_named_again() -> list[dict]:
 
 @settings(max_examples=300, deadline=None)
 @given(wire_ledgers(max_size=60), st.sampled_from([1, 150, 1 << 22]), st.sampled_from(sorted(_STORE_MODES)))
-@example(_settled_then_named_again(), 1, "set")
-@example(_settled_then_named_again(), 1, "every hash the same, in buckets")
+@example(_settled_then_named_again(), 1, "as it is")
+@example(_settled_then_named_again(), 1, "every hash the same")
 def test_streaming_plans_equal_in_memory_plans_however_settled_operations_are_stored(wires: list[dict], chunk_bytes: int, mode: str) -> None:
     from contextlib import ExitStack
     from unittest import mock

@@ -1,0 +1,67 @@
+"""The OperationStore a planned file keeps its settled operations in (resume_contract/operation_store.py).
+
+Plans made through it are held to in-memory plans in test_properties.py; these tests pin the store's own
+promises with hand-made records: order by operation index whatever the order stored, records read back from
+compressed blocks, a taken-back operation found no more, and call-id hashes that are only candidates.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from resume_contract import operation_store
+from resume_contract.operation_store import CallIdIndex, OperationStore, StoredRecord, decode_record, encode_records
+
+
+class _Walked:
+    def __init__(self, call_index: int, response_index: int) -> None:
+        self.call_index, self.response_index = call_index, response_index
+
+
+def _operation(call_id: str) -> StoredRecord:
+    return StoredRecord(call_id, "write", operation_store.msgspec.Raw(b'{"n":1}'), "succeeded", f"e-{call_id}", f"r-{call_id}", False)
+
+
+def _put(store: OperationStore, indexes: list[int]) -> None:
+    call_ids = [f"c{index}" for index in indexes]
+    records = encode_records([2] * len(indexes), [_Walked(index * 2, index * 2 + 1) for index in indexes], [_operation(c) for c in call_ids])
+    store.put(indexes, call_ids, records)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 300, 1 << 20])
+def test_operations_come_back_in_index_order_whatever_order_they_were_stored(block_bytes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operation_store, "BLOCK_BYTES", block_bytes)
+    store = OperationStore()
+    _put(store, [2, 3])
+    _put(store, [0])
+    _put(store, [4, 1])
+    assert [decode_record(b"\0" * 17 + piece)[1].tool_call_id for piece in store.pieces()] == ["c0", "c1", "c2", "c3", "c4"]
+    (state, call_row, response_row), record = decode_record(store.record(3))
+    assert (state, call_row, response_row, record.call_runtime_event_id) == (2, 6, 7, "e-c3")
+
+
+def test_a_taken_back_operation_is_no_longer_found_until_stored_again() -> None:
+    store = OperationStore()
+    _put(store, [0, 1])
+    assert store.stored({"c1", "c9"}) == [("c1", 1)]
+    store.take(1)
+    assert store.stored({"c1"}) == []
+    with pytest.raises(AssertionError, match="never stored"):
+        list(store.pieces())
+    _put(store, [1])
+    assert store.stored({"c1"}) == [("c1", 1)]
+
+
+def test_a_hash_is_a_candidate_only_and_never_read_across_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "b" hashes (in the same bucket) to the bytes of a stored operation's index: found inside an entry, it must
+    # not be taken for a hash.
+    a_hash = 5 + (1 << 40)
+    monkeypatch.setattr(operation_store, "hash", {"a": a_hash, "b": 5, "c": a_hash}.__getitem__, raising=False)
+    index = CallIdIndex()
+    index.add([5], ["a"])
+    assert index.candidates("b") == []
+    assert index.candidates("c") == [5]  # the same hash as "a": a candidate, which the store then checks
+    store = OperationStore()
+    monkeypatch.setattr(operation_store, "hash", lambda value: 5, raising=False)
+    _put(store, [0, 1])
+    assert store.stored({"c1"}) == [("c1", 1)]
