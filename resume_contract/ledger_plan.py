@@ -41,6 +41,7 @@ class _PlannedFile:
         self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         self.read_at = file_reader(self.fd)
         self.chunks: list[tuple[int, int, int]] = []  # (first row index, byte offset, byte length)
+        self.rows = 0
 
     def chunk_data(self) -> Iterator[tuple[int, bytes]]:
         """(first row index, rows) of every chunk, read again from the file."""
@@ -127,17 +128,25 @@ def plan_ledger(
     """Read and plan one ledger file in bounded memory; the strictness and the plan are `read_ledger`'s and
     `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`."""
     path = Path(path)
-    store = OperationStore()
-    walk = Walk(TABLE, store=store)
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
         source = _PlannedFile(path, fd)
-        high_water = 0
-        chunks = scan_ledger(path, source.read_at, source.identity[2], run=run or run_identity(path.absolute()), chunk_bytes=chunk_bytes)
-        for chunk in chunks:
-            walk.feed(chunk.events, chunk.first_index)
-            if chunk.offset + len(chunk.data) == source.identity[2]:
-                store.forget_call_ids()  # before the scan's last check (repeated event ids) needs the memory
-            source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
-            high_water += len(chunk.events)
-    rows = LedgerRows(source, high_water)
-    return walk.plan(high_water, expected_high_water, rows, rows.without)
+        run = run or run_identity(path.absolute())
+        walk = _walk_file(source, Walk(TABLE, store=OperationStore()), run, chunk_bytes)
+        suspects = walk.suspects()
+        if suspects:
+            # Some call id was named again after its operation may have been stored: walk the file once more,
+            # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
+            source.chunks.clear()
+            walk = _walk_file(source, Walk(TABLE, store=OperationStore(), keep=suspects), run, chunk_bytes)
+    rows = LedgerRows(source, source.rows)
+    return walk.plan(source.rows, expected_high_water, rows, rows.without)
+
+
+def _walk_file(source: _PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int) -> Walk:
+    """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
+    source.rows = 0
+    for chunk in scan_ledger(source.path, source.read_at, source.identity[2], run=run, chunk_bytes=chunk_bytes):
+        walk.feed(chunk.events, chunk.first_index)
+        source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
+        source.rows += len(chunk.events)
+    return walk

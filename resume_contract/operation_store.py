@@ -1,13 +1,12 @@
 """Settled tool operations, kept compact so a plan over a ledger of any length fits in bounded memory.
 
 A ledger of ten million events holds millions of tool calls; as objects (ids, tool name, arguments, the walk's
-record) they would cost about 650 bytes each. Once an operation is settled, nothing the walk does later can
-change it unless its call id turns up again, so the walk (`walk.Walk`) hands it here: its ToolOperation
-as the JSON the plan will print, behind a short prefix with the walk's record (state, call and response row
-indexes), appended to blocks that are compressed once full (zlib: the JSON of many operations repeats its keys
-and tool names, about 10x). What stays in memory per operation is where its record is (12 bytes) and a 64-bit
-hash of its call id with its index (16 bytes, `CallIdIndex`), so a call id that turns up again is found,
-checked against the record's own id (a hash collision is never taken for a match) and handed back to the walk.
+record) they would cost about 650 bytes each. Once an operation is settled, the walk (`walk.Walk`) hands it
+here: its ToolOperation as the JSON the plan will print, behind a 17-byte record of the walk's (state, call and
+response rows), appended to blocks that are compressed once full (zlib: the JSON of many operations repeats
+its keys and tool names, about 10x). What stays in memory per operation is where its record is (12 bytes).
+Nothing stored is ever changed: the walk proves, or makes sure by walking again, that no event after an
+operation was stored names its call id (see `walk.Walk.suspects`).
 
 `StoredOperations` is the plan's `operations` over a store: a sequence of ToolOperations read back in order,
 or, for `--json`, the JSON pieces copied without decoding.
@@ -29,8 +28,6 @@ import msgspec
 from .wire import encode_plan_value, python_json
 
 BLOCK_BYTES = 1 << 20  # records are compressed a block of about this many bytes at a time
-_BUCKET_BITS = 17
-_BUCKET_MASK = (1 << _BUCKET_BITS) - 1
 _NOT_HERE = -1  # the operation is in the walk's hands, not stored
 
 
@@ -60,15 +57,13 @@ class OperationStore:
         self._open_start = 0  # where it starts in the stream of all records
         self._position = array("q")  # per operation: where its record starts in that stream, or _NOT_HERE
         self._length = array("I")
-        self.call_ids: CallIdIndex | None = CallIdIndex()
-        self._taken: set[int] = set()  # operations the walk took back: their call ids are indexed already
         self._cache: tuple[int, bytes] | None = None  # the last block decompressed
 
     def __len__(self) -> int:
         return len(self._position)
 
-    def put(self, indexes: list[int], call_ids: list[str], records: list[bytes]) -> None:
-        """Store operations: `records` are `encode_records`'s, of the operations at `indexes` with `call_ids`."""
+    def put(self, indexes: list[int], records: list[bytes]) -> None:
+        """Store operations: `records` are `encode_records`'s, of the operations at `indexes`, each stored once."""
         position, length = self._position, self._length
         known = max(indexes) + 1
         if known > len(position):  # operations the walk numbered since: not stored yet
@@ -85,12 +80,6 @@ class OperationStore:
             for index, start, size in zip(indexes, starts, lengths):
                 position[index] = start
                 length[index] = size
-        if self._taken:
-            fresh = [(index, call_id) for index, call_id in zip(indexes, call_ids) if index not in self._taken]
-            self._taken.difference_update(indexes)
-            indexes, call_ids = [index for index, _ in fresh], [call_id for _, call_id in fresh]
-        if indexes and self.call_ids is not None:
-            self.call_ids.add(indexes, call_ids)
         self._open += b"".join(records)
         if len(self._open) >= BLOCK_BYTES:
             self._seal()
@@ -101,24 +90,11 @@ class OperationStore:
         self._open_start += len(self._open)
         self._open = bytearray()
 
-    def forget_call_ids(self) -> None:
-        """No call id will be asked for again (the ledger was walked to its end): free their index."""
-        self.call_ids = None
-
-    def stored(self, call_ids: set[str]) -> list[tuple[str, int]]:
-        """(call id, index) of every stored operation of one of `call_ids`, checked against its record."""
-        if self.call_ids is None:
-            raise AssertionError("the call ids were forgotten: the walk is over")
-        found = []
-        for call_id in call_ids:
-            for index in self.call_ids.candidates(call_id):
-                if self._position[index] != _NOT_HERE and decode_record(self.record(index))[1].tool_call_id == call_id:
-                    found.append((call_id, index))
-        return found
-
     def record(self, index: int) -> bytes:
         """The record of a stored operation."""
         start, length = self._position[index], self._length[index]
+        if start == _NOT_HERE:
+            raise AssertionError(f"operation {index} was never stored")
         if start >= self._open_start:
             return bytes(self._open[start - self._open_start : start - self._open_start + length])
         block = bisect.bisect_right(self._block_starts, start) - 1
@@ -126,13 +102,6 @@ class OperationStore:
             self._cache = (block, zlib.decompress(self._blocks[block]))
         offset = start - self._block_starts[block]
         return self._cache[1][offset : offset + length]
-
-    def take(self, index: int) -> bytes:
-        """Operation `index`'s record, which the walk holds again: stored, it no longer counts."""
-        record = self.record(index)
-        self._position[index] = _NOT_HERE
-        self._taken.add(index)
-        return record
 
     def pieces(self) -> Iterator[bytes]:
         """Every operation's ToolOperation JSON, in order; every operation must be stored."""
@@ -148,46 +117,6 @@ class OperationStore:
                     base, data = self._block_starts[block], zlib.decompress(self._blocks[block])
                 end = base + len(data)
             yield data[start - base + _PREFIX.size : start - base + length]
-
-
-class CallIdIndex:
-    """Which operations' call ids are stored, found again by a 64-bit hash of the id.
-
-    Each (hash, operation index) is 16 packed bytes in one of 131,072 byte strings picked by the hash's low
-    bits, searched with `bytes.find`: about 16 bytes an id (a set of the hashes would cost about 60) and well
-    under a microsecond to add or look up one. A hash names candidates only: the caller checks each against
-    its record, so a collision is never taken for a match.
-    """
-
-    def __init__(self) -> None:
-        self._buckets: list[bytearray | None] = [None] * (1 << _BUCKET_BITS)
-
-    def add(self, indexes: list[int], call_ids: list[str]) -> None:
-        buckets, pack = self._buckets, _ENTRY.pack
-        for wanted, index in zip(map(hash, call_ids), indexes):
-            bucket = buckets[wanted & _BUCKET_MASK]
-            if bucket is None:
-                buckets[wanted & _BUCKET_MASK] = bytearray(pack(wanted, index))
-            else:
-                bucket += pack(wanted, index)
-
-    def candidates(self, call_id: str) -> list[int]:
-        """Indexes of the operations whose call id has the hash of `call_id` (most often none)."""
-        wanted = hash(call_id)
-        bucket = self._buckets[wanted & _BUCKET_MASK]
-        if bucket is None:
-            return []
-        key, found = _HASH.pack(wanted), []
-        at = bucket.find(key)
-        while at >= 0:
-            if at % _ENTRY.size == 0:  # a hash, not bytes straddling an entry's hash and index
-                found.append(_ENTRY.unpack_from(bucket, at)[1])
-            at = bucket.find(key, at + 1)
-        return found
-
-
-_HASH = struct.Struct("<q")
-_ENTRY = struct.Struct("<qq")  # (call id hash, operation index)
 
 
 # The walk's record of an operation, before its JSON: its state (by number), call row and response row.

@@ -141,7 +141,7 @@ def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> t
     line), or None. `hashes` are a 64-bit hash of every event's id; only when one repeats are the ledger's
     `chunks()` read again and the ids compared, so a collision of two different ids costs time, never a false
     refusal."""
-    repeated = _repeated_hashes(hashes)
+    repeated = repeated_hashes(hashes)
     if not repeated:
         return None
     first_line: dict[str, int] = {}
@@ -154,7 +154,7 @@ def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> t
     return None
 
 
-def _repeated_hashes(hashes: array) -> set[int]:
+def repeated_hashes(hashes: array) -> set[int]:
     """The hashes that occur more than once. Empties `hashes` when it is long (it is the scan's own array)."""
     if len(hashes) <= _HASHES_AT_ONCE:
         return _repeats(hashes)

@@ -8,14 +8,16 @@ chunk by chunk, with an OperationStore for the operations it settles.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
 import msgspec
 
-from .operation_store import OperationStore, StoredOperations, StoredRecord, decode_record, encode_records
+from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
 from .projection import Diagnostic, Disposition, ProjectorTable, ResumePlan, ToolOperation, Trace
+from .reader_proofs import repeated_hashes
 from .walk_state import KindReads, OpenOperation
 
 _TRUE = msgspec.Raw(b"true")
@@ -28,17 +30,24 @@ class Walk:
     ledger of any length holds its operations and the indexes of rows it leaves out, never the rows.
     """
 
-    def __init__(self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None) -> None:
+    def __init__(
+        self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None, keep: frozenset[int] = frozenset()
+    ) -> None:
         self.table = table
         self.trace = trace
         # Per content kind, everything the walk needs, looked up once per event by the struct's class.
         self.reads = KindReads(table)
         # Open operations by call id. With a `store`, an operation settled for good (nothing at the end of the
-        # prefix can be said of it) is handed to the store at the end of each piece fed, and taken back if its
-        # call id turns up again: memory is bounded by the operations still open, not by the ledger.
+        # prefix can be said of it) is handed to the store at the end of each piece fed, so memory is bounded by
+        # the operations still open, not by the ledger; but one whose call id hashes into `keep` stays here.
+        # That is exact only if no later event names a stored operation's call id: `suspects()` says when a
+        # walk cannot promise it, and the file is then walked again keeping those (ledger_plan.plan_ledger).
         self.operations: dict[str, OpenOperation] = {}
         self.store = store
+        self.keep = keep
         self._settled: list[str] = []
+        self._opened = array("q")  # the hash of every call id an operation was opened for
+        self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
         self._state_codes = {name: code for code, name in enumerate(table.state_status)}
         self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
@@ -52,8 +61,6 @@ class Walk:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
         if self.terminal_event_id is None:
             self._find_terminal(events, first_index)
-        if self.store is not None and len(self.store):
-            self._take_back(events)
         self._walk(events, first_index)
         if self.store is not None:
             self._store_settled()
@@ -73,6 +80,7 @@ class Walk:
         not_replayed = self.not_replayed
         anomaly_at = self._anomaly_at
         next_index = self._next_index
+        opened = self._opened.append
         terminal_index = self.terminal_index
 
         for index, event in enumerate(events, first_index):
@@ -102,13 +110,14 @@ class Walk:
                 trace.append((state, kind, names_match))  # type: ignore[arg-type]
             target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
             if anomaly is not None:
-                anomaly_at(index, anomaly, event.id, call_id, tool_name, None if names_match else operation)
+                anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
                 args = arguments_of(content) if arguments_of is not None else None
                 if type(args) is msgspec.Raw:
                     args = args.copy()  # not a view into the chunk it was decoded from, which is let go
                 operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
+                opened(hash(call_id))
                 next_index += 1
             else:
                 operation.state = target
@@ -139,37 +148,23 @@ class Walk:
                 self.terminal_index = first_index + index
                 return
 
-    def _take_back(self, events: Sequence[Any]) -> None:
-        """Take back from the store every operation whose call id these events name (before walking them, so
-        the walk finds each in `operations`, as if it had never left)."""
-        contents = list(map(attrgetter("content"), events))
-        call_ids: set[str] = set()
-        for content_class in set(map(type, contents)):
-            read = self.reads[content_class]
-            if read is not None:
-                call_ids.update(map(read[1], filter(content_class.__instancecheck__, contents)))
-        call_ids.difference_update(self.operations)
-        if not call_ids:
-            return
-        store = self.store
-        names = tuple(self._state_codes)
-        for call_id, index in store.stored(call_ids):  # type: ignore[union-attr]
-            (state, call_index, response_index), stored = decode_record(store.take(index))  # type: ignore[union-attr]
-            operation = self.operations[call_id] = OpenOperation(
-                names[state], stored.tool_name, stored.args.copy(), call_index, stored.call_runtime_event_id, index
-            )
-            operation.response_index = response_index
-            operation.response_event_id = stored.response_runtime_event_id
-            operation.response_is_error = stored.response_is_error
-            self._settled.append(call_id)  # stored again after this piece if nothing changes it
+    def suspects(self) -> frozenset[int]:
+        """Hashes of call ids named again after their operation may have been stored: a call id opened twice, or
+        named by a result while no operation of it was open (a stored one looks like none). Empty: every event
+        found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece.)"""
+        opened = self._opened
+        unopened = set(self._unopened)
+        named_again = {value for value in opened if value in unopened} if unopened else set()
+        return frozenset(named_again | repeated_hashes(opened))
 
     def _store_settled(self) -> None:
         """Hand the store every operation this piece settled for good."""
         operations, storable, codes = self.operations, self._storable, self._state_codes
         call_ids, settled = [], []
+        keep = self.keep
         for call_id in dict.fromkeys(self._settled):
             operation = operations.get(call_id)
-            if operation is not None and operation.state in storable and operation.response_index >= 0:
+            if operation is not None and operation.state in storable and operation.response_index >= 0 and (not keep or hash(call_id) not in keep):
                 call_ids.append(call_id)
                 settled.append(operation)
                 del operations[call_id]
@@ -177,7 +172,7 @@ class Walk:
         if settled:
             tool_operations = list(map(self._tool_operation, call_ids, settled))
             records = encode_records([codes[operation.state] for operation in settled], settled, tool_operations)
-            self.store.put([operation.index for operation in settled], call_ids, records)  # type: ignore[union-attr]
+            self.store.put([operation.index for operation in settled], records)  # type: ignore[union-attr]
 
     def _tool_operation(self, call_id: str, operation: OpenOperation) -> ToolOperation:
         return ToolOperation(
@@ -191,10 +186,13 @@ class Walk:
         )
 
     def _anomaly_at(
-        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, misnamed: OpenOperation | None
+        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
     ) -> None:
-        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `misnamed` is the call whose
-        tool a result names otherwise, if that is the anomaly."""
+        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
+        operation, if any; when the result names another tool than its call, the detail says which."""
+        if operation is None:
+            self._unopened.append(hash(call_id))
+        misnamed = None if names_match else operation
         self.not_replayed.append(index)
         detail = None
         if misnamed is not None:
@@ -235,7 +233,7 @@ class Walk:
             if self.store is None:
                 tool_operations.append(tool_operation)
             else:
-                self.store.put([operation.index], [call_id], encode_records([self._state_codes[state]], [operation], [tool_operation]))
+                self.store.put([operation.index], encode_records([self._state_codes[state]], [operation], [tool_operation]))
             if state in verification_states:
                 requires_verification = True
             if state not in settled_states or operation.response_index < 0:

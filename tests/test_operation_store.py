@@ -2,7 +2,7 @@
 
 Plans made through it are held to in-memory plans in test_properties.py; these tests pin the store's own
 promises with hand-made records: order by operation index whatever the order stored, records read back from
-compressed blocks, a taken-back operation found no more, and call-id hashes that are only candidates.
+compressed blocks, and no gap passed over silently.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from resume_contract import operation_store
-from resume_contract.operation_store import CallIdIndex, OperationStore, StoredRecord, decode_record, encode_records
+from resume_contract.operation_store import OperationStore, StoredRecord, decode_record, encode_records
 
 
 class _Walked:
@@ -25,7 +25,7 @@ def _operation(call_id: str) -> StoredRecord:
 def _put(store: OperationStore, indexes: list[int]) -> None:
     call_ids = [f"c{index}" for index in indexes]
     records = encode_records([2] * len(indexes), [_Walked(index * 2, index * 2 + 1) for index in indexes], [_operation(c) for c in call_ids])
-    store.put(indexes, call_ids, records)
+    store.put(indexes, records)
 
 
 @pytest.mark.parametrize("block_bytes", [1, 300, 1 << 20])
@@ -40,28 +40,10 @@ def test_operations_come_back_in_index_order_whatever_order_they_were_stored(blo
     assert (state, call_row, response_row, record.call_runtime_event_id) == (2, 6, 7, "e-c3")
 
 
-def test_a_taken_back_operation_is_no_longer_found_until_stored_again() -> None:
+def test_an_operation_never_stored_is_an_error_not_a_gap() -> None:
     store = OperationStore()
-    _put(store, [0, 1])
-    assert store.stored({"c1", "c9"}) == [("c1", 1)]
-    store.take(1)
-    assert store.stored({"c1"}) == []
+    _put(store, [0, 2])
     with pytest.raises(AssertionError, match="never stored"):
         list(store.pieces())
-    _put(store, [1])
-    assert store.stored({"c1"}) == [("c1", 1)]
-
-
-def test_a_hash_is_a_candidate_only_and_never_read_across_entries(monkeypatch: pytest.MonkeyPatch) -> None:
-    # "b" hashes (in the same bucket) to the bytes of a stored operation's index: found inside an entry, it must
-    # not be taken for a hash.
-    a_hash = 5 + (1 << 40)
-    monkeypatch.setattr(operation_store, "hash", {"a": a_hash, "b": 5, "c": a_hash}.__getitem__, raising=False)
-    index = CallIdIndex()
-    index.add([5], ["a"])
-    assert index.candidates("b") == []
-    assert index.candidates("c") == [5]  # the same hash as "a": a candidate, which the store then checks
-    store = OperationStore()
-    monkeypatch.setattr(operation_store, "hash", lambda value: 5, raising=False)
-    _put(store, [0, 1])
-    assert store.stored({"c1"}) == [("c1", 1)]
+    with pytest.raises(AssertionError, match="never stored"):
+        store.record(1)

@@ -100,39 +100,42 @@ def test_streaming_plans_equal_the_in_memory_oracle_and_statemachine_plans(wires
         assert oracle.required_reasons <= set(streamed.rejection_reasons)
 
 
-# Ways the OperationStore (resume_contract/operation_store.py) can hold the settled operations a planned file
-# sets aside: each is forced here on small ledgers, where the defaults would rarely reach it.
+# Ways a planned file's settled operations can be stored (resume_contract/operation_store.py, walk.py): each is
+# forced here on small ledgers, where the defaults would rarely reach it.
 _STORE_MODES = {
     "as it is": {},
-    "every hash the same": {"hash": lambda value: 7},
-    "hashes that share a bucket": {"_BUCKET_MASK": 0},
-    "a block per record": {"BLOCK_BYTES": 1},
+    # Every call id hashes alike: any ledger with two operations is walked twice, keeping them all.
+    "every call id a suspect": {"walk.hash": lambda value: 7},
+    "a block per record": {"operation_store.BLOCK_BYTES": 1},
 }
 
 
-def _settled_then_named_again() -> list[dict]:
-    """call(c), ok(c), ok(c), call(c): a settled operation is stored, then its call id turns up twice more."""
+def _settled_then_named_again(*again: str) -> list[dict]:
+    """call(c), ok(c), then `again` ("ok", "call"): a settled operation is stored, then its call id turns up."""
     head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t"}
-    call = {"author": "agent", "role": "model", "content": {"kind": "function_call", "id": "c", "name": "w", "args": {}}}
-    result = {"author": "tool", "role": "tool", "content": {"kind": "function_response", "id": "c", "name": "w", "result": {}}}
-    return [{**head, "id": f"e{index}", **kind} for index, kind in enumerate([call, result, result, call])]
+    kinds = {
+        "call": {"author": "agent", "role": "model", "content": {"kind": "function_call", "id": "c", "name": "w", "args": {}}},
+        "ok": {"author": "tool", "role": "tool", "content": {"kind": "function_response", "id": "c", "name": "w", "result": {}}},
+    }
+    return [{**head, "id": f"e{index}", **kinds[kind]} for index, kind in enumerate(["call", "ok", *again])]
 
 
 @settings(max_examples=300, deadline=None)
 @given(wire_ledgers(max_size=60), st.sampled_from([1, 150, 1 << 22]), st.sampled_from(sorted(_STORE_MODES)))
-@example(_settled_then_named_again(), 1, "as it is")
-@example(_settled_then_named_again(), 1, "every hash the same")
+@example(_settled_then_named_again("ok"), 1, "as it is")
+@example(_settled_then_named_again("call"), 1, "as it is")
+@example(_settled_then_named_again("ok", "call"), 1, "a block per record")
 def test_streaming_plans_equal_in_memory_plans_however_settled_operations_are_stored(wires: list[dict], chunk_bytes: int, mode: str) -> None:
     from contextlib import ExitStack
     from unittest import mock
 
-    from resume_contract import operation_store
+    from resume_contract import operation_store, walk
 
     data = b"".join(json.dumps(wire, separators=(",", ":")).encode() + b"\n" for wire in wires)
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as patches:
         for name, value in _STORE_MODES[mode].items():
-            owner, _, attribute = name.rpartition(".")
-            patches.enter_context(mock.patch.object(getattr(operation_store, owner) if owner else operation_store, attribute, value, create=True))
+            module, _, attribute = name.partition(".")
+            patches.enter_context(mock.patch.object({"walk": walk, "operation_store": operation_store}[module], attribute, value, create=True))
         path = Path(scratch) / "ledger.jsonl"
         path.write_bytes(data)
         streamed = plan_ledger(path, chunk_bytes=chunk_bytes)
