@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from resume_contract_generated.projector_table import TABLE
 
-from .operation_store import OperationStore
+from .operation_store import OperationStore, ReadBack
 from .projection import ResumePlan
 from .reader import CHUNK_BYTES, RunIdentity, file_reader, scan_ledger
 from .store import open_committed, run_identity
@@ -55,7 +55,7 @@ class _PlannedFile:
             yield first_index, data
 
 
-class LedgerRows(Sequence[msgspec.Raw]):
+class LedgerRows(ReadBack):
     """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand."""
 
     def __init__(self, source: _PlannedFile, count: int, skip: Sequence[int] = ()) -> None:
@@ -92,13 +92,6 @@ class LedgerRows(Sequence[msgspec.Raw]):
 
     def __getitem__(self, index: Any) -> Any:
         return tuple(self)[index]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<LedgerRows of {self._source.path}: {len(self)} rows>"

@@ -152,7 +152,18 @@ def decode_piece(piece: bytes) -> StoredRecord:
         return msgspec.convert(value, StoredRecord)
 
 
-class StoredOperations(Sequence[Any]):
+class ReadBack(Sequence[Any]):
+    """A sequence read back on demand (from a file, from a store): equal to any sequence of equal items."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StoredOperations(ReadBack):
     """A plan's ToolOperations, read back from an OperationStore in order (each decoded when reached)."""
 
     def __init__(self, store: OperationStore, make: Any) -> None:
@@ -174,13 +185,6 @@ class StoredOperations(Sequence[Any]):
                 raise IndexError(index)
             return self._make(decode_record(self._store.record(index))[1])
         return tuple(self)[index]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<StoredOperations: {len(self)} operations>"

@@ -77,16 +77,22 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> None:
+def _git_project(tmp_path: Path, case: str) -> Path:
+    """A repository whose main holds the frozen spec and whose branch `feature` holds a review case's head."""
     project = tmp_path / "project"
     shutil.copytree(FROZEN_SPEC, project / "spec")
     _git(project, "init", "-q", "-b", "main")
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "spec")
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     _git(project, "checkout", "-qb", "feature")
-    for overlay in (CORPUS / "FAILPOINT_PREFIX_LATER" / "current").glob("*.yaml"):
+    for overlay in (CORPUS / case / "current").glob("*.yaml"):
         shutil.copyfile(overlay, project / "spec" / overlay.name)
-    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "move P4")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", f"as {case}")
+    return project
+
+
+def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> None:
+    project = _git_project(tmp_path, "FAILPOINT_PREFIX_LATER")
 
     code, out, _ = run_cli("--root", str(project), "diff", "main", "feature", "--fail-on", "weakens-safety")
     assert code == 1 and "FAILPOINT_PREFIX_LATER: failpoint P4" in out
@@ -217,15 +223,7 @@ def test_each_ledgers_effect_names_breaking_apart_from_weaker(before: tuple, aft
 
 
 def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path: Path, run_cli) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(FROZEN_SPEC, project / "spec")
-    _git(project, "init", "-q", "-b", "main")
-    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "spec")
-    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
-    _git(project, "checkout", "-qb", "feature")
-    for overlay in (CORPUS / "REASON_RENAMED" / "current").glob("*.yaml"):
-        shutil.copyfile(overlay, project / "spec" / overlay.name)
-    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "rename a reason")
+    project = _git_project(tmp_path, "REASON_RENAMED")
     base, head = (_git(project, "rev-parse", name).strip() for name in ("main", "feature"))
 
     assert run_cli("--root", str(project), "diff", "main", "feature", "--fail-on", "weakens-safety")[0] == 0
