@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Mark
-from .review_evidence import LedgerEvidence, collect_evidence, evidence_why
+from .review_evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .review_projector import ProjectorChanges
 from .review_renames import find_renames
 from .review_rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
@@ -39,6 +39,8 @@ class Change:
     head: Mark | None
     # One line on why it has its class: the rule's meaning, or what the ledgers showed.
     why: str = ""
+    # The name a removal or rename is about (its ledgers are the ones that gave it).
+    subject: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     effects = {item.effect for item in evidence}
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
     by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
-    changes = [_classed(change, evidence_class, by_ledgers) for change in collector.changes]
+    changes = [_classed(change, evidence_class, by_ledgers, evidence, explored) for change in collector.changes]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
         changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
     order = {name: index for index, name in enumerate(CLASSES)}
@@ -93,14 +95,16 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     return Review(tuple(changes), tuple(evidence), explored, depth)
 
 
-def _classed(change: Change, evidence_class: str, by_ledgers: str) -> Change:
+def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: list[LedgerEvidence], explored: int) -> Change:
     """The change with its final class and why: its rule's class, or the ledgers' (floored for names)."""
     if change.change_class == BY_EVIDENCE:
         return dataclasses.replace(change, change_class=evidence_class, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST and evidence_class == WEAKENS:
         return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST:
-        return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule][1]}, so consumers matching the old name break; {by_ledgers}")
+        field = "rejection_reasons" if change.rule.startswith("REASON_") else "diagnostics"
+        named = naming_why(evidence, change.subject, field, explored) if change.subject else by_ledgers
+        return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule][1]}, so consumers matching the old name break; {named}")
     return dataclasses.replace(change, why=f"rule: {RULES[change.rule][1]}")
 
 
@@ -116,15 +120,15 @@ class _Collector(ProjectorChanges, WireChanges):
         self.renames = find_renames(base, head)
         self.changes: list[Change] = []
 
-    def add(self, rule: str, message: str, base: Mark | None, head: Mark | None) -> None:
-        self.changes.append(Change(rule, RULES[rule][0], message, base, head))
+    def add(self, rule: str, message: str, base: Mark | None, head: Mark | None, subject: str = "") -> None:
+        self.changes.append(Change(rule, RULES[rule][0], message, base, head, subject=subject))
 
     def _keyed(self, rule_removed: str, rule_added: str, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
         """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys."""
         renamed = renamed or {}
         for key in base:
             if key not in head and key not in renamed:
-                self.add(rule_removed, f"{what} '{key}' removed", base_mark(key), None)
+                self.add(rule_removed, f"{what} '{key}' removed", base_mark(key), None, subject=key)
         for key in head:
             if key not in base and key not in renamed.values():
                 self.add(rule_added, f"{what} '{key}' added", None, head_mark(key))

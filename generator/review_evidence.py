@@ -158,3 +158,13 @@ def evidence_why(evidence: list[LedgerEvidence], evidence_class: str, explored: 
     what = loosening(first.base, first.head) if evidence_class == WEAKENS else loosening(first.head, first.base)
     direction = "less" if evidence_class == WEAKENS else "more"
     return f"by the ledgers: {len(moved)} of {explored} decide {direction} safely; {first.label}: {what}"
+
+
+def naming_why(evidence: list[LedgerEvidence], name: str, field: str, explored: int) -> str:
+    """Why a removed or renamed name breaks its consumers: the ledgers that gave it (as a diagnostic or a
+    rejection reason, `field`) and give it no more."""
+    gone = [item for item in evidence if name in getattr(item.base, field) and name not in getattr(item.head, field)]
+    if not gone:
+        return f"by the ledgers: none of the {explored} explored gave '{name}'"
+    first = gone[0]
+    return f"by the ledgers: {len(gone)} of {explored} gave '{name}' and give other names; {first.label}: {renaming(first.base, first.head)}"

@@ -20,7 +20,7 @@ class ProjectorChanges:
     base: Spec
     head: Spec
     renames: Renames
-    add: Callable[[str, str, Mark | None, Mark | None], None]
+    add: Callable[..., None]
     _keyed: Callable[..., list[str]]
 
     def projector(self) -> None:
@@ -77,7 +77,7 @@ class ProjectorChanges:
         shared = self._keyed("DIAGNOSTIC_REMOVED", "DIAGNOSTIC_ADDED", "diagnostic", old_diagnostics, new_diagnostics, lambda k: old_diagnostics[k].mark, lambda k: new_diagnostics[k].mark, renamed)
         for old_code, new_code in renamed.items():
             old, new = old_diagnostics[old_code], new_diagnostics[new_code]
-            self.add("DIAGNOSTIC_RENAMED", f"diagnostic '{old_code}' renamed to '{new_code}'", old.mark, new.mark)
+            self.add("DIAGNOSTIC_RENAMED", f"diagnostic '{old_code}' renamed to '{new_code}'", old.mark, new.mark, subject=old_code)
         for old_code, new_code in [(key, key) for key in shared] + list(renamed.items()):
             old, new = old_diagnostics[old_code], new_diagnostics[new_code]
             if old.reason != new.reason and not self.renames.reason_follows(old.reason, new.reason):
@@ -92,7 +92,7 @@ class ProjectorChanges:
         new_mark = lambda k: self.head.location("projector", "reasons", k)  # noqa: E731
         shared = self._keyed("REASON_REMOVED", "REASON_ADDED", "reason", old_reasons, new_reasons, old_mark, new_mark, renamed)
         for old_name, new_name in renamed.items():
-            self.add("REASON_RENAMED", f"reason '{old_name}' renamed to '{new_name}'", old_mark(old_name), new_mark(new_name))
+            self.add("REASON_RENAMED", f"reason '{old_name}' renamed to '{new_name}'", old_mark(old_name), new_mark(new_name), subject=old_name)
         for old_name, new_name in [(key, key) for key in shared] + list(renamed.items()):
             if old_reasons[old_name] != new_reasons[new_name]:
                 self.add("REASON_REWORDED", f"reason '{new_name}': {reworded(old_reasons[old_name], new_reasons[new_name])}", old_mark(old_name), new_mark(new_name))

@@ -52,7 +52,7 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
         for item in review.evidence[:EXAMPLES_SHOWN]:
             lines.append(f"  {item.effect:<15} {item.label}: {describe(item.base)} -> {describe(item.head)}")
         if len(review.evidence) > EXAMPLES_SHOWN:
-            lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them all)")
+            lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them)")
     lines += _stale_lines(review)
     return "\n".join(lines) + "\n"
 
@@ -109,7 +109,12 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
     return "\n".join(lines).rstrip() + "\n"
 
 
-def as_json(review: Review, base_label: str, head_label: str) -> str:
+# Ledgers `--format json` lists with their events; the rest are counted (a rename can move tens of thousands).
+JSON_LEDGERS = 200
+
+
+def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSON_LEDGERS) -> str:
+    """The review for scripts; the first `ledgers` ledgers that decide differently are listed (0: all)."""
     document: dict[str, Any] = {
         "base": base_label,
         "head": head_label,
@@ -132,6 +137,7 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
         "evidence": {
             "ledgersExplored": review.ledgers_explored,
             "depth": review.depth,
+            "ledgersDecidingDifferently": len(review.evidence),
             "ledgers": [
                 {
                     "label": item.label,
@@ -140,7 +146,7 @@ def as_json(review: Review, base_label: str, head_label: str) -> str:
                     "head": _decided_json(item.head),
                     "events": [json.loads(row) for row in item.rows],
                 }
-                for item in review.evidence
+                for item in (review.evidence[:ledgers] if ledgers else review.evidence)
             ],
         },
     }
@@ -166,18 +172,25 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
 
     lines = []
     for index, change in enumerate(review.changes):
-        mark = change.head or change.base
         waiver = review.waiver_of(index)
+        message = change.message if waiver is None else f"{change.message} (waived: {waiver.reason})"
+        # GitHub shows annotations on the head's files: a removed item's base line would point at another line.
+        head, base = change.head, change.base
+        if head is None and base is not None:
+            message += f" (it was at {base} on the base side)"
         lines.append(
             annotation(
                 "notice" if waiver is not None else _LEVELS.get(change.change_class, "notice"),
-                change.message if waiver is None else f"{change.message} (waived: {waiver.reason})",
-                file=mark.file if mark else None,
-                line=mark.line if mark else None,
-                col=mark.column if mark else None,
+                message,
+                file=head.file if head else base.file if base else None,
+                line=head.line if head else None,
+                col=head.column if head else None,
                 title=f"{change.change_class}: {change.rule}",
             )
         )
-    lines += [annotation("warning", line, file="spec/review-waivers.yaml", title="stale review waiver") for line in _stale_lines(review)]
+    lines += [
+        annotation("warning", line, file=waiver.mark.file, line=waiver.mark.line, title="stale review waiver")
+        for waiver, line in zip(review.stale_waivers, _stale_lines(review))
+    ]
     lines.append(f"resume-contract diff {base_label} -> {head_label}: {_summary(review)}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
     waivers:
       - rule: DIRECTIVE_CHANGED                 # the finding's rule
-        location: spec/projector.yaml:92        # optional: its file, or file:line (head side, else base side)
+        location: spec/projector.yaml:92        # optional: file, file:line or file:line:col (head side, else base)
         reason: Reworded for clarity; the operator's instruction is unchanged (reviewed in #123)
 
 A waived finding is still listed, marked with its waiver's reason, but `diff --fail-on` does not count it. A
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import tempfile
 from pathlib import Path
 
@@ -43,8 +44,12 @@ class Waiver:
 
 
 def _at(mark: Mark, location: str) -> bool:
-    file, _, line = location.partition(":")
-    return mark.file == file and (not line or str(mark.line) == line)
+    file, *place = location.split(":")
+    return mark.file == file and place == [str(mark.line), str(mark.column)][: len(place)]
+
+
+# A location as the report prints it: a path from the repository root, then :line or :line:col if wanted.
+_LOCATION = re.compile(r"spec/[\w./-]+\.(?:yaml|json)(?::[1-9]\d*(?::[1-9]\d*)?)?")
 
 
 def read_waivers(root: Path, head_source: str) -> tuple[Waiver, ...]:
@@ -79,8 +84,15 @@ def parse_waivers(path: Path) -> tuple[Waiver, ...]:
             problems.append(SpecError(loaded.mark(("waivers", index, "rule")), f"unknown rule {rule!r}{hint}"))
         if not isinstance(reason, str) or not reason.strip():
             problems.append(SpecError(loaded.mark(("waivers", index)), "a waiver needs a reason: why the finding is accepted, and who reviewed it"))
-        if location is not None and not isinstance(location, str):
-            problems.append(SpecError(loaded.mark(("waivers", index, "location")), "location is a file or file:line, e.g. spec/projector.yaml:92"))
+        if location is not None and not (isinstance(location, str) and _LOCATION.fullmatch(location)):
+            hint = f" (did you mean 'spec/{location}'?)" if isinstance(location, str) and _LOCATION.fullmatch(f"spec/{location}") else ""
+            problems.append(
+                SpecError(
+                    loaded.mark(("waivers", index, "location")),
+                    f"location {location!r} is not a spec file's path from the repository root, optionally with :line or "
+                    f":line:col as the report prints it (e.g. spec/projector.yaml:92){hint}",
+                )
+            )
         waivers.append(Waiver(str(rule), location if isinstance(location, str) else None, str(reason), mark))
     if problems:
         raise SpecInvalid(problems)

@@ -75,6 +75,11 @@ def test_diff_github_annotates_each_change_at_its_spec_line(tmp_path: Path, run_
     assert "::error file=spec/decisions.yaml,line=20,col=5,title=weakens-safety%3A DECISION_DISPOSITION_RELAXED::prefix 'after_function_call': blocked -> safe_replay" in lines
     assert all(line.startswith(("::error ", "::notice ")) for line in lines[:-1])
     assert lines[-1].startswith("resume-contract diff ") and "weakens-safety" in lines[-1]
+    # A removed item is annotated on its file but no line: its base line would point at another line of the head.
+    assert (
+        "::error file=spec/projector.yaml,title=weakens-safety%3A DIAGNOSTIC_REMOVED::diagnostic 'pending_tool_result' "
+        "removed (it was at spec/projector.yaml:63:3 on the base side)"
+    ) in lines
 
 
 def test_crash_json_and_junit_list_every_case(tmp_path: Path, run_cli) -> None:

@@ -60,6 +60,11 @@ def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> N
     assert ledger["label"] == "call(a), ok(a, other tool)"
     assert (ledger["base"]["disposition"], ledger["head"]["disposition"]) == ("blocked", "safe_replay")
     assert [event["id"] for event in ledger["events"]] == ["e1", "e2"]
+    moved = document["evidence"]["ledgersDecidingDifferently"]
+    assert moved == len(document["evidence"]["ledgers"]) > 1
+    # A script that wants fewer (a rename can move tens of thousands of ledgers) asks for fewer.
+    few = json.loads(run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "json", "--depth", "2", "--ledgers", "1")[1])
+    assert (len(few["evidence"]["ledgers"]), few["evidence"]["ledgersDecidingDifferently"]) == (1, moved)
 
 
 def test_an_invalid_side_is_reported_with_its_location_and_not_compared(tmp_path: Path, run_cli) -> None:
@@ -250,6 +255,8 @@ def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path
         (["--links", "https://github.com/acme/agents"], "add --format markdown"),
         (["--format", "markdown", "--links", "javascript:alert(1)"], "repository's web address"),
         (["--format", "markdown", "--links", "https://x.test/a)[b"], "repository's web address"),
+        (["--format", "markdown", "--links", "https://github.com/acme/agents.git"], "without .git"),
+        (["--format", "markdown", "--links", "https://github.com/acme/agents?x=1#frag"], "without .git, a query"),
     ],
 )
 def test_links_are_refused_unless_they_are_a_web_address_for_markdown(extra: list[str], message: str, run_cli) -> None:
@@ -307,3 +314,17 @@ def test_a_weakening_that_looks_like_a_rename_is_still_weakens_safety(name: str,
         (head / file).write_text(text)
     code, out, err = run_cli("--root", str(REPO), "diff", str(base), str(head), "--depth", "3", "--fail-on", "weakens-safety")
     assert (code, err) == (1, ""), out
+
+
+def test_two_renames_at_once_each_cite_their_own_ledgers(tmp_path: Path) -> None:
+    head = tmp_path / "head" / "spec"
+    shutil.copytree(FROZEN_SPEC, head)
+    for file in ("projector.yaml", "decisions.yaml"):
+        text = (head / file).read_text().replace("duplicate_tool_call", "repeated_call_id").replace("duplicate_tool_result", "repeated_result")
+        (head / file).write_text(text)
+    changes = {c.rule + " " + c.message: c for c in review(load_spec(FROZEN_ROOT), load_spec(head.parent), depth=3).changes}
+    call = changes["DIAGNOSTIC_RENAMED diagnostic 'duplicate_tool_call' renamed to 'repeated_call_id'"]
+    result = changes["DIAGNOSTIC_RENAMED diagnostic 'duplicate_tool_result' renamed to 'repeated_result'"]
+    assert (call.change_class, result.change_class) == ("breaking", "breaking")
+    assert "gave 'duplicate_tool_call' and give other names" in call.why and "repeated_call_id given in place of duplicate_tool_call" in call.why
+    assert "gave 'duplicate_tool_result' and give other names" in result.why and "repeated_result given in place of duplicate_tool_result" in result.why

@@ -48,6 +48,12 @@ def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Pa
     assert annotations[0].startswith("::notice file=spec/projector.yaml,line=92,") and annotations[0].endswith(f"(waived: {REASON})")
 
 
+def test_a_waiver_may_name_the_location_exactly_as_the_report_prints_it(tmp_path: Path, run_cli) -> None:
+    for location, honoured in (("spec/projector.yaml:92:1", True), ("spec/projector.yaml:92:2", False), ("spec/projector.yaml", True)):
+        head = _head(tmp_path / location.replace("/", "_"), f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: {location}\n    reason: \"{REASON}\"\n")
+        assert _diff(run_cli, head, "--fail-on", "weakens-safety")[0] == (0 if honoured else 1), location
+
+
 def test_a_waiver_elsewhere_waives_nothing_and_is_reported_stale(tmp_path: Path, run_cli) -> None:
     head = _head(tmp_path, f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:10\n    reason: \"{REASON}\"\n"
                            f"  - rule: FAILPOINT_ADDED\n    reason: \"{REASON}\"\n")
@@ -64,6 +70,12 @@ def test_a_waiver_elsewhere_waives_nothing_and_is_reported_stale(tmp_path: Path,
         ("waivers:\n  - rule: DIRECTIVE_CHANGED\n", "spec/review-waivers.yaml:2:5: a waiver needs a reason"),
         (f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n    owner: me\n", "spec/review-waivers.yaml:4:5: unknown key 'owner'"),
         ("waivers: [\n", "spec/review-waivers.yaml:2:1: invalid YAML"),
+        (
+            f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: projector.yaml:92\n    reason: \"{REASON}\"\n",
+            "spec/review-waivers.yaml:3:15: location 'projector.yaml:92' is not a spec file's path from the repository root, "
+            "optionally with :line or :line:col as the report prints it (e.g. spec/projector.yaml:92) (did you mean 'spec/projector.yaml:92'?)",
+        ),
+        (f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:abc\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:3:15: location 'spec/projector.yaml:abc' is not"),
     ],
 )
 def test_a_malformed_waivers_file_is_refused_with_its_line(text: str, message: str, tmp_path: Path, run_cli) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -207,10 +209,15 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(f"{name} is empty: give a git revision or a spec directory")
     if args.depth < 0 or args.depth > 6:
         raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    if args.ledgers < 0:
+        raise UsageError("--ledgers takes 0 (all) or more")
     if args.links is not None and args.format != "markdown":
         raise UsageError("--links links the locations of a Markdown review; add --format markdown")
-    if args.links is not None and not re.fullmatch(r"https?://[^\s()<>\[\]]+", args.links):
-        raise UsageError(f"--links takes the repository's web address, e.g. https://github.com/OWNER/REPO (got {args.links!r})")
+    if args.links is not None and (not re.fullmatch(r"https?://[^\s()<>\[\]?#]+", args.links) or args.links.rstrip("/").endswith(".git")):
+        raise UsageError(
+            f"--links takes the repository's web address, without .git, a query or a fragment, e.g. "
+            f"https://github.com/OWNER/REPO (got {args.links!r})"
+        )
     try:
         base_source = args.base if args.base is not None else default_base(root)
         head_source = args.head if args.head is not None else WORKING_TREE
@@ -238,7 +245,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(str(error)) from None
         out.write(as_markdown(result, base_label, head_label, links))
     else:
-        render = {"text": as_text, "markdown": as_markdown, "json": as_json, "github": as_github}[args.format]
+        renderers: dict[str, Callable[[Any, str, str], str]] = {
+            "text": as_text, "markdown": as_markdown, "json": partial(as_json, ledgers=args.ledgers), "github": as_github
+        }
+        render = renderers[args.format]
         out.write(render(result, base_label, head_label))
     fail_on, counts = args.fail_on, result.unwaived_counts
     if fail_on == "any" and sum(counts.values()):
@@ -314,6 +324,7 @@ def register(commands: Any) -> None:
     diff.add_argument("--fail-on", choices=("weakens-safety", "breaking", "tightens", "any"), help="exit 1 when an unwaived change of this class is present")
     diff.add_argument("--links", metavar="URL", help="with --format markdown: link each location to URL/blob/COMMIT/FILE#LINE, URL being the "
                       "repository's web address (e.g. https://github.com/OWNER/REPO); a side given as a directory or the working tree is not linked")
+    diff.add_argument("--ledgers", type=int, default=200, metavar="N", help="with --format json: list the first N ledgers that decide differently, with their events (0: all; default 200)")
     diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
     diff.set_defaults(handler=cmd_diff)
 
