@@ -101,3 +101,12 @@ def test_waivers_are_read_from_the_head_revision(tmp_path: Path, run_cli) -> Non
     git("add", ".")
     git("commit", "-qm", "reword the directive, waived")
     assert run_cli("--root", str(project), "diff", "main~1", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 0
+
+
+def test_check_and_generate_refuse_a_malformed_waivers_file_with_its_line(project: Path, run_cli) -> None:
+    (project / "spec" / "review-waivers.yaml").write_text("waivers:\n  - rule: DIRECTIVE_CHANGD\n    reason: r\n", encoding="utf-8")
+    for command in ("check", "generate"):
+        code, _, err = run_cli("--root", str(project), command)
+        assert code == 2 and "spec/review-waivers.yaml:2:11: unknown rule 'DIRECTIVE_CHANGD' (did you mean 'DIRECTIVE_CHANGED'?)" in err
+    (project / "spec" / "review-waivers.yaml").write_text(f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n", encoding="utf-8")
+    assert run_cli("--root", str(project), "check")[0] == 0

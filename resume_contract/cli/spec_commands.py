@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _load_checked(root: Path) -> Spec:
-    """The spec, validated and holding every declared invariant (raises SpecInvalid)."""
+    """The spec, validated and holding every declared invariant, and its review waivers if any (raises SpecInvalid)."""
     from resume_contract_generator.errors import SpecInvalid
     from resume_contract_generator.invariant_check import invariant_errors
     from resume_contract_generator.validate import load_spec
@@ -29,6 +29,11 @@ def _load_checked(root: Path) -> Spec:
     violated = invariant_errors(spec)
     if violated:
         raise SpecInvalid(violated)
+    waivers = root / "spec" / "review-waivers.yaml"
+    if waivers.is_file():  # read by `diff` alone, but a broken one should not wait for the review to be found
+        from resume_contract_generator.review_waivers import parse_waivers
+
+        parse_waivers(waivers)
     return spec
 
 
