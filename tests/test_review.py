@@ -30,7 +30,10 @@ def _overlay(target: Path, case: str, side: str) -> Path:
 def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_canonical_ledger(tmp_path: Path, run_cli) -> None:
     head = _overlay(tmp_path / "head", "DECISION_DISPOSITION_RELAXED", "current")
     code, out, err = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "markdown", "--fail-on", "weakens-safety")
-    assert (code, err) == (1, "")
+    assert code == 1
+    # The head breaks the contract's own invariants, so `check` would refuse it: the review says so first.
+    assert err.startswith("resume-contract diff: warning: the head fails `resume-contract check`: spec/invariants.yaml:")
+    assert "invariant 'fail_closed'" in err
     assert out.startswith("### Contract review: **weakens-safety**\n")
     assert (
         "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | "
@@ -313,7 +316,8 @@ def test_a_weakening_that_looks_like_a_rename_is_still_weakens_safety(name: str,
             text = text.replace(old, new)
         (head / file).write_text(text)
     code, out, err = run_cli("--root", str(REPO), "diff", str(base), str(head), "--depth", "3", "--fail-on", "weakens-safety")
-    assert (code, err) == (1, ""), out
+    assert code == 1, out
+    assert all(line.startswith("resume-contract diff: warning: the head fails") for line in err.splitlines())
 
 
 def test_two_renames_at_once_each_cite_their_own_ledgers(tmp_path: Path) -> None:

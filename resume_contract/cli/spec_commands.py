@@ -240,6 +240,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SpecInvalid as invalid:
         lines = [f"head ({head_source}): {error}" for error in invalid.errors]
         raise Reported(*lines, "resume-contract diff: the head's review waivers are invalid; nothing was compared") from None
+    _warn_unless_checkable(sides[1], err)
     result = apply_waivers(review(sides[0], sides[1], depth=args.depth), waivers)
     base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
     head_label = "working tree" if head_source == WORKING_TREE else head_source
@@ -263,6 +264,14 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+
+
+def _warn_unless_checkable(head: Spec, err: TextIO) -> None:
+    """A head that `check` would refuse (it breaks a declared invariant) is still reviewed, but said first."""
+    from resume_contract_generator.invariant_check import invariant_errors
+
+    for error in invariant_errors(head):
+        print(f"resume-contract diff: warning: the head fails `resume-contract check`: {error}", file=err)
 
 
 def _links(repository: str, root: Path, base_source: str, head_source: str) -> Any:
