@@ -2,9 +2,9 @@
 
 A ledger of ten million events holds millions of tool calls; as objects (ids, tool name, arguments, the walk's
 record) they would cost about 650 bytes each. Once an operation is settled, the walk (`walk.Walk`) hands it
-here: its ToolOperation as the JSON the plan will print, behind a 17-byte record of the walk's (state, call and
-response rows), appended to blocks that are compressed once full (zlib: the JSON of many operations repeats
-its keys and tool names, about 10x). What stays in memory per operation is where its record is (12 bytes).
+here: its ToolOperation as the JSON the plan will print, appended to blocks that are compressed once full
+(zlib: the JSON of many operations repeats its keys and tool names, about 10x). What stays in memory per
+operation is where its record is (12 bytes).
 Nothing stored is ever changed: the walk proves, or makes sure by walking again, that no event after an
 operation was stored names its call id (see `walk.Walk.suspects`).
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import operator
-import struct
 import zlib
 from array import array
 from collections.abc import Iterator, Sequence
@@ -91,7 +90,7 @@ class OperationStore:
         self._open = bytearray()
 
     def record(self, index: int) -> bytes:
-        """The record of a stored operation."""
+        """The record (ToolOperation JSON) of a stored operation."""
         start, length = self._position[index], self._length[index]
         if start == _NOT_HERE:
             raise AssertionError(f"operation {index} was never stored")
@@ -116,30 +115,18 @@ class OperationStore:
                     block = bisect.bisect_right(self._block_starts, start) - 1
                     base, data = self._block_starts[block], zlib.decompress(self._blocks[block])
                 end = base + len(data)
-            yield data[start - base + _PREFIX.size : start - base + length]
+            yield data[start - base : start - base + length]
 
 
-# The walk's record of an operation, before its JSON: its state (by number), call row and response row.
-_PREFIX = struct.Struct("<Bqq")
-
-
-def encode_records(states: list[int], walked: list[Any], operations: list[Any]) -> list[bytes]:
-    """Records for `put`: each operation's state (by number), call and response rows (from the walk's records
-    `walked`), then its ToolOperation as the plan prints it."""
+def encode_records(operations: list[Any]) -> list[bytes]:
+    """Records for `put`: each ToolOperation's JSON, as the plan prints it."""
     try:
-        # ToolOperation JSON holds no raw newline (JSON escapes them in strings), so the lines are the pieces.
-        pieces = _ENCODER.encode_lines(operations).split(b"\n")
-        pieces.pop()
+        # ToolOperation JSON holds no raw newline (JSON escapes them in strings), so the lines are the records.
+        records = _ENCODER.encode_lines(operations).split(b"\n")
+        records.pop()
+        return records
     except UnicodeEncodeError:
-        pieces = list(map(encode_plan_value, operations))
-    call_rows = [operation.call_index for operation in walked]
-    response_rows = [operation.response_index for operation in walked]
-    return list(map(bytes.__add__, map(_PREFIX.pack, states, call_rows, response_rows), pieces))
-
-
-def decode_record(record: bytes) -> tuple[tuple[int, int, int], StoredRecord]:
-    """(state, call row, response row) and the ToolOperation of a record."""
-    return _PREFIX.unpack_from(record), decode_piece(record[_PREFIX.size :])
+        return list(map(encode_plan_value, operations))
 
 
 def decode_piece(piece: bytes) -> StoredRecord:
@@ -183,7 +170,7 @@ class StoredOperations(ReadBack):
                 index += len(self)
             if not 0 <= index < len(self):
                 raise IndexError(index)
-            return self._make(decode_record(self._store.record(index))[1])
+            return self._make(decode_piece(self._store.record(index)))
         return tuple(self)[index]
 
     def __repr__(self) -> str:

@@ -49,7 +49,6 @@ class Walk:
         self._opened = array("q")  # the hash of every call id an operation was opened for
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
-        self._state_codes = {name: code for code, name in enumerate(table.state_status)}
         self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
         self.diagnostics: list[Diagnostic] = []
         # Indexes of events the provider must not see again; every other event is replayed as it stands.
@@ -159,7 +158,7 @@ class Walk:
 
     def _store_settled(self) -> None:
         """Hand the store every operation this piece settled for good."""
-        operations, storable, codes = self.operations, self._storable, self._state_codes
+        operations, storable = self.operations, self._storable
         call_ids, settled = [], []
         keep = self.keep
         for call_id in dict.fromkeys(self._settled):
@@ -171,7 +170,7 @@ class Walk:
         self._settled.clear()
         if settled:
             tool_operations = list(map(self._tool_operation, call_ids, settled))
-            records = encode_records([codes[operation.state] for operation in settled], settled, tool_operations)
+            records = encode_records(tool_operations)
             self.store.put([operation.index for operation in settled], records)  # type: ignore[union-attr]
 
     def _tool_operation(self, call_id: str, operation: OpenOperation) -> ToolOperation:
@@ -233,7 +232,7 @@ class Walk:
             if self.store is None:
                 tool_operations.append(tool_operation)
             else:
-                self.store.put([operation.index], encode_records([self._state_codes[state]], [operation], [tool_operation]))
+                self.store.put([operation.index], encode_records([tool_operation]))
             if state in verification_states:
                 requires_verification = True
             if state not in settled_states or operation.response_index < 0:

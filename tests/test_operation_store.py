@@ -10,12 +10,7 @@ from __future__ import annotations
 import pytest
 
 from resume_contract import operation_store
-from resume_contract.operation_store import OperationStore, StoredRecord, decode_record, encode_records
-
-
-class _Walked:
-    def __init__(self, call_index: int, response_index: int) -> None:
-        self.call_index, self.response_index = call_index, response_index
+from resume_contract.operation_store import OperationStore, StoredRecord, decode_piece, encode_records
 
 
 def _operation(call_id: str) -> StoredRecord:
@@ -24,7 +19,7 @@ def _operation(call_id: str) -> StoredRecord:
 
 def _put(store: OperationStore, indexes: list[int]) -> None:
     call_ids = [f"c{index}" for index in indexes]
-    records = encode_records([2] * len(indexes), [_Walked(index * 2, index * 2 + 1) for index in indexes], [_operation(c) for c in call_ids])
+    records = encode_records([_operation(c) for c in call_ids])
     store.put(indexes, records)
 
 
@@ -35,9 +30,8 @@ def test_operations_come_back_in_index_order_whatever_order_they_were_stored(blo
     _put(store, [2, 3])
     _put(store, [0])
     _put(store, [4, 1])
-    assert [decode_record(b"\0" * 17 + piece)[1].tool_call_id for piece in store.pieces()] == ["c0", "c1", "c2", "c3", "c4"]
-    (state, call_row, response_row), record = decode_record(store.record(3))
-    assert (state, call_row, response_row, record.call_runtime_event_id) == (2, 6, 7, "e-c3")
+    assert [decode_piece(piece).tool_call_id for piece in store.pieces()] == ["c0", "c1", "c2", "c3", "c4"]
+    assert decode_piece(store.record(3)).call_runtime_event_id == "e-c3"
 
 
 def test_an_operation_never_stored_is_an_error_not_a_gap() -> None:
