@@ -12,7 +12,7 @@ generated tests.
 
 from __future__ import annotations
 
-from resume_contract.invariants import Subject, violations_of
+from resume_contract.invariants import SelfAdvised, Subject, violations_of
 
 from .errors import SpecError
 from .spec_model import Spec
@@ -32,8 +32,7 @@ def invariant_errors(spec: Spec, depth: int = FAST_DEPTH) -> list[SpecError]:
     errors = []
     for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):
         high_water = "" if violation.expected_high_water is None else f" with expected high-water {violation.expected_high_water}"
-        # A check that knows the fix says so in its message (a reason renamed away from the oracle's names).
-        advice = "" if "oracle.py" in violation.message else (
+        advice = "" if isinstance(violation.message, SelfAdvised) else (
             " Fix the rule or decision that allows it; to weaken safety on purpose, change this invariant too "
             "(`resume-contract diff` reports that as weakens-safety)"
         )

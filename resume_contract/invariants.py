@@ -41,6 +41,11 @@ class Subject:
     machine: Callable[..., ResumePlan] | None = None
 
 
+class SelfAdvised(str):
+    """A violation message that already says how to fix it: the generic advice (fix a rule, or change the
+    invariant on purpose) would mislead, as when a reason was renamed away from the oracle's names."""
+
+
 @dataclass(frozen=True)
 class Violation:
     invariant: str
@@ -173,7 +178,7 @@ def _matches_oracle(case: _Case) -> str | None:
         return f"projector {ours[0]} {list(ours[1])} replay {list(ours[2])}; oracle {theirs[0]} {list(theirs[1])} replay {list(theirs[2])}"
     if not oracle.required_reasons <= set(plan.rejection_reasons):
         # The oracle names the contract's two reasons itself (resume_contract/oracle.py): a renamed reason ends here.
-        return (
+        return SelfAdvised(
             f"the projector gives reasons {list(plan.rejection_reasons)}, but the independent oracle requires "
             f"{sorted(oracle.required_reasons)} (named in resume_contract/oracle.py; if you renamed one of them, "
             "rename it there too: the oracle is written by hand on purpose)"

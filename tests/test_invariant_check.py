@@ -51,3 +51,15 @@ def test_weakening_on_purpose_edits_the_invariant_and_the_review_says_weakens_sa
     code, out, _ = run_cli("--root", str(project), "diff", str(FROZEN_SPEC), str(project / "spec"), "--fail-on", "weakens-safety")
     assert code == 1
     assert re.search(r"weakens-safety +INVARIANT_REMOVED: invariant 'fail_closed'", out), out
+
+
+def test_a_reason_renamed_away_from_the_oracle_says_to_rename_it_there(tmp_path: Path) -> None:
+    # The hand-written oracle names the contract's reasons: the fix is there, not in weakening an invariant.
+    shutil.copytree(FROZEN_SPEC, tmp_path / "spec")
+    for name in ("projector.yaml", "decisions.yaml"):
+        path = tmp_path / "spec" / name
+        path.write_text(path.read_text().replace("dangling_tool_state", "unresolved_tool_state"))
+    messages = [error.message for error in invariant_errors(load_spec(tmp_path))]
+    assert len(messages) == 1 and "invariant 'matches_oracle'" in messages[0]
+    assert "rename it there too" in messages[0] and "resume_contract/oracle.py" in messages[0]
+    assert "change this invariant too" not in messages[0]
