@@ -228,11 +228,7 @@ class Walk:
         requires_verification = False
         for call_id, operation in self.operations.items():
             state = operation.state
-            tool_operation = self._tool_operation(call_id, operation)
-            if self.store is None:
-                tool_operations.append(tool_operation)
-            else:
-                self.store.put([operation.index], encode_records([tool_operation]))
+            tool_operations.append(self._tool_operation(call_id, operation))
             if state in verification_states:
                 requires_verification = True
             if state not in settled_states or operation.response_index < 0:
@@ -246,6 +242,8 @@ class Walk:
                     _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
                 )
 
+        if self.store is not None and tool_operations:  # the operations still open join the stored ones
+            self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         replay = rows_without(set(not_replayed)) if not_replayed else rows
