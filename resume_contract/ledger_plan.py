@@ -19,9 +19,10 @@ from typing import Any
 import msgspec
 from resume_contract_generated.projector_table import TABLE
 
+from .ledger_bytes import CHUNK_BYTES, file_reader
 from .operation_store import OperationStore, ReadBack
 from .projection import ResumePlan
-from .reader import CHUNK_BYTES, RunIdentity, file_reader, scan_ledger
+from .reader import RunIdentity, scan_ledger
 from .store import open_committed, run_identity
 from .walk import Walk
 

@@ -14,11 +14,9 @@ RuntimeEvent or repeats a key; the first row of another run; the first repeated 
 
 from __future__ import annotations
 
-import codecs
 import operator
-import os
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from pathlib import Path
@@ -28,6 +26,16 @@ import msgspec
 
 from .corruption import LedgerCorruption
 from .gcpause import gc_paused
+from .ledger_bytes import (
+    CHUNK_BYTES,
+    INVALID_UTF8,
+    TORN_ROW,
+    ReadAt,
+    check_tail,
+    check_utf8,
+    check_utf8_after,
+    chunk_ends,
+)
 from .reader_proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
 from .wire import (
     DUPLICATE_KEY,
@@ -40,20 +48,15 @@ from .wire import (
 )
 
 # Corruption kinds; their names and meanings are the spec's (spec/decisions.yaml, storage_corruption).
-TORN_ROW = "torn_row"
-INVALID_UTF8 = "invalid_utf8"
 DUPLICATE_EVENT_ID = "duplicate_event_id"
 FOREIGN_ROW = "foreign_row"
 CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICATE_EVENT_ID, DUPLICATE_KEY, FOREIGN_ROW)
 
-# About this many bytes of rows are read, checked and handed on at once (a longer row makes a longer chunk).
-CHUNK_BYTES = 1 << 22
 
 _EVENT_ID = operator.attrgetter("id")
 _SESSION_ID = operator.attrgetter("session_id")
 _RUN_ID = operator.attrgetter("run_id")
 
-ReadAt = Callable[[int, int], bytes]  # (offset, length) -> at most `length` bytes of the ledger from `offset`
 RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
 
 
@@ -96,22 +99,6 @@ class Chunk:
         return self.offset + self._starts[index]
 
 
-def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) pieces of a ledger that ends in a newline, each cut just after a newline."""
-    offset = 0
-    while offset < size:
-        data = read_at(offset, min(chunk_bytes, size - offset))
-        cut = data.rfind(b"\n") + 1
-        while cut == 0:  # a row longer than a chunk: read on to its end
-            more = read_at(offset + len(data), min(max(chunk_bytes, len(data)), size - offset - len(data)))
-            if not more:
-                raise OSError(f"the ledger shrank while it was read (at byte {offset + len(data)})")
-            data += more
-            cut = data.rfind(b"\n") + 1
-        yield offset, data[:cut] if cut != len(data) else data
-        offset += cut
-
-
 def scan_ledger(
     path: Path,
     read_at: ReadAt,
@@ -133,76 +120,47 @@ def scan_ledger(
         model = MODEL
     if size == 0:
         return
-    _check_tail(path, read_at, size, chunk_bytes)
+    check_tail(path, read_at, size, chunk_bytes)
     id_hashes = array("q")
-    foreign: LedgerCorruption | None = None
-    whose = "the run directory" if run is not None else "the ledger's first row"
-    index = 0
     with gc_paused():
-        for offset, data in chunk_ends(read_at, size, chunk_bytes):
-            _check_utf8(path, data, index, offset)
-            try:
-                chunk = _decode_chunk(path, data, index, offset, model)
-            except LedgerCorruption:
-                _check_utf8_after(path, read_at, size, offset + len(data), chunk_bytes)  # invalid UTF-8 anywhere comes first
-                raise
-            if chunk.events:
-                if run is None:
-                    run = (chunk.events[0].session_id, chunk.events[0].run_id)
-                if foreign is None:
-                    foreign = _first_foreign(path, chunk, run, whose)
-                id_hashes.extend(map(hash, map(_EVENT_ID, chunk.events)))
-            index += len(chunk.events)
-            yield chunk
-    if foreign is not None:
-        raise foreign
+        yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes)
     _check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
 
 
-def _check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
-    if read_at(size - 1, 1) == b"\n":
-        return
-    end = size
-    while True:  # back to the newline before the torn row
-        start = max(0, end - chunk_bytes)
-        cut = read_at(start, end - start).rfind(b"\n")
-        if cut >= 0 or start == 0:
-            row_start = start + cut + 1
-            break
-        end = start
-    raise LedgerCorruption(path, _line_at(read_at, row_start, chunk_bytes), row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
-
-
-def _line_at(read_at: ReadAt, row_start: int, chunk_bytes: int) -> int:
-    """The line number of the row starting at byte `row_start`: one more than the newlines before it."""
-    newlines = 0
-    offset = 0
-    while offset < row_start:
-        data = read_at(offset, min(chunk_bytes, row_start - offset))
-        if not data:
-            raise OSError(f"the ledger shrank while it was read (at byte {offset})")
-        newlines += data.count(b"\n")
-        offset += len(data)
-    return newlines + 1
-
-
-def _check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
-    # A newline byte never occurs inside a UTF-8 sequence, so a chunk cut at row ends is checked on its own.
-    try:
-        codecs.utf_8_decode(data, "strict", True)
-    except UnicodeDecodeError as error:
-        row_start = data.rfind(b"\n", 0, error.start) + 1
-        line = first_index + data.count(b"\n", 0, row_start) + 1
-        raise LedgerCorruption(path, line, offset + row_start, INVALID_UTF8, f"invalid UTF-8 at byte {offset + error.start}") from None
-
-
-def _check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_bytes: int) -> None:
-    pieces = chunk_ends(lambda at, length: read_at(at + start, length), size - start, chunk_bytes)
-    for relative, data in pieces:
+def scan_rows(
+    path: Path,
+    read_at: ReadAt,
+    end: int,
+    id_hashes: array,
+    *,
+    start: int = 0,
+    run: RunIdentity | None,
+    model: WireModel,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[Chunk]:
+    """The checked chunks of the rows from byte `start` (a row start) to `end` (a row end), as `scan_ledger`
+    gives them but for its checks over the whole ledger: the torn tail, and repeated event ids (a 64-bit hash
+    of each id is appended to `id_hashes`). Chunks are numbered from the range's first row, index 0."""
+    foreign: LedgerCorruption | None = None
+    whose = "the run directory" if run is not None else "the ledger's first row"
+    index = 0
+    for offset, data in chunk_ends(read_at, end, chunk_bytes, start):
+        check_utf8(path, data, index, offset)
         try:
-            codecs.utf_8_decode(data, "strict", True)
-        except UnicodeDecodeError:
-            _check_utf8(path, data, _line_at(read_at, start + relative, chunk_bytes) - 1, start + relative)
+            chunk = _decode_chunk(path, data, index, offset, model)
+        except LedgerCorruption:
+            check_utf8_after(path, read_at, end, offset + len(data), chunk_bytes)  # invalid UTF-8 anywhere comes first
+            raise
+        if chunk.events:
+            if run is None:
+                run = (chunk.events[0].session_id, chunk.events[0].run_id)
+            if foreign is None:
+                foreign = _first_foreign(path, chunk, run, whose)
+            id_hashes.extend(map(hash, map(_EVENT_ID, chunk.events)))
+        index += len(chunk.events)
+        yield chunk
+    if foreign is not None:
+        raise foreign
 
 
 def _split_rows(data: bytes) -> list[bytes]:
@@ -331,21 +289,6 @@ def decode_rows(
         events += chunk.events
         rows += map(msgspec.Raw, chunk.lines)
     return tuple(events), tuple(rows)
-
-
-def file_reader(fd: int) -> ReadAt:
-    """Positioned reads of an open file, which leave its offset alone."""
-
-    def read_at(offset: int, length: int) -> bytes:
-        data = os.pread(fd, length, offset)
-        while len(data) < length:
-            more = os.pread(fd, length - len(data), offset + len(data))
-            if not more:
-                break
-            data += more
-        return data
-
-    return read_at
 
 
 def read_ledger(path: Path, *, run: RunIdentity | None = None, model: WireModel | None = None) -> CommittedLedger:
