@@ -12,7 +12,10 @@ its peak RSS is its own:
 - floor: `json.loads` of every line with the cyclic GC paused, keeping every event (what any reader must at
   least do); measured for sizes up to --floor-up-to, since at 10M it needs ~25 GiB;
 - plan:  `plan_ledger` (the streaming strict reader + the projection) and the plan written as JSON to
-  /dev/null, rows copied: all of what `resume-contract plan --json LEDGER` does after start-up;
+  /dev/null, rows copied: all of what `resume-contract plan --json LEDGER` does after start-up, with
+  --processes (default: all cores, as `plan` uses; a ledger under 64 MiB is planned in one process anyway);
+  its peak RSS is its own plus its largest worker's;
+- 1 proc: the same in one process (how each worker of an audit plans a run);
 - audit: `resume-contract plan --workspace` over --audit-runs runs of --audit-events events, one worker.
 
 Wall times are the best of --rounds. Machines are noisy: compare the ratios of one run, not seconds across
@@ -27,6 +30,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from resume_contract.audit import default_workers
 
 _FLOOR = """
 import gc, json, resource, sys, time
@@ -43,12 +48,14 @@ import resource, sys, time
 from resume_contract.ledger_plan import plan_ledger
 from resume_contract.plan import plan_json_pieces
 start = time.perf_counter()
-plan = plan_ledger(sys.argv[1])
+plan = plan_ledger(sys.argv[1], processes=int(sys.argv[2]))
 with open("/dev/null", "wb") as sink:
     for piece in plan_json_pieces(plan):
         sink.write(piece)
 elapsed = time.perf_counter() - start
-print(elapsed, plan.source_runtime_event_high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, plan.disposition, len(plan.operations))
+# Peak RSS: this process's, plus its largest worker's (an upper bound: pages shared since the fork count twice).
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(elapsed, plan.source_runtime_event_high_water, rss, plan.disposition, len(plan.operations))
 """
 
 _AUDIT = """
@@ -110,25 +117,30 @@ def main() -> int:
     parser.add_argument("--audit-runs", type=int, default=10_000, help="runs in the audited workspace (0: no audit)")
     parser.add_argument("--audit-events", type=int, default=200, help="events in each audited run")
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench", help="where ledgers are cached (default: %(default)s)")
+    parser.add_argument("--processes", type=int, default=default_workers(), help="processes a plan may use (default: all cores, %(default)s here)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     args.cache.mkdir(parents=True, exist_ok=True)
 
-    results: dict[str, object] = {"python": sys.version.split()[0], "rounds": args.rounds, "plans": []}
+    results: dict[str, object] = {"python": sys.version.split()[0], "rounds": args.rounds, "cores": default_workers(), "plans": []}
     for size in sizes:
         ledger = args.cache / f"ledger-{size}.jsonl"
         if not ledger.exists():
             print(f"writing {ledger} ...", file=sys.stderr)
             write_ledger(ledger, size)
-        plan_times, floor_times = [], []
-        plan_rss = floor_rss = 0
+        plan_times, single_times, floor_times = [], [], []
+        plan_rss = single_rss = floor_rss = 0
         detail = ""
         for _ in range(args.rounds):
-            elapsed, count, rss, disposition, operations = run(_PLAN, str(ledger))
+            elapsed, count, rss, disposition, operations = run(_PLAN, str(ledger), str(args.processes))
             plan_times.append(float(elapsed))
             plan_rss = max(plan_rss, int(rss))
             detail = f"{disposition}, {operations} operations"
+            if args.processes > 1:
+                elapsed, count, rss, _, _ = run(_PLAN, str(ledger), "1")
+                single_times.append(float(elapsed))
+                single_rss = max(single_rss, int(rss))
             if size <= args.floor_up_to:
                 elapsed, _, rss = run(_FLOOR, str(ledger))
                 floor_times.append(float(elapsed))
@@ -139,14 +151,19 @@ def main() -> int:
             "plan_seconds": round(min(plan_times), 3),
             "microseconds_per_event": round(min(plan_times) / size * 1e6, 3),
             "plan_peak_rss_mib": round(plan_rss / 1024),
+            "processes": args.processes,
             "plan": detail,
         }
+        if single_times:
+            entry.update(one_process_seconds=round(min(single_times), 3), one_process_peak_rss_mib=round(single_rss / 1024))
         if floor_times:
             entry.update(
                 floor_seconds=round(min(floor_times), 3),
                 floor_peak_rss_mib=round(floor_rss / 1024),
                 plan_to_floor=round(min(plan_times) / min(floor_times), 3),
             )
+            if single_times:
+                entry.update(one_process_to_floor=round(min(single_times) / min(floor_times), 3))
         results["plans"].append(entry)  # type: ignore[union-attr]
         if not args.json:
             _print_plan(entry)
@@ -175,14 +192,18 @@ _HEADER_PRINTED = False
 def _print_plan(entry: dict) -> None:
     global _HEADER_PRINTED
     if not _HEADER_PRINTED:
-        print(f"python {sys.version.split()[0]}; best of the rounds; plan = plan_ledger + JSON to /dev/null, floor = json.loads per line, GC paused")
-        print(f"{'events':>10} {'MB':>6} {'plan s':>8} {'us/event':>9} {'plan RSS':>9} {'floor s':>8} {'floor RSS':>10} {'plan/floor':>10}")
+        print(f"python {sys.version.split()[0]}; best of the rounds; plan = plan_ledger + JSON to /dev/null on {entry['processes']} processes, "
+              "1 proc = the same on one, floor = json.loads per line, GC paused")
+        print(f"{'events':>10} {'MB':>6} {'plan s':>8} {'us/event':>9} {'plan RSS':>9} {'1 proc s':>9} {'1 proc RSS':>10} {'floor s':>8} {'floor RSS':>10} {'plan/floor':>10} {'1 proc/floor':>12}")
         _HEADER_PRINTED = True
     floor = entry.get("floor_seconds")
+    single = entry.get("one_process_seconds")
     print(
         f"{entry['events']:>10} {entry['megabytes']:>6} {entry['plan_seconds']:>8.2f} {entry['microseconds_per_event']:>9.2f} "
         f"{entry['plan_peak_rss_mib']:>5} MiB "
+        + (f"{single:>9.2f} {entry['one_process_peak_rss_mib']:>6} MiB " if single is not None else f"{'-':>9} {'-':>10} ")
         + (f"{floor:>8.2f} {entry['floor_peak_rss_mib']:>6} MiB {entry['plan_to_floor']:>9.2f}x" if floor is not None else f"{'-':>8} {'-':>10} {'-':>10}")
+        + (f" {entry['one_process_to_floor']:>11.2f}x" if floor is not None and single is not None else "")
     )
 
 

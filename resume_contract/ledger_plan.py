@@ -118,27 +118,45 @@ def plan_ledger(
     refuse_live: bool = False,
     workspace: Path | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    processes: int = 1,
 ) -> ResumePlan:
     """Read and plan one ledger file in bounded memory; the strictness and the plan are `read_ledger`'s and
-    `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`."""
+    `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`.
+
+    With `processes` > 1, a ledger of more than `ledger_parts.PART_BYTES` per process is walked in parts by
+    forked workers, where that gives the same plan (see `ledger_parts`)."""
     path = Path(path)
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
         source = _PlannedFile(path, fd)
         run = run or run_identity(path.absolute())
-        walk = _walk_file(source, Walk(TABLE, store=OperationStore()), run, chunk_bytes)
-        suspects = walk.suspects()
-        if suspects:
-            # Some call id was named again after its operation may have been stored: walk the file once more,
-            # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
-            source.chunks.clear()
-            walk = _walk_file(source, Walk(TABLE, store=OperationStore(), keep=suspects), run, chunk_bytes)
+        walk = _walk_parts(source, run, chunk_bytes, processes) if processes > 1 else None
+        if walk is None:
+            walk = _walk_file(source, Walk(TABLE, store=OperationStore()), run, chunk_bytes)
+            suspects = walk.suspects()
+            if suspects:
+                # Some call id was named again after its operation may have been stored: walk the file once more,
+                # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
+                walk = _walk_file(source, Walk(TABLE, store=OperationStore(), keep=suspects), run, chunk_bytes)
     rows = LedgerRows(source, source.rows)
     return walk.plan(source.rows, expected_high_water, rows, rows.without)
+
+
+def _walk_parts(source: _PlannedFile, run: RunIdentity | None, chunk_bytes: int, processes: int) -> Walk | None:
+    from .ledger_parts import can_split, cut_points, walk_in_parts
+
+    size = source.identity[2]
+    cuts = cut_points(source.read_at, size, processes) if can_split() else []
+    whole = walk_in_parts(source.path, source.fd, size, run, chunk_bytes, cuts) if cuts else None
+    if whole is None:
+        return None
+    source.chunks, source.rows = whole.chunks, whole.rows
+    return whole.walk
 
 
 def _walk_file(source: _PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int) -> Walk:
     """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
     source.rows = 0
+    source.chunks = []
     for chunk in scan_ledger(source.path, source.read_at, source.identity[2], run=run, chunk_bytes=chunk_bytes):
         walk.feed(chunk.events, chunk.first_index)
         source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))

@@ -83,6 +83,21 @@ class OperationStore:
         if len(self._open) >= BLOCK_BYTES:
             self._seal()
 
+    def extend(self, other: OperationStore, first_index: int) -> None:
+        """Take over every record of `other`, a store whose operation 0 is this store's `first_index`."""
+        if self._open:
+            self._seal()  # a block holds whole records: `other`'s start after this one's
+        shift = self._open_start
+        self._blocks += other._blocks
+        self._block_starts.extend(start + shift for start in other._block_starts)
+        self._open, self._open_start = bytearray(other._open), other._open_start + shift
+        missing = first_index - len(self._position)
+        self._position.extend(array("q", [_NOT_HERE]) * missing)
+        self._length.extend(array("I", [0]) * missing)
+        self._position.extend(start + shift if start != _NOT_HERE else _NOT_HERE for start in other._position)
+        self._length.extend(other._length)
+        self._cache = None
+
     def _seal(self) -> None:
         self._blocks.append(zlib.compress(self._open, 1))
         self._block_starts.append(self._open_start)

@@ -124,7 +124,7 @@ def scan_ledger(
     id_hashes = array("q")
     with gc_paused():
         yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes)
-    _check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
+    check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
 
 
 def scan_rows(
@@ -251,7 +251,7 @@ def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> Le
     return None
 
 
-def _check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int) -> None:
+def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int) -> None:
     """Refuse a repeated event id; only a 64-bit hash of each id was kept (see `first_repeated_id`)."""
     repeated = first_repeated_id(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
     if repeated is not None:

@@ -151,10 +151,37 @@ class Walk:
         """Hashes of call ids named again after their operation may have been stored: a call id opened twice, or
         named by a result while no operation of it was open (a stored one looks like none). Empty: every event
         found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece.)"""
-        opened = self._opened
-        unopened = set(self._unopened)
-        named_again = {value for value in opened if value in unopened} if unopened else set()
-        return frozenset(named_again | repeated_hashes(opened))
+        return _suspects(self._opened, self._unopened)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A walk crosses processes only as a part to `join`: without its table, which the joining walk has.
+        return {**vars(self), "table": None, "reads": None, "trace": None}
+
+    def join(self, later: Walk, rows: int) -> bool:
+        """Go on as if `later`'s events had been fed to this walk after its `rows` events (`later` walked them
+        afresh, with a store of its own, and is used up). Exact only when no call id is named on both sides, so
+        that every later event found its operation as it would have here; and when this walk found no terminal
+        event, else every later event was after it. False, and nothing changed, when either is not so, or when
+        some call id is a suspect (see `suspects`), which a walk of the whole ledger could not settle in one pass."""
+        opened = self._opened + later._opened
+        unopened = self._unopened + later._unopened
+        if self.terminal_event_id is not None or _suspects(opened, unopened):
+            return False
+        for operation in later.operations.values():
+            operation.index += self._next_index
+            operation.call_index += rows
+            if operation.response_index >= 0:
+                operation.response_index += rows
+        self.operations.update(later.operations)
+        if self.store is not None and later.store is not None:
+            self.store.extend(later.store, self._next_index)
+        self._next_index += later._next_index
+        self._opened, self._unopened = opened, unopened
+        self.diagnostics += later.diagnostics
+        self.not_replayed += [index + rows for index in later.not_replayed]
+        if later.terminal_event_id is not None:
+            self.terminal_event_id, self.terminal_index = later.terminal_event_id, later.terminal_index + rows
+        return True
 
     def _store_settled(self) -> None:
         """Hand the store every operation this piece settled for good."""
@@ -262,6 +289,13 @@ class Walk:
             runtime_events=rows,  # type: ignore[arg-type]
             replay_runtime_events=replay,  # type: ignore[arg-type]
         )
+
+
+def _suspects(opened: array, unopened: list[int]) -> frozenset[int]:
+    """The call ids (hashes) opened more than once, or opened and also named while no operation was open."""
+    named = set(unopened)
+    named_again = {value for value in opened if value in named} if named else set()
+    return frozenset(named_again | repeated_hashes(opened))
 
 
 def _operation_of(stored: StoredRecord) -> ToolOperation:

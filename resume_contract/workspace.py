@@ -89,7 +89,13 @@ def read_run(workspace: Path, session_id: str, run_id: str, *, refuse_live: bool
 
 
 def plan_run(
-    workspace: Path, session_id: str, run_id: str, expected_high_water: int | None = None, *, refuse_live: bool = False
+    workspace: Path,
+    session_id: str,
+    run_id: str,
+    expected_high_water: int | None = None,
+    *,
+    refuse_live: bool = False,
+    processes: int = 1,
 ) -> ResumePlan:
     """One run's plan (`read_run`'s events). A run without partial snapshots, the usual case, is planned from
     its JSONL in bounded memory; one with snapshots is read whole, since they are merged between its rows."""
@@ -107,7 +113,9 @@ def plan_run(
     if has_snapshots:
         ledger = read_run(workspace, session_id, run_id, refuse_live=refuse_live)
         return build_resume_plan(ledger.events, expected_high_water, rows=ledger.rows)
-    return plan_ledger(path, expected_high_water, run=(session_id, run_id), refuse_live=refuse_live, workspace=Path(workspace))
+    return plan_ledger(
+        path, expected_high_water, run=(session_id, run_id), refuse_live=refuse_live, workspace=Path(workspace), processes=processes
+    )
 
 
 def _merge(ledger: CommittedLedger, snapshots: list[_Snapshot]) -> CommittedLedger:

@@ -14,6 +14,7 @@ from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, Usage
 def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
+    from ..audit import default_workers
     from ..containment import EscapesWorkspace
     from ..ledger_plan import plan_ledger
     from ..store import LedgerInUse, LedgerMissing, NotALedger
@@ -22,10 +23,11 @@ def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
     path = ledger_from_args(args)
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a file")
+    processes = jobs(args.jobs, default_workers())
     try:
         if args.ledger is not None:
-            return path, plan_ledger(path, args.expected_high_water, refuse_live=True)
-        return path, plan_run(Path(args.workspace), args.session, args.run, args.expected_high_water, refuse_live=True)
+            return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes)
+        return path, plan_run(Path(args.workspace), args.session, args.run, args.expected_high_water, refuse_live=True, processes=processes)
     except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
     except MemoryError:
@@ -150,7 +152,13 @@ def register(commands: Any) -> None:
     add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON (an audit prints JSON lines and a summary line)")
-    plan.add_argument("--jobs", type=int, metavar="N", help="worker processes for an audit (default: all cores)")
+    plan.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes (default: all cores): in an audit, runs planned at once; for one ledger of 64 MiB "
+        "or more, parts of it checked and walked at once (the plan is the same)",
+    )
     plan.set_defaults(handler=cmd_plan)
 
     repair = commands.add_parser(

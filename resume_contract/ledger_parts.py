@@ -1,0 +1,129 @@
+"""Plan a large ledger on several cores: each part of its rows is checked and walked in a process of its own.
+
+Every part is read by the same strict reader (`reader.scan_rows`) and walked afresh (`walk.Walk`); this process
+walks the first part while forked workers walk the others. The walks are then joined in order
+(`Walk.join`), which is exact only when no call id is named in two parts and no part but the last holds a
+terminal event. When a join is not exact, or a part is refused as corrupt, the parts are dropped and the
+ledger is planned in one process, which finds the same plan, or the corruption the whole ledger reports
+first: parts never change what is decided, only how long it takes.
+
+Parts are cut before a user's row where one is near the middle, since a user speaks when no tool call is
+open; that only makes a join likely, never exact (the join checks it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from array import array
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from resume_contract_generated.projector_table import TABLE
+
+from .corruption import LedgerCorruption
+from .gcpause import gc_paused
+from .ledger_bytes import ReadAt, check_tail, file_reader
+from .operation_store import OperationStore
+from .reader import RunIdentity, check_unique_ids, scan_rows
+from .walk import Walk
+from .wire import RowRefused
+
+PART_BYTES = 32 << 20  # a ledger is cut into parts of at least this size: a fork and a join cost ~50 ms
+_USER_ROW = b'"role":"user"'  # where a part may well start: the row of a user speaking
+_LOOK_AHEAD = 1 << 20  # how far past a part's middle a user's row is looked for
+
+
+class WalkedPart(NamedTuple):
+    """One part of a ledger, walked: the walk, its chunks (first row, offset, length), its rows, its id hashes."""
+
+    walk: Walk
+    chunks: list[tuple[int, int, int]]
+    rows: int
+    id_hashes: array
+
+
+def can_split() -> bool:
+    """Whether this platform forks (a worker must hash strings as this process does: the id proofs need it)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def cut_points(read_at: ReadAt, size: int, processes: int) -> list[int]:
+    """Byte offsets of row starts that cut a ledger of `size` bytes into up to `processes` parts."""
+    count = min(processes, size // PART_BYTES)
+    cuts: list[int] = []
+    for number in range(1, count):
+        middle = size * number // count
+        window = read_at(middle, _LOOK_AHEAD)
+        user = window.find(_USER_ROW)
+        newline = window.rfind(b"\n", 0, user) if user > 0 else -1
+        if newline < 0:
+            newline = window.find(b"\n")
+        if newline < 0 or middle + newline + 1 >= size:
+            break  # no row starts in the window: fewer parts
+        if not cuts or middle + newline + 1 > cuts[-1]:
+            cuts.append(middle + newline + 1)
+    return cuts
+
+
+def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk_bytes: int, cuts: list[int]) -> WalkedPart | None:
+    """The ledger walked in the parts that `cuts` make and joined; None when that was not exact or a part was
+    refused (the caller then walks it whole). Raises LedgerCorruption only for a torn last row or a repeated
+    event id, which are found exactly as `scan_ledger` finds them."""
+    read_at = file_reader(fd)
+    check_tail(path, read_at, size, chunk_bytes)  # else the last part would run past the end of the file
+    if run is None:
+        run = _first_run(read_at, size)
+        if run is None:
+            return None
+    bounds = list(zip([0, *cuts], [*cuts, size]))
+    with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+        later = [pool.submit(walk_part, path, fd, start, end, run, chunk_bytes) for start, end in bounds[1:]]
+        try:
+            walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
+            walked += [future.result() for future in later]
+        except (LedgerCorruption, BrokenProcessPool):
+            for future in later:
+                future.cancel()
+            return None
+    whole = walked[0]
+    for part in walked[1:]:
+        if not whole.walk.join(part.walk, whole.rows):
+            return None
+        whole.chunks.extend((first + whole.rows, offset, length) for first, offset, length in part.chunks)
+        whole.id_hashes.extend(part.id_hashes)
+        whole = whole._replace(rows=whole.rows + part.rows)
+    check_unique_ids(path, read_at, size, whole.id_hashes, _model(), chunk_bytes)
+    return whole
+
+
+def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int) -> WalkedPart:
+    """The rows from byte `start` to `end`, checked and walked afresh (rows numbered from 0)."""
+    walk = Walk(TABLE, store=OperationStore())
+    chunks: list[tuple[int, int, int]] = []
+    id_hashes = array("q")
+    rows = 0
+    with gc_paused():
+        for chunk in scan_rows(path, file_reader(fd), end, id_hashes, start=start, run=run, model=_model(), chunk_bytes=chunk_bytes):
+            walk.feed(chunk.events, chunk.first_index)
+            chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
+            rows += len(chunk.events)
+    return WalkedPart(walk, chunks, rows, id_hashes)
+
+
+def _first_run(read_at: ReadAt, size: int) -> RunIdentity | None:
+    """(sessionId, runId) of the first row, which every row must carry; None if the first row is not readable
+    here (the whole ledger is then read in one process, which says why)."""
+    line = read_at(0, min(size, _LOOK_AHEAD)).split(b"\n", 1)[0]
+    try:
+        event: Any = _model().decode_row(line)
+    except RowRefused:
+        return None
+    return event.session_id, event.run_id
+
+
+def _model() -> Any:
+    from .events import MODEL  # the generated model, imported late as the reader does
+
+    return MODEL
