@@ -80,6 +80,8 @@ def _line_at(read_at: ReadAt, row_start: int, chunk_bytes: int) -> int:
 
 def check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
     # A newline byte never occurs inside a UTF-8 sequence, so a chunk cut at row ends is checked on its own.
+    if data.isascii():
+        return  # the common case, without decoding (ASCII is valid UTF-8)
     try:
         codecs.utf_8_decode(data, "strict", True)
     except UnicodeDecodeError as error:

@@ -74,10 +74,10 @@ class LedgerRows(ReadBack):
     def _chunk_rows(self) -> Iterator[tuple[bool, list[bytes] | bytes]]:
         # (whole, rows): a chunk none of whose rows is skipped comes whole (its bytes), else as kept rows.
         skip = self._skip
-        for first_index, data in self._source.chunk_data():
-            count = data.count(b"\n")
+        ends = [first_index for first_index, _, _ in self._source.chunks[1:]] + [self._source.rows]
+        for (first_index, data), end in zip(self._source.chunk_data(), ends):
             at = bisect.bisect_left(skip, first_index)
-            if at == len(skip) or skip[at] >= first_index + count:
+            if at == len(skip) or skip[at] >= end:
                 yield True, data
             else:
                 lines = data.split(b"\n")
@@ -105,7 +105,9 @@ class LedgerRows(ReadBack):
             # Rows hold no newline (the reader proves it), so a chunk's newlines are exactly its row ends.
             body = rows[:-1].replace(b"\n", b",") if whole else b",".join(rows)  # type: ignore[union-attr,arg-type]
             if body:
-                yield body if first else b"," + body
+                if not first:
+                    yield b","
+                yield body
                 first = False
         yield b"]"
 
