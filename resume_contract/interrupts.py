@@ -61,12 +61,12 @@ def _worker_ignores_interrupts() -> None:
 
 
 @contextmanager
-def stoppable_pool(max_workers: int) -> Iterator[ProcessPoolExecutor]:
+def stoppable_pool(max_workers: int, mp_context: Any = None) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers end with the parent: on any exception, pending work is cancelled and
-    the workers are killed (not waited for)."""
+    the workers are killed (not waited for). `mp_context`: how workers start (default: the platform's)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=max_workers, initializer=_worker_ignores_interrupts)
+    pool = ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_worker_ignores_interrupts)
     try:
         yield pool
     except BaseException:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing
 from array import array
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,6 +23,7 @@ from resume_contract_generated.projector_table import TABLE
 
 from .corruption import LedgerCorruption
 from .gcpause import gc_paused
+from .interrupts import stoppable_pool
 from .ledger_bytes import ReadAt, check_tail, file_reader
 from .operation_store import OperationStore
 from .reader import RunIdentity, check_unique_ids, scan_rows
@@ -33,6 +33,10 @@ from .wire import RowRefused
 PART_BYTES = 32 << 20  # a ledger is cut into parts of at least this size: a fork and a join cost ~50 ms
 _USER_ROW = b'"role":"user"'  # where a part may well start: the row of a user speaking
 _LOOK_AHEAD = 1 << 20  # how far past a part's middle a user's row is looked for
+
+
+class _Declined(Exception):
+    """A part was refused as corrupt, or its worker died: the ledger is planned whole instead."""
 
 
 class WalkedPart(NamedTuple):
@@ -78,15 +82,16 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
         if run is None:
             return None
     bounds = list(zip([0, *cuts], [*cuts, size]))
-    with ProcessPoolExecutor(len(bounds) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-        later = [pool.submit(walk_part, path, fd, start, end, run, chunk_bytes) for start, end in bounds[1:]]
-        try:
-            walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
-            walked += [future.result() for future in later]
-        except (LedgerCorruption, BrokenProcessPool):
-            for future in later:
-                future.cancel()
-            return None
+    try:
+        with stoppable_pool(len(bounds) - 1, multiprocessing.get_context("fork")) as pool:
+            later = [pool.submit(walk_part, path, fd, start, end, run, chunk_bytes) for start, end in bounds[1:]]
+            try:
+                walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
+                walked += [future.result() for future in later]
+            except (LedgerCorruption, BrokenProcessPool) as refused:
+                raise _Declined from refused  # the pool kills the workers still walking: their work is moot
+    except _Declined:
+        return None
     whole = walked[0]
     for part in walked[1:]:
         if not whole.walk.join(part.walk, whole.rows):

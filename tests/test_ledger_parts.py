@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +68,11 @@ def encode(rows: list[dict[str, Any]]) -> bytes:
     return b"".join(json.dumps(row, separators=(",", ":")).encode() + b"\n" for row in rows)
 
 
-class InThreads(ThreadPoolExecutor):
+@contextmanager
+def in_threads(workers: int, mp_context: Any = None) -> Iterator[ThreadPoolExecutor]:
     """The workers' pool, as threads: `walk_part` runs as it would in a fork, without a fork per example."""
-
-    def __init__(self, workers: int, mp_context: Any = None) -> None:
-        super().__init__(workers)
+    with ThreadPoolExecutor(workers) as pool:
+        yield pool
 
 
 def plan_in_parts(path: Path, data: bytes, cut_rows: list[int], monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[Any, bool]:
@@ -88,7 +90,7 @@ def plan_in_parts(path: Path, data: bytes, cut_rows: list[int], monkeypatch: pyt
 
     monkeypatch.setattr(ledger_parts, "cut_points", lambda read_at, size, processes: [starts[row] for row in cut_rows])
     monkeypatch.setattr(ledger_parts, "walk_in_parts", noting)
-    monkeypatch.setattr(ledger_parts, "ProcessPoolExecutor", InThreads)
+    monkeypatch.setattr(ledger_parts, "stoppable_pool", in_threads)
     plan = plan_ledger(path, processes=len(cut_rows) + 1, **options)
     monkeypatch.undo()
     assert len(joined) == 1
@@ -212,14 +214,22 @@ def test_a_ledger_cut_in_two_is_walked_by_a_forked_worker(tmp_path: Path, monkey
     path.write_bytes(data)
     monkeypatch.setattr(ledger_parts, "PART_BYTES", len(data) // 2)
     submitted: list[tuple[int, set[int]]] = []
+    stoppable_pool = ledger_parts.stoppable_pool
 
-    class Recording(ProcessPoolExecutor):
-        def submit(self, *args: Any, **kwargs: Any) -> Any:
-            future = super().submit(*args, **kwargs)
-            submitted.append((args[3], set(self._processes)))  # (the part's first byte, the workers' pids)
-            return future
+    @contextmanager
+    def recording(*args: Any) -> Iterator[Any]:
+        with stoppable_pool(*args) as pool:
+            submit = pool.submit
 
-    monkeypatch.setattr(ledger_parts, "ProcessPoolExecutor", Recording)
+            def noting(function: Any, *arguments: Any) -> Any:
+                future = submit(function, *arguments)
+                submitted.append((arguments[2], set(pool._processes)))  # (the part's first byte, the workers' pids)
+                return future
+
+            pool.submit = noting  # type: ignore[method-assign]
+            yield pool
+
+    monkeypatch.setattr(ledger_parts, "stoppable_pool", recording)
     plan = plan_ledger(path, processes=2, chunk_bytes=4096)
     [(start, workers)] = submitted
     assert 0 < start < len(data) and workers and os.getpid() not in workers
