@@ -2,8 +2,8 @@
 
 Every part is read by the same strict reader (`reader.scan_rows`) and walked afresh (`walk.Walk`); this process
 walks the first part while forked workers walk the others. The walks are then joined in order
-(`Walk.join`), which is exact only when no call id is named in two parts and no part but the last holds a
-terminal event. When a join is not exact, or a part is refused as corrupt, the parts are dropped and the
+(`Walk.join`), which is exact only when no call id is named in two parts (the joined walk then has no
+suspects) and no part but the last holds a terminal event. When a join is not exact, or a part is refused as corrupt, the parts are dropped and the
 ledger is planned in one process, which finds the same plan, or the corruption the whole ledger reports
 first: parts never change what is decided, only how long it takes.
 
@@ -14,8 +14,10 @@ open; that only makes a join likely, never exact (the join checks it).
 from __future__ import annotations
 
 import multiprocessing
+import tempfile
 from array import array
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,6 +29,7 @@ from .interrupts import stoppable_pool
 from .ledger_bytes import ReadAt, check_tail, file_reader
 from .operation_store import OperationStore
 from .reader import RunIdentity, check_unique_ids, scan_rows
+from .spill import dumps_spilling, loads_spilled
 from .walk import Walk
 from .wire import RowRefused
 
@@ -36,7 +39,8 @@ _LOOK_AHEAD = 1 << 20  # how far past a part's middle a user's row is looked for
 
 
 class _Declined(Exception):
-    """A part was refused as corrupt, or its worker died: the ledger is planned whole instead."""
+    """A part was refused as corrupt, could not be read or handed back, or its worker died: the ledger is
+    planned whole instead."""
 
 
 class WalkedPart(NamedTuple):
@@ -83,24 +87,34 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
             return None
     bounds = list(zip([0, *cuts], [*cuts, size]))
     try:
-        with stoppable_pool(len(bounds) - 1, multiprocessing.get_context("fork")) as pool:
-            later = [pool.submit(walk_part, path, fd, start, end, run, chunk_bytes) for start, end in bounds[1:]]
+        with ExitStack() as stack:
+            # Created before the first submit forks the workers, which inherit them (unlinked: nothing stays).
+            spills = [stack.enter_context(tempfile.TemporaryFile()) for _ in bounds[1:]]
+            pool = stack.enter_context(stoppable_pool(len(spills), multiprocessing.get_context("fork")))
+            later = [
+                pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno())
+                for (start, end), spill in zip(bounds[1:], spills)
+            ]
             try:
                 walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
-                walked += [future.result() for future in later]
-            except (LedgerCorruption, BrokenProcessPool) as refused:
-                raise _Declined from refused  # the pool kills the workers still walking: their work is moot
+                walked += [loads_spilled(future.result(), spill) for future, spill in zip(later, spills)]
+            except (LedgerCorruption, BrokenProcessPool, OSError) as refused:
+                # The pool kills the workers still walking: their work is moot. Planned whole, the ledger gets
+                # its corruption or read error reported as it always is (a spill that found no room gets none).
+                raise _Declined from refused
     except _Declined:
         return None
-    whole = walked[0]
-    for part in walked[1:]:
+    # Repeated event ids first: it uses up the parts' id hashes, the most memory they hand back.
+    check_unique_ids(path, read_at, size, [part.id_hashes for part in walked], _model(), chunk_bytes)
+    whole = walked.pop(0)
+    while walked:
+        part = walked.pop(0)
         if not whole.walk.join(part.walk, whole.rows):
             return None
         whole.chunks.extend((first + whole.rows, offset, length) for first, offset, length in part.chunks)
-        whole.id_hashes.extend(part.id_hashes)
         whole = whole._replace(rows=whole.rows + part.rows)
-    check_unique_ids(path, read_at, size, whole.id_hashes, _model(), chunk_bytes)
-    return whole
+        del part  # what the join took over is now held once, by the joined walk
+    return whole if not whole.walk.suspects() else None
 
 
 def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int) -> WalkedPart:
@@ -115,6 +129,13 @@ def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk
             chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
             rows += len(chunk.events)
     return WalkedPart(walk, chunks, rows, id_hashes)
+
+
+def walk_part_spilled(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int) -> bytes:
+    """A worker's `walk_part`, pickled with its bulky arrays in the file `spill_fd` (see `spill`)."""
+    part = walk_part(path, fd, start, end, run, chunk_bytes)
+    with open(spill_fd, "w+b", closefd=False) as spill:
+        return dumps_spilling(part, spill)
 
 
 def _first_run(read_at: ReadAt, size: int) -> RunIdentity | None:

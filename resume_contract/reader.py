@@ -251,8 +251,9 @@ def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> Le
     return None
 
 
-def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int) -> None:
-    """Refuse a repeated event id; only a 64-bit hash of each id was kept (see `first_repeated_id`)."""
+def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array | list[array], model: WireModel, chunk_bytes: int) -> None:
+    """Refuse a repeated event id; only a 64-bit hash of each id was kept, in order (in one array, or in several,
+    one after the other), and the arrays are used up (see `first_repeated_id`)."""
     repeated = first_repeated_id(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
     if repeated is not None:
         chunk, index, first_line = repeated

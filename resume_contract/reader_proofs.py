@@ -136,7 +136,7 @@ def _decode_untyped(value: Any) -> Any:
 _HASHES_AT_ONCE = 1 << 20
 
 
-def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> tuple[Chunk, int, int] | None:
+def first_repeated_id(hashes: array | list[array], chunks: Callable[[], Iterable[Chunk]]) -> tuple[Chunk, int, int] | None:
     """The first event whose id an earlier event holds, as (its chunk, its index there, the earlier event's
     line), or None. `hashes` are a 64-bit hash of every event's id; only when one repeats are the ledger's
     `chunks()` read again and the ids compared, so a collision of two different ids costs time, never a false
@@ -154,19 +154,22 @@ def first_repeated_id(hashes: array, chunks: Callable[[], Iterable[Chunk]]) -> t
     return None
 
 
-def repeated_hashes(hashes: array) -> set[int]:
-    """The hashes that occur more than once. Empties `hashes` when it is long (it is the scan's own array)."""
-    if len(hashes) <= _HASHES_AT_ONCE:
-        return _repeats(hashes)
+def repeated_hashes(hashes: array | list[array]) -> set[int]:
+    """The hashes that occur more than once, in one array or in several. Empties long arrays (they are the
+    scan's own)."""
+    arrays = hashes if isinstance(hashes, list) else [hashes]
+    if sum(map(len, arrays)) <= _HASHES_AT_ONCE:
+        return _repeats(arrays[0] if len(arrays) == 1 else array("q", chain.from_iterable(arrays)))
     # A set of every hash would cost ~70 bytes an id: the hashes are routed by their top 8 bits into 256 parts,
-    # taken from the end of the array as it shrinks (so they are held about once), and each part is checked
+    # taken from the end of each array as it shrinks (so they are held about once), and each part is checked
     # alone. Equal hashes land in the same part.
     parts = [array("q") for _ in range(256)]
-    while hashes:
-        tail = hashes[-_HASHES_AT_ONCE:]
-        del hashes[-_HASHES_AT_ONCE:]
-        for value in tail:
-            parts[value >> 56].append(value)  # -128..127: a negative index is a part too
+    for values in arrays:
+        while values:
+            tail = values[-_HASHES_AT_ONCE:]
+            del values[-_HASHES_AT_ONCE:]
+            for value in tail:
+                parts[value >> 56].append(value)  # -128..127: a negative index is a part too
     repeated: set[int] = set()
     for part in parts:
         repeated |= _repeats(part)

@@ -47,6 +47,7 @@ class Walk:
         self.keep = keep
         self._settled: list[str] = []
         self._opened = array("q")  # the hash of every call id an operation was opened for
+        self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
         self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
@@ -150,8 +151,12 @@ class Walk:
     def suspects(self) -> frozenset[int]:
         """Hashes of call ids named again after their operation may have been stored: a call id opened twice, or
         named by a result while no operation of it was open (a stored one looks like none). Empty: every event
-        found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece.)"""
-        return _suspects(self._opened, self._unopened)
+        found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece:
+        it uses up the walk's record of opened call ids.)"""
+        opened = [*self._opened_before, self._opened]
+        named = set(self._unopened)
+        named_again = {value for values in opened for value in values if value in named} if named else set()
+        return frozenset(named_again | repeated_hashes(opened))
 
     def __getstate__(self) -> dict[str, Any]:
         # A walk crosses processes only as a part to `join`: without its table, which the joining walk has.
@@ -159,13 +164,11 @@ class Walk:
 
     def join(self, later: Walk, rows: int) -> bool:
         """Go on as if `later`'s events had been fed to this walk after its `rows` events (`later` walked them
-        afresh, with a store of its own, and is used up). Exact only when no call id is named on both sides, so
-        that every later event found its operation as it would have here; and when this walk found no terminal
-        event, else every later event was after it. False, and nothing changed, when either is not so, or when
-        some call id is a suspect (see `suspects`), which a walk of the whole ledger could not settle in one pass."""
-        opened = self._opened + later._opened
-        unopened = self._unopened + later._unopened
-        if self.terminal_event_id is not None or _suspects(opened, unopened):
+        afresh, with a store of its own, and is used up). False, and nothing changed, when this walk found a
+        terminal event: every later event was after it. Otherwise the joined walk is exact only when no call
+        id is named in two parts, and that shows as `suspects()`, to be asked once after the last join: a call
+        id named in two parts is opened in both, or opened in one and named with nothing open in the other."""
+        if self.terminal_event_id is not None:
             return False
         for operation in later.operations.values():
             operation.index += self._next_index
@@ -176,7 +179,9 @@ class Walk:
         if self.store is not None and later.store is not None:
             self.store.extend(later.store, self._next_index)
         self._next_index += later._next_index
-        self._opened, self._unopened = opened, unopened
+        self._opened_before.extend([self._opened, *later._opened_before])  # no copies: see `suspects`
+        self._opened = later._opened
+        self._unopened += later._unopened
         self.diagnostics += later.diagnostics
         self.not_replayed += [index + rows for index in later.not_replayed]
         if later.terminal_event_id is not None:
@@ -289,13 +294,6 @@ class Walk:
             runtime_events=rows,  # type: ignore[arg-type]
             replay_runtime_events=replay,  # type: ignore[arg-type]
         )
-
-
-def _suspects(opened: array, unopened: list[int]) -> frozenset[int]:
-    """The call ids (hashes) opened more than once, or opened and also named while no operation was open."""
-    named = set(unopened)
-    named_again = {value for value in opened if value in named} if named else set()
-    return frozenset(named_again | repeated_hashes(opened))
 
 
 def _operation_of(stored: StoredRecord) -> ToolOperation:

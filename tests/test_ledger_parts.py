@@ -235,3 +235,19 @@ def test_a_ledger_cut_in_two_is_walked_by_a_forked_worker(tmp_path: Path, monkey
     assert 0 < start < len(data) and workers and os.getpid() not in workers
     assert plan_json(plan) == plan_json(plan_ledger(path))
     assert len(plan.operations) == 400
+
+
+def test_a_part_that_cannot_be_handed_back_is_planned_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker whose spill file finds no room (OSError) costs time, never the plan.
+    rows = [wire_row(index, "user", "") for index in range(6)]
+    data = encode(rows)
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(data)
+
+    def no_room(*args: Any) -> bytes:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ledger_parts, "dumps_spilling", no_room)
+    in_parts, joined = plan_in_parts(path, data, [3], monkeypatch)
+    assert not joined
+    assert plan_json(in_parts) == plan_json(plan_ledger(path))
