@@ -13,7 +13,7 @@ its peak RSS is its own:
   least do); measured for sizes up to --floor-up-to, since at 10M it needs ~25 GiB;
 - plan:  `plan_ledger` (the streaming strict reader + the projection) and the plan written as JSON to
   /dev/null, rows copied: all of what `resume-contract plan --json LEDGER` does after start-up, with
-  --processes (default: all cores, as `plan` uses; a ledger under 64 MiB is planned in one process anyway);
+  --processes (default: all cores, as `plan` uses; a ledger under 24 MiB is planned in one process anyway);
   its peak RSS is its own plus its largest worker's;
 - 1 proc: the same in one process (how each worker of an audit plans a run);
 - audit: `resume-contract plan --workspace` over --audit-runs runs of --audit-events events, one worker.

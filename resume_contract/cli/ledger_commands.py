@@ -156,7 +156,7 @@ def register(commands: Any) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="worker processes (default: all cores): in an audit, runs planned at once; for one ledger of 64 MiB "
+        help="worker processes (default: all cores): in an audit, runs planned at once; for one ledger of 24 MiB "
         "or more, parts of it checked and walked at once (the plan is the same)",
     )
     plan.set_defaults(handler=cmd_plan)
