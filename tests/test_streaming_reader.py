@@ -231,14 +231,28 @@ def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> 
         assert _decode_framed(b"".join(line + b"\n" for line in framing(list(rows))), MODEL) is None, name
 
 
-@pytest.mark.parametrize("at_once", [1, 3, 1 << 20])
-def test_a_repeated_event_id_is_found_however_the_id_hashes_are_split(at_once: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Long ledgers check their id hashes in parts (reader_proofs._repeated_hashes); tiny parts force that here.
+@pytest.mark.parametrize("in_a_set", [0, 1 << 16])
+def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long ledgers sort their id hashes with NumPy, short ones use a set (reader_proofs.repeated_hashes).
     from resume_contract import reader_proofs
 
-    monkeypatch.setattr(reader_proofs, "_HASHES_AT_ONCE", at_once)
+    monkeypatch.setattr(reader_proofs, "_HASHES_IN_A_SET", in_a_set)
     data, offset = ledger_with("duplicate_event_id", 9, rows=40)
     refused = corruption(data, 256)
     assert (refused.kind, refused.line, refused.offset) == ("duplicate_event_id", 10, offset)
     clean = b"".join(row(index) + b"\n" for index in range(40))
     assert [event.id for event in decode_rows(PATH, clean, chunk_bytes=256)[0]] == [f"e{index}" for index in range(40)]
+
+
+@pytest.mark.parametrize("in_a_set", [0, 1 << 16])
+def test_repeated_hashes_finds_every_repeat_across_arrays_and_uses_them_up(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from array import array
+
+    from resume_contract import reader_proofs
+
+    monkeypatch.setattr(reader_proofs, "_HASHES_IN_A_SET", in_a_set)
+    first = array("q", [5, -(1 << 63), 9, 1 << 62, 7])
+    second = array("q", [11, 9, (1 << 63) - 1, -(1 << 63), 12, 12])
+    assert reader_proofs.repeated_hashes([first, second]) == {9, -(1 << 63), 12}
+    assert len(first) == len(second) == 0
+    assert reader_proofs.repeated_hashes(array("q", range(100))) == set()
