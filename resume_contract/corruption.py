@@ -15,3 +15,7 @@ class LedgerCorruption(Exception):
         self.kind = kind
         self.detail = detail
         super().__init__(f"{path}:{line}: byte offset {offset}: {kind}: {detail}")
+
+    def __reduce__(self) -> tuple[type, tuple[Path, int, int, str, str]]:
+        # Raised in a worker process, it crosses to the parent pickled: by its fields, not its message.
+        return (type(self), (self.path, self.line, self.offset, self.kind, self.detail))

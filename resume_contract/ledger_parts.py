@@ -91,11 +91,11 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
             # Created before the first submit forks the workers, which inherit them (unlinked: nothing stays).
             spills = [stack.enter_context(tempfile.TemporaryFile()) for _ in bounds[1:]]
             pool = stack.enter_context(stoppable_pool(len(spills), multiprocessing.get_context("fork")))
-            later = [
-                pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno())
-                for (start, end), spill in zip(bounds[1:], spills)
-            ]
             try:
+                later = [
+                    pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno())
+                    for (start, end), spill in zip(bounds[1:], spills)
+                ]  # (a worker that already failed breaks the pool: a later submit raises BrokenProcessPool)
                 walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
                 walked += [loads_spilled(future.result(), spill) for future, spill in zip(later, spills)]
             except (LedgerCorruption, BrokenProcessPool, OSError) as refused:

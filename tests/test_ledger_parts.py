@@ -251,3 +251,31 @@ def test_a_part_that_cannot_be_handed_back_is_planned_whole(tmp_path: Path, monk
     in_parts, joined = plan_in_parts(path, data, [3], monkeypatch)
     assert not joined
     assert plan_json(in_parts) == plan_json(plan_ledger(path))
+
+
+def test_a_corruption_raised_in_a_worker_reaches_the_parent_whole() -> None:
+    # Unpicklable, it broke the pool instead (BrokenProcessPool), which a later submit raised as an error.
+    import pickle
+
+    raised = LedgerCorruption(Path("ledger.jsonl"), 7, 1234, "invalid_json", "empty row")
+    back = pickle.loads(pickle.dumps(raised))
+    assert (type(back), back.path, back.line, back.offset, back.kind, back.detail, str(back)) == (
+        LedgerCorruption, Path("ledger.jsonl"), 7, 1234, "invalid_json", "empty row", str(raised)
+    )
+
+
+@pytest.mark.skipif(not ledger_parts.can_split(), reason="this platform does not fork")
+@pytest.mark.parametrize("bad_part", [1, 2])
+def test_a_corrupt_part_in_a_forked_worker_is_reported_as_the_whole_ledger_reports_it(bad_part: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [json.dumps(wire_row(index, "user", ""), separators=(",", ":")).encode() for index in range(300)]
+    bad = 100 * bad_part + 50
+    lines[bad] = lines[bad][:-1]
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    with pytest.raises(LedgerCorruption) as whole:
+        plan_ledger(path)
+    starts = [sum(len(line) + 1 for line in lines[:row]) for row in (100, 200)]
+    monkeypatch.setattr(ledger_parts, "cut_points", lambda read_at, size, processes: starts)
+    with pytest.raises(LedgerCorruption) as in_parts:
+        plan_ledger(path, processes=3)
+    assert (in_parts.value.line, str(in_parts.value)) == (bad + 1, str(whole.value))
