@@ -8,7 +8,9 @@ left by an exception cancels what is pending and kills its workers.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,9 +57,50 @@ def ignore_further_interrupts() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def _worker_ignores_interrupts() -> None:
+def _worker_ignores_interrupts(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)  # forked while the parent deferred them
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, have the kernel kill this worker when its parent dies, even by SIGKILL or the OOM killer,
+    which leave no chance to clean up: else the worker waits on its pipe for good."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within the block (main thread only), SIGINT and SIGTERM wait, blocked, and are handled when it ends.
+
+    A pool forks its workers in `submit`; a signal handled while it forks runs its handler inside an at-fork
+    hook, which swallows the exception ("Exception ignored"), and the command then ran on as if never told
+    to stop. Threads started within the block inherit the mask, so the signal reaches the main thread."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextmanager
@@ -66,7 +109,12 @@ def stoppable_pool(max_workers: int, mp_context: Any = None) -> Iterator[Process
     the workers are killed (not waited for). `mp_context`: how workers start (default: the platform's)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=max_workers, mp_context=mp_context, initializer=_worker_ignores_interrupts)
+    class Pool(ProcessPoolExecutor):
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            with signals_deferred():  # it may fork: see signals_deferred
+                return super().submit(*args, **kwargs)
+
+    pool = Pool(max_workers=max_workers, mp_context=mp_context, initializer=_worker_ignores_interrupts, initargs=(os.getpid(),))
     try:
         yield pool
     except BaseException:

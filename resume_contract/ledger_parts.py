@@ -29,7 +29,7 @@ from .interrupts import stoppable_pool
 from .ledger_bytes import ReadAt, check_tail, file_reader
 from .operation_store import OperationStore
 from .reader import RunIdentity, check_unique_ids, scan_rows
-from .spill import dumps_spilling, loads_spilled
+from .spill import dump_spilling, load_spilled
 from .walk import Walk
 from .wire import RowRefused
 
@@ -97,13 +97,13 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
                     for (start, end), spill in zip(bounds[1:], spills)
                 ]  # (a worker that already failed breaks the pool: a later submit raises BrokenProcessPool)
                 walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
-                walked += [loads_spilled(future.result(), spill) for future, spill in zip(later, spills)]
+                walked += [load_spilled(spill, future.result()) for future, spill in zip(later, spills)]
             except (LedgerCorruption, BrokenProcessPool, OSError) as refused:
                 # The pool kills the workers still walking: their work is moot. Planned whole, the ledger gets
                 # its corruption or read error reported as it always is (a spill that found no room gets none).
                 raise _Declined from refused
-    except _Declined:
-        return None
+    except (_Declined, OSError):
+        return None  # OSError: no pipe, temporary file or fork to be had (the resources, not the ledger)
     # Repeated event ids first: it uses up the parts' id hashes, the most memory they hand back.
     check_unique_ids(path, read_at, size, [part.id_hashes for part in walked], _model(), chunk_bytes)
     whole = walked.pop(0)
@@ -131,11 +131,11 @@ def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk
     return WalkedPart(walk, chunks, rows, id_hashes)
 
 
-def walk_part_spilled(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int) -> bytes:
-    """A worker's `walk_part`, pickled with its bulky arrays in the file `spill_fd` (see `spill`)."""
+def walk_part_spilled(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int) -> tuple[int, int]:
+    """A worker's `walk_part`, written to the file `spill_fd`; returns where (see `spill`)."""
     part = walk_part(path, fd, start, end, run, chunk_bytes)
     with open(spill_fd, "w+b", closefd=False) as spill:
-        return dumps_spilling(part, spill)
+        return dump_spilling(part, spill)
 
 
 def _first_run(read_at: ReadAt, size: int) -> RunIdentity | None:

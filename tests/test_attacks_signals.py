@@ -127,3 +127,38 @@ def test_a_burst_of_signals_still_stops_every_worker(tmp_path: Path, signum: int
     assert not _group_alive(process.pid), "a worker outlived the command"
     assert code == (130 if signum == signal.SIGINT else 143)
     assert "Traceback" not in (process.stderr.read() if process.stderr else "")
+
+
+# The pool's own guarantees, found by attacking `plan --jobs 2` (resume_contract/interrupts.py).
+
+
+def _worker_state() -> tuple[set[int], int]:
+    """(signals blocked, the parent-death signal) as a pool worker sees them."""
+    import ctypes
+
+    death = ctypes.c_int(0)
+    ctypes.CDLL(None).prctl(2, ctypes.byref(death))  # PR_GET_PDEATHSIG
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, [])), death.value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and signal masks as on Linux")
+def test_a_signal_during_a_submit_waits_for_it_and_workers_die_with_their_parent() -> None:
+    import multiprocessing
+
+    from resume_contract.interrupts import signals_deferred, stoppable_pool
+
+    received: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        # A signal that lands while a pool forks would run its handler inside an at-fork hook, which swallows
+        # the exception the handler raises: within the block it waits, and is handled when the block ends.
+        with signals_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert received == [] and signal.SIGTERM in signal.sigpending()
+        assert received == [signal.SIGTERM]
+        with stoppable_pool(1, multiprocessing.get_context("fork")) as pool:
+            blocked, death = pool.submit(_worker_state).result()
+        assert not blocked & {signal.SIGINT, signal.SIGTERM}  # the worker took none of the deferral with it
+        assert death == signal.SIGKILL  # killed by the kernel if its parent dies, even by SIGKILL
+    finally:
+        signal.signal(signal.SIGTERM, previous)

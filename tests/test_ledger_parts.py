@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -214,6 +215,7 @@ def test_a_ledger_cut_in_two_is_walked_by_a_forked_worker(tmp_path: Path, monkey
     path.write_bytes(data)
     monkeypatch.setattr(ledger_parts, "PART_BYTES", len(data) // 2)
     submitted: list[tuple[int, set[int]]] = []
+    answers: list[Any] = []
     stoppable_pool = ledger_parts.stoppable_pool
 
     @contextmanager
@@ -223,6 +225,7 @@ def test_a_ledger_cut_in_two_is_walked_by_a_forked_worker(tmp_path: Path, monkey
 
             def noting(function: Any, *arguments: Any) -> Any:
                 future = submit(function, *arguments)
+                future.add_done_callback(lambda done: answers.append(done.result()))
                 submitted.append((arguments[2], set(pool._processes)))  # (the part's first byte, the workers' pids)
                 return future
 
@@ -233,6 +236,9 @@ def test_a_ledger_cut_in_two_is_walked_by_a_forked_worker(tmp_path: Path, monkey
     plan = plan_ledger(path, processes=2, chunk_bytes=4096)
     [(start, workers)] = submitted
     assert 0 < start < len(data) and workers and os.getpid() not in workers
+    # What crossed the pool's pipe is where the result is in the spill file: small enough to be written whole.
+    [where] = answers
+    assert isinstance(where, tuple) and len(pickle.dumps(where)) < 512
     assert plan_json(plan) == plan_json(plan_ledger(path))
     assert len(plan.operations) == 400
 
@@ -244,10 +250,10 @@ def test_a_part_that_cannot_be_handed_back_is_planned_whole(tmp_path: Path, monk
     path = tmp_path / "ledger.jsonl"
     path.write_bytes(data)
 
-    def no_room(*args: Any) -> bytes:
+    def no_room(*args: Any) -> tuple[int, int]:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ledger_parts, "dumps_spilling", no_room)
+    monkeypatch.setattr(ledger_parts, "dump_spilling", no_room)
     in_parts, joined = plan_in_parts(path, data, [3], monkeypatch)
     assert not joined
     assert plan_json(in_parts) == plan_json(plan_ledger(path))
@@ -279,3 +285,21 @@ def test_a_corrupt_part_in_a_forked_worker_is_reported_as_the_whole_ledger_repor
     with pytest.raises(LedgerCorruption) as in_parts:
         plan_ledger(path, processes=3)
     assert (in_parts.value.line, str(in_parts.value)) == (bad + 1, str(whole.value))
+
+
+def test_no_temporary_file_or_pipe_to_be_had_plans_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Running short of descriptors (or of a fork) is the machine's state, not the ledger's: it costs time only.
+    import tempfile
+
+    rows = [wire_row(index, "user", "") for index in range(6)]
+    data = encode(rows)
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(data)
+
+    def no_descriptor(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_descriptor)
+    in_parts, joined = plan_in_parts(path, data, [3], monkeypatch)
+    assert not joined
+    assert plan_json(in_parts) == plan_json(plan_ledger(path))

@@ -7,7 +7,7 @@ from array import array
 
 import pytest
 
-from resume_contract.spill import SPILL_AT, dumps_spilling, loads_spilled
+from resume_contract.spill import SPILL_AT, dump_spilling, load_spilled
 
 
 def test_large_arrays_and_bytes_go_to_the_file_and_come_back_equal() -> None:
@@ -17,17 +17,20 @@ def test_large_arrays_and_bytes_go_to_the_file_and_come_back_equal() -> None:
     value = {"hashes": big, "nested": [("lengths", lengths), block], "small": array("q", [1, 2]), "text": "kept inline"}
     with tempfile.TemporaryFile() as spill:
         spill.write(b"something already there")  # spilled values are appended after it
-        pickled = dumps_spilling(value, spill)
-        assert len(pickled) < 1000  # only where the spilled values are, not the values
-        assert spill.seek(0, 2) >= len(big) * 8 + len(lengths) * 4 + len(block)
-        back = loads_spilled(pickled, spill)
+        where = dump_spilling(value, spill)
+        assert where[1] < 1000  # the pickle holds where the spilled values are, not the values
+        assert where[0] >= len(big) * 8 + len(lengths) * 4 + len(block) and spill.seek(0, 2) == sum(where)
+        back = load_spilled(spill, where)
     assert back == value
     assert back["hashes"].typecode == "q" and back["nested"][0][1].typecode == "I"
 
 
 def test_a_spill_file_cut_short_is_an_error_not_a_shorter_value() -> None:
     with tempfile.TemporaryFile() as spill:
-        pickled = dumps_spilling([array("q", range(SPILL_AT)), b"x" * SPILL_AT], spill)
+        where = dump_spilling([array("q", range(SPILL_AT)), b"x" * SPILL_AT], spill)
+        pickled = spill.seek(where[0]) and spill.read(where[1])
         spill.truncate(SPILL_AT * 8 - 8)
+        spill.seek(0, 2)
+        spill.write(pickled)  # the pickle is whole, the array it points to is not (nor the bytes after it)
         with pytest.raises(EOFError):
-            loads_spilled(pickled, spill)
+            load_spilled(spill, (spill.seek(0, 2) - len(pickled), len(pickled)))
