@@ -167,14 +167,18 @@ def repeated_hashes(hashes: array | list[array]) -> set[int]:
         # side by side.
         import numpy
 
-        values = numpy.empty(total, dtype=numpy.int64)
-        at = 0
-        for part in arrays:
-            values[at : at + len(part)] = numpy.frombuffer(part, dtype=numpy.int64)
-            at += len(part)
-            del part[:]  # held once: each array is let go as soon as it is copied
+        if len(arrays) == 1:
+            values = numpy.frombuffer(arrays[0], dtype=numpy.int64)  # the array itself, sorted in place
+        else:
+            values = numpy.empty(total, dtype=numpy.int64)
+            at = 0
+            for part in arrays:
+                values[at : at + len(part)] = numpy.frombuffer(part, dtype=numpy.int64)
+                at += len(part)
+                del part[:]  # held about once: each array is let go as soon as it is copied
         values.sort()
         repeated = set(values[1:][values[1:] == values[:-1]].tolist())
+        del values  # (a view of the array keeps it from being emptied below)
     for part in arrays:
         del part[:]
     return repeated
