@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/plan_speed.py                                  # 100k, 1M, 3M events
     .venv/bin/python benchmarks/plan_speed.py --sizes 100000,1000000,3000000,10000000 --json
     .venv/bin/python benchmarks/plan_speed.py --sizes 1000000 --rounds 5 --audit-runs 0
+    .venv/bin/python benchmarks/plan_speed.py --sizes 1000000,10000000 --rounds 2 --audit-runs 0 --skip-one-process
 
 Ledgers are deterministic (~300 bytes an event; each turn is user text, three call/response pairs and a model
 text, so 37.5% of events are calls and as many are responses) and cached in --cache (outside the repo; the
@@ -118,6 +119,7 @@ def main() -> int:
     parser.add_argument("--audit-events", type=int, default=200, help="events in each audited run")
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench", help="where ledgers are cached (default: %(default)s)")
     parser.add_argument("--processes", type=int, default=default_workers(), help="processes a plan may use (default: all cores, %(default)s here)")
+    parser.add_argument("--skip-one-process", action="store_true", help="measure plans on --processes only, not also on one")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
@@ -137,7 +139,7 @@ def main() -> int:
             plan_times.append(float(elapsed))
             plan_rss = max(plan_rss, int(rss))
             detail = f"{disposition}, {operations} operations"
-            if args.processes > 1:
+            if args.processes > 1 and not args.skip_one_process:
                 elapsed, count, rss, _, _ = run(_PLAN, str(ledger), "1")
                 single_times.append(float(elapsed))
                 single_rss = max(single_rss, int(rss))
