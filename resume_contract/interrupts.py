@@ -80,10 +80,8 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+_PR_SET_PDEATHSIG = 1  # prctl's option number (linux/prctl.h)
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}  # what `signals_deferred` holds back
 
 
 @contextmanager

@@ -3,9 +3,9 @@
 Every part is read by the same strict reader (`reader.scan_rows`) and walked afresh (`walk.Walk`); this process
 walks the first part while forked workers walk the others. The walks are then joined in order
 (`Walk.join`), which is exact only when no call id is named in two parts (the joined walk then has no
-suspects) and no part but the last holds a terminal event. When a join is not exact, or a part is refused as corrupt, the parts are dropped and the
-ledger is planned in one process, which finds the same plan, or the corruption the whole ledger reports
-first: parts never change what is decided, only how long it takes.
+suspects) and no part but the last holds a terminal event. When a join is not exact, or a part is refused as
+corrupt, the parts are dropped and the ledger is planned in one process, which finds the same plan, or the
+corruption the whole ledger reports first: parts never change what is decided, only how long it takes.
 
 Parts are cut before a user's row where one is near the middle, since a user speaks when no tool call is
 open; that only makes a join likely, never exact (the join checks it).
@@ -27,6 +27,7 @@ from .corruption import LedgerCorruption
 from .gcpause import gc_paused
 from .interrupts import stoppable_pool
 from .ledger_bytes import ReadAt, check_tail, file_reader
+from .ledger_plan import walk_chunks
 from .operation_store import OperationStore
 from .reader import RunIdentity, check_unique_ids, scan_rows
 from .spill import dump_spilling, load_spilled
@@ -36,11 +37,6 @@ from .wire import RowRefused
 PART_BYTES = 12 << 20  # parts are at least this big (measured here: 2 parts gain nothing at 16 MiB, 19% at 30 MiB)
 _USER_ROW = b'"role":"user"'  # where a part may well start: the row of a user speaking
 _LOOK_AHEAD = 1 << 20  # how far past a part's middle a user's row is looked for
-
-
-class _Declined(Exception):
-    """A part was refused as corrupt, could not be read or handed back, or its worker died: the ledger is
-    planned whole instead."""
 
 
 class WalkedPart(NamedTuple):
@@ -90,20 +86,18 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
         with ExitStack() as stack:
             # Created before the first submit forks the workers, which inherit them (unlinked: nothing stays).
             spills = [stack.enter_context(tempfile.TemporaryFile()) for _ in bounds[1:]]
+            # Leaving by an exception, the pool kills the workers still walking: their work is moot.
             pool = stack.enter_context(stoppable_pool(len(spills), multiprocessing.get_context("fork")))
-            try:
-                later = [
-                    pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno())
-                    for (start, end), spill in zip(bounds[1:], spills)
-                ]  # (a worker that already failed breaks the pool: a later submit raises BrokenProcessPool)
-                walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
-                walked += [load_spilled(spill, future.result()) for future, spill in zip(later, spills)]
-            except (LedgerCorruption, BrokenProcessPool, OSError) as refused:
-                # The pool kills the workers still walking: their work is moot. Planned whole, the ledger gets
-                # its corruption or read error reported as it always is (a spill that found no room gets none).
-                raise _Declined from refused
-    except (_Declined, OSError):
-        return None  # OSError: no pipe, temporary file or fork to be had (the resources, not the ledger)
+            later = [
+                pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno())
+                for (start, end), spill in zip(bounds[1:], spills)
+            ]  # (a worker that already failed breaks the pool: a later submit raises BrokenProcessPool)
+            walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes)]
+            walked += [load_spilled(spill, future.result()) for future, spill in zip(later, spills)]
+    except (LedgerCorruption, BrokenProcessPool, OSError):
+        # Planned whole, the ledger gets its corruption or read error reported as it always is. OSError also
+        # stands for no pipe, temporary file, fork or room for a spill: the machine's state, not the ledger's.
+        return None
     # Repeated event ids first: it uses up the parts' id hashes, the most memory they hand back.
     check_unique_ids(path, read_at, size, [part.id_hashes for part in walked], _model(), chunk_bytes)
     whole = walked.pop(0)
@@ -120,14 +114,9 @@ def walk_in_parts(path: Path, fd: int, size: int, run: RunIdentity | None, chunk
 def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int) -> WalkedPart:
     """The rows from byte `start` to `end`, checked and walked afresh (rows numbered from 0)."""
     walk = Walk(TABLE, store=OperationStore())
-    chunks: list[tuple[int, int, int]] = []
     id_hashes = array("q")
-    rows = 0
     with gc_paused():
-        for chunk in scan_rows(path, file_reader(fd), end, id_hashes, start=start, run=run, model=_model(), chunk_bytes=chunk_bytes):
-            walk.feed(chunk.events, chunk.first_index)
-            chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
-            rows += len(chunk.events)
+        chunks, rows = walk_chunks(walk, scan_rows(path, file_reader(fd), end, id_hashes, start=start, run=run, model=_model(), chunk_bytes=chunk_bytes))
     return WalkedPart(walk, chunks, rows, id_hashes)
 
 

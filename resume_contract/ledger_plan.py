@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from resume_contract_generated.projector_table import TABLE
 from .ledger_bytes import CHUNK_BYTES, file_reader
 from .operation_store import OperationStore, ReadBack
 from .projection import ResumePlan
-from .reader import RunIdentity, scan_ledger
+from .reader import Chunk, RunIdentity, scan_ledger
 from .store import open_committed, run_identity
 from .walk import Walk
 
@@ -157,10 +157,17 @@ def _walk_parts(source: _PlannedFile, run: RunIdentity | None, chunk_bytes: int,
 
 def _walk_file(source: _PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int) -> Walk:
     """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
-    source.rows = 0
-    source.chunks = []
-    for chunk in scan_ledger(source.path, source.read_at, source.identity[2], run=run, chunk_bytes=chunk_bytes):
-        walk.feed(chunk.events, chunk.first_index)
-        source.chunks.append((chunk.first_index, chunk.offset, len(chunk.data)))
-        source.rows += len(chunk.events)
+    chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, chunk_bytes=chunk_bytes)
+    source.chunks, source.rows = walk_chunks(walk, chunks)
     return walk
+
+
+def walk_chunks(walk: Walk, chunks: Iterable[Chunk]) -> tuple[list[tuple[int, int, int]], int]:
+    """Feed `walk` every chunk, in order: (where each chunk lies, as (first row, byte offset, byte length); rows)."""
+    where: list[tuple[int, int, int]] = []
+    rows = 0
+    for chunk in chunks:
+        walk.feed(chunk.events, chunk.first_index)
+        where.append((chunk.first_index, chunk.offset, len(chunk.data)))
+        rows += len(chunk.events)
+    return where, rows

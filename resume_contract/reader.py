@@ -52,7 +52,6 @@ DUPLICATE_EVENT_ID = "duplicate_event_id"
 FOREIGN_ROW = "foreign_row"
 CORRUPTION_KINDS = (TORN_ROW, INVALID_UTF8, INVALID_JSON, INVALID_EVENT, DUPLICATE_EVENT_ID, DUPLICATE_KEY, FOREIGN_ROW)
 
-
 _EVENT_ID = operator.attrgetter("id")
 _SESSION_ID = operator.attrgetter("session_id")
 _RUN_ID = operator.attrgetter("run_id")
