@@ -115,13 +115,18 @@ def stoppable_pool(max_workers: int, mp_context: Any = None) -> Iterator[Process
     pool = Pool(max_workers=max_workers, mp_context=mp_context, initializer=_worker_ignores_interrupts, initargs=(os.getpid(),))
     try:
         yield pool
-    except BaseException:
-        ignore_further_interrupts()  # a second Ctrl-C must not cut the clean-up short and orphan the workers
-        workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in workers:
-            process.kill()
-        for process in workers:
-            process.join(_JOIN_SECONDS)
+    except BaseException as error:
+        # A second Ctrl-C must not cut the clean-up short and orphan the workers. When stopping, every later
+        # one is ignored; after any other exception the process goes on (a ledger refused in parts is planned
+        # whole), so a signal only waits for the clean-up.
+        if isinstance(error, KeyboardInterrupt):
+            ignore_further_interrupts()
+        with signals_deferred():
+            workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
+                process.kill()
+            for process in workers:
+                process.join(_JOIN_SECONDS)
         raise
     pool.shutdown(wait=True)

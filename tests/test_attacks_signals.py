@@ -162,3 +162,23 @@ def test_a_signal_during_a_submit_waits_for_it_and_workers_die_with_their_parent
         assert death == signal.SIGKILL  # killed by the kernel if its parent dies, even by SIGKILL
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_pool_left_by_an_error_leaves_ctrl_c_working(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A part refused as corrupt leaves the parts' pool by an exception, and the ledger is then planned whole:
+    # that must stay interruptible. Only stopping (an interrupt) makes later signals be ignored.
+    from resume_contract import interrupts
+
+    monkeypatch.setattr(interrupts, "OWNS_PROCESS", True)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(ValueError), interrupts.stoppable_pool(1) as pool:
+            pool.submit(abs, -1).result()
+            raise ValueError("a part was refused")
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+        with pytest.raises(KeyboardInterrupt), interrupts.stoppable_pool(1):
+            raise KeyboardInterrupt
+        assert signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
