@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from resume_contract.audit import default_workers
+from resume_contract.system.interrupts import default_workers
 
 _FLOOR = """
 import gc, json, resource, sys, time

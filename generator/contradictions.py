@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from resume_contract.plan_summary import PlanSummary, label
-from resume_contract.projection import ResumePlan, project
+from resume_contract.core.plan import ResumePlan
+from resume_contract.core.project import project
+from resume_contract.core.summary import PlanSummary, label
 
 from .errors import SpecError
 from .spec_model import Decision, Spec

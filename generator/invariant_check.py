@@ -12,7 +12,7 @@ generated tests.
 
 from __future__ import annotations
 
-from resume_contract.invariants import SelfAdvised, Subject, violations_of
+from resume_contract.core.invariants import SelfAdvised, Subject, violations_of
 
 from .errors import SpecError
 from .spec_model import Spec

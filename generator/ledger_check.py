@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from resume_contract.wire import RowRefused, WireModel
+from resume_contract.core.wire import WireModel
+from resume_contract.errors import RowRefused
 
 from .errors import Mark, SpecError
 from .loader import LoadedFile

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 import msgspec
 
-from resume_contract.explore import spell, wires, words
-from resume_contract.plan_summary import PlanSummary
-from resume_contract.projection import ProjectorTable, project
-from resume_contract.wire import RowRefused, WireModel, encode_json
+from resume_contract.core.explore import spell, wires, words
+from resume_contract.core.project import project
+from resume_contract.core.summary import PlanSummary
+from resume_contract.core.table import ProjectorTable
+from resume_contract.core.wire import WireModel, encode_json
+from resume_contract.errors import RowRefused
 
 from .review_rules import BREAKING, NEUTRAL, TIGHTENS, WEAKENS
 from .spec_model import Spec

@@ -168,7 +168,7 @@ _LEVELS = {"weakens-safety": "error", "breaking": "warning", "tightens": "notice
 def as_github(review: Review, base_label: str, head_label: str) -> str:
     """GitHub Actions annotations, one per change at its head location (its base one when it was removed):
     weakens-safety as errors, breaking as warnings, the rest (and waived findings) as notices; then the summary."""
-    from resume_contract.annotations import annotation
+    from .annotations import annotation
 
     lines = []
     for index, change in enumerate(review.changes):

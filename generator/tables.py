@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from resume_contract.plan_summary import PlanSummary
-from resume_contract.projection import ProjectorTable, ToolContentRead
-from resume_contract.wire import WireModel
+from resume_contract.core.summary import PlanSummary
+from resume_contract.core.table import ProjectorTable, ToolContentRead
+from resume_contract.core.wire import WireModel
 
 from .spec_model import Decision, LedgerRules, Projector, Rule, Spec, WireFormat
 from .wire_model import load_module

@@ -1,12 +1,19 @@
-"""resume-contract's hand-written runtime: the RuntimeEvent model, the pure projection, the store and the CLI.
+"""resume-contract: decide, after a crash, whether an AI-agent run may be replayed, from a contract kept as YAML.
 
-Every decision (codes, reasons, messages, transitions) comes from the generated package
-`resume_contract_generated`; this package only interprets it.
+Everything a runtime needs is importable from here:
 
-    from resume_contract import build_resume_plan, plan_ledger, RuntimeEventStore, ResumePlan
+    from resume_contract import plan_ledger, plan_run, build_resume_plan, plan_json, RuntimeEventStore
 
-The names below are imported when first used, so `import resume_contract` (which every command does) stays
-cheap: `check` must not pay for the store or the reader.
+    plan = plan_ledger("runtime-events.jsonl", expected_high_water=42)
+    plan.disposition, plan.rejection_reasons             # 'blocked', ('dangling_tool_state',)
+
+Every error is a `ResumeContractError`. The names are imported when first used, so `import resume_contract`
+(which every command does) stays cheap: `check` must not pay for the store or the reader.
+
+The package is folders by concern, each with one direction of dependency (checked by import-linter, see
+pyproject.toml): `core` (pure: the projection, its table and plan types, exploration, invariants) <- `contract`
+(the generated contract, bound) <- `ledger` (files: the reader, the store, repair, planning a file) <- `crash`,
+`proof`, `conformance` <- `cli`; `output` and `system` serve them.
 """
 
 from __future__ import annotations
@@ -15,44 +22,101 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .corruption import LedgerCorruption
-    from .ledger_plan import LedgerChanged, plan_ledger
-    from .plan import build_resume_plan, plan_json, plan_json_pieces
-    from .plan_summary import PlanSummary
-    from .projection import ResumePlan, ToolOperation
-    from .store import RuntimeEventStore, read_ledger
-    from .workspace import plan_run
+    from .contract import Contract, build_resume_plan, decode_event, encode_event, event_from_wire
+    from .core.plan import Diagnostic, ResumePlan, ToolOperation
+    from .core.plan_json import plan_json, plan_json_pieces
+    from .core.summary import PlanSummary
+    from .errors import (
+        DuplicateEventId,
+        EscapesWorkspace,
+        InvalidLedgerId,
+        LedgerChanged,
+        LedgerCorruption,
+        LedgerInUse,
+        LedgerLocked,
+        LedgerMissing,
+        NotALedger,
+        ResumeContractError,
+        StoreError,
+        TornTail,
+        UnsupportedPlatform,
+    )
+    from .ledger.file_plan import plan_ledger
+    from .ledger.reader import CommittedLedger
+    from .ledger.repair import RepairResult, repair_ledger
+    from .ledger.store import RuntimeEventStore, read_ledger
+    from .ledger.workspace import plan_run, read_run
 
 # Public name -> the module that defines it.
 _EXPORTS = {
-    "build_resume_plan": "plan",
-    "plan_json": "plan",
-    "plan_json_pieces": "plan",
-    "plan_ledger": "ledger_plan",
-    "LedgerChanged": "ledger_plan",
-    "plan_run": "workspace",
-    "read_ledger": "store",
-    "RuntimeEventStore": "store",
-    "ResumePlan": "projection",
-    "ToolOperation": "projection",
-    "PlanSummary": "plan_summary",
-    "LedgerCorruption": "corruption",
+    "plan_ledger": "ledger.file_plan",
+    "plan_run": "ledger.workspace",
+    "read_run": "ledger.workspace",
+    "read_ledger": "ledger.store",
+    "RuntimeEventStore": "ledger.store",
+    "repair_ledger": "ledger.repair",
+    "RepairResult": "ledger.repair",
+    "CommittedLedger": "ledger.reader",
+    "build_resume_plan": "contract",
+    "event_from_wire": "contract",
+    "decode_event": "contract",
+    "encode_event": "contract",
+    "Contract": "contract",
+    "plan_json": "core.plan_json",
+    "plan_json_pieces": "core.plan_json",
+    "ResumePlan": "core.plan",
+    "ToolOperation": "core.plan",
+    "Diagnostic": "core.plan",
+    "PlanSummary": "core.summary",
+    "ResumeContractError": "errors",
+    "LedgerCorruption": "errors",
+    "LedgerChanged": "errors",
+    "StoreError": "errors",
+    "InvalidLedgerId": "errors",
+    "LedgerLocked": "errors",
+    "LedgerInUse": "errors",
+    "TornTail": "errors",
+    "DuplicateEventId": "errors",
+    "LedgerMissing": "errors",
+    "NotALedger": "errors",
+    "EscapesWorkspace": "errors",
+    "UnsupportedPlatform": "errors",
 }
 
 __all__ = [
+    "CommittedLedger",
+    "Contract",
+    "Diagnostic",
+    "DuplicateEventId",
+    "EscapesWorkspace",
+    "InvalidLedgerId",
     "LedgerChanged",
     "LedgerCorruption",
+    "LedgerInUse",
+    "LedgerLocked",
+    "LedgerMissing",
+    "NotALedger",
     "PlanSummary",
+    "RepairResult",
+    "ResumeContractError",
     "ResumePlan",
     "RuntimeEventStore",
+    "StoreError",
     "ToolOperation",
+    "TornTail",
+    "UnsupportedPlatform",
     "__version__",
     "build_resume_plan",
+    "decode_event",
+    "encode_event",
+    "event_from_wire",
     "plan_json",
     "plan_json_pieces",
     "plan_ledger",
     "plan_run",
     "read_ledger",
+    "read_run",
+    "repair_ledger",
 ]
 
 

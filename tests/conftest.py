@@ -80,7 +80,7 @@ class EventFactory:
         self.run_id = run_id
 
     def _event(self, event_id: str, author: str, role: str, content: dict | None, **extra):
-        from resume_contract.events import event_from_wire
+        from resume_contract.contract import event_from_wire
 
         wire = {
             "id": event_id,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from resume_contract_generator.loader import load_spec_file
 
-from resume_contract.plan import build_resume_plan
+from resume_contract.contract import build_resume_plan
 
 # The contract's own loader: YAML 1.1 would read the rules' `on:` key as the boolean True.
 PROJECTOR = load_spec_file(Path(__file__).resolve().parent.parent / "spec" / "projector.yaml", "spec/projector.yaml")[0].data

@@ -17,11 +17,11 @@ import pytest
 
 AUDIT_SLOWLY = (
     "import sys, time\n"
-    "from resume_contract import audit\n"
+    "from resume_contract.ledger import audit\n"
     "real = audit.summarize\n"
-    "def slow(job):\n"
+    "def slow(job, contract=None):\n"
     "    time.sleep(0.5)\n"
-    "    return real(job)\n"
+    "    return real(job, contract)\n"
     "audit.summarize = slow\n"
     "from resume_contract.cli import main\n"
     "raise SystemExit(main(sys.argv[1:]))\n"
@@ -145,7 +145,7 @@ def _worker_state() -> tuple[set[int], int]:
 def test_a_signal_during_a_submit_waits_for_it_and_workers_die_with_their_parent() -> None:
     import multiprocessing
 
-    from resume_contract.interrupts import signals_deferred, stoppable_pool
+    from resume_contract.system.interrupts import signals_deferred, stoppable_pool
 
     received: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
@@ -164,21 +164,36 @@ def test_a_signal_during_a_submit_waits_for_it_and_workers_die_with_their_parent
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_a_pool_left_by_an_error_leaves_ctrl_c_working(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pool_left_by_an_error_leaves_ctrl_c_working() -> None:
     # A part refused as corrupt leaves the parts' pool by an exception, and the ledger is then planned whole:
-    # that must stay interruptible. Only stopping (an interrupt) makes later signals be ignored.
-    from resume_contract import interrupts
+    # that must stay interruptible. Only stopping (a signal, in the process the command line owns) makes later
+    # signals be ignored.
+    from resume_contract.system import interrupts
 
-    monkeypatch.setattr(interrupts, "OWNS_PROCESS", True)
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
-        with pytest.raises(ValueError), interrupts.stoppable_pool(1) as pool:
-            pool.submit(abs, -1).result()
-            raise ValueError("a part was refused")
+        with interrupts.stop_on_signals(for_good=True):
+            with pytest.raises(ValueError), interrupts.stoppable_pool(1) as pool:
+                pool.submit(abs, -1).result()
+                raise ValueError("a part was refused")
+            assert signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, before[0])  # still raises on Ctrl-C
         assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
-        with pytest.raises(KeyboardInterrupt), interrupts.stoppable_pool(1):
-            raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt), interrupts.stop_on_signals(for_good=True):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
         assert signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before[0])
         signal.signal(signal.SIGTERM, before[1])
+
+
+def test_a_library_caller_keeps_its_own_ctrl_c() -> None:
+    # Not owning the process (the API, a test calling main() with its own streams), stopping changes no handler.
+    from resume_contract.system import interrupts
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with pytest.raises(interrupts.Terminated), interrupts.stop_on_signals(for_good=False):
+        assert signal.getsignal(signal.SIGINT) == before[0]
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

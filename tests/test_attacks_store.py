@@ -22,16 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from resume_contract import repair as repair_module
-from resume_contract import store as store_module
-from resume_contract.containment import EscapesWorkspace
-from resume_contract.locks import try_lock, unlock
-from resume_contract.repair import repair_ledger
-from resume_contract.store import LedgerInUse, RuntimeEventStore, TornTail, read_ledger
+from resume_contract.errors import EscapesWorkspace, LedgerInUse, TornTail
+from resume_contract.ledger import repair as repair_module
+from resume_contract.ledger import store as store_module
+from resume_contract.ledger.locks import try_lock, unlock
+from resume_contract.ledger.repair import repair_ledger
+from resume_contract.ledger.store import RuntimeEventStore, read_ledger
 
 
-def _committed(tmp_path: Path, events, count: int = 2) -> tuple[RuntimeEventStore, Path]:
-    store = RuntimeEventStore(tmp_path / "ws")
+def _committed(tmp_path: Path, events, count: int = 2, write_piece_bytes: int | None = None) -> tuple[RuntimeEventStore, Path]:
+    store = RuntimeEventStore(tmp_path / "ws", write_piece_bytes=write_piece_bytes)
     store.append(events.text("e1"))
     if count > 1:
         store.append(events.call("e2", "c1"))
@@ -101,9 +101,8 @@ def test_a_snapshot_directory_symlinked_away_is_refused(tmp_path: Path, run_cli)
 @pytest.mark.parametrize("failing_piece", [1, 2, 5])
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, lambda: OSError(errno.EIO, "I/O error")], ids=["ctrl-c", "oserror"])
 def test_a_failure_between_pieces_of_a_row_poisons_the_writer(tmp_path: Path, events, monkeypatch, failing_piece: int, failure) -> None:
-    store, path = _committed(tmp_path, events)
+    store, path = _committed(tmp_path, events, write_piece_bytes=16)  # the committed rows are one piece each: few enough calls
     acknowledged = path.read_bytes()
-    monkeypatch.setattr(store_module, "WRITE_PIECE_BYTES", 16)
     real_write = os.write
     calls = {"n": 0}
 
@@ -246,7 +245,7 @@ def test_the_audit_reports_runs_it_cannot_read_with_their_cause(tmp_path: Path, 
 
 
 def test_a_worker_that_dies_costs_only_its_own_run_and_the_summary_is_printed(tmp_path: Path, events, monkeypatch) -> None:
-    from resume_contract import audit as audit_module
+    from resume_contract.ledger import audit as audit_module
 
     workspace = tmp_path / "ws"
     store = RuntimeEventStore(workspace)
@@ -255,10 +254,10 @@ def test_a_worker_that_dies_costs_only_its_own_run_and_the_summary_is_printed(tm
     store.close()
     real = audit_module.summarize
 
-    def summarize_or_die(job):
+    def summarize_or_die(job, contract=None):
         if job[2] == "killer":
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(job)
+        return real(job, contract)
 
     monkeypatch.setattr(audit_module, "summarize", summarize_or_die)
     found = audit_module.discover(workspace)
@@ -268,7 +267,7 @@ def test_a_worker_that_dies_costs_only_its_own_run_and_the_summary_is_printed(tm
 
 
 def _text(run: str):
-    from resume_contract.events import event_from_wire
+    from resume_contract.contract import event_from_wire
 
     return event_from_wire(
         {"id": f"e-{run}", "ts": 1, "partial": False, "author": "user", "role": "user", "sessionId": "s1",

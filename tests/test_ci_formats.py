@@ -9,8 +9,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-
-from resume_contract.annotations import annotation
+from resume_contract_generator.annotations import annotation
 
 TESTS = Path(__file__).resolve().parent
 FROZEN_SPEC = TESTS / "frozen_spec" / "spec"
@@ -101,11 +100,13 @@ def test_verify_json_and_junit_name_the_violated_invariant(tmp_path: Path, run_c
     import dataclasses
     import types
 
-    from resume_contract import verify as verify_module
+    from resume_contract.proof import verify as verify_module
 
-    step = dict(verify_module.TABLE.step)
+    contract = verify_module.active()
+    step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)  # accept a response naming another tool
-    monkeypatch.setattr(verify_module, "TABLE", dataclasses.replace(verify_module.TABLE, step=types.MappingProxyType(step)))
+    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    monkeypatch.setattr(verify_module, "active", lambda: broken)
     junit, counterexample = tmp_path / "verify.xml", tmp_path / "cx.jsonl"
     code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--json", "--junit", str(junit), "--counterexample", str(counterexample))
     document = json.loads(out)

@@ -64,11 +64,13 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     import dataclasses
     import types
 
-    from resume_contract import verify as verify_module
+    from resume_contract.proof import verify as verify_module
 
-    step = dict(verify_module.TABLE.step)
+    contract = verify_module.active()
+    step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)
-    monkeypatch.setattr(verify_module, "TABLE", dataclasses.replace(verify_module.TABLE, step=types.MappingProxyType(step)))
+    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    monkeypatch.setattr(verify_module, "active", lambda: broken)
     target = tmp_path / "missing-dir" / "cx.jsonl"
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
     assert code == 2

@@ -8,9 +8,9 @@ from pathlib import Path
 import msgspec
 import pytest
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, PREFIX_LENGTHS
+from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.events import RuntimeEvent
-from resume_contract.store import RuntimeEventStore
+from resume_contract.ledger.store import RuntimeEventStore
 
 
 def _write(workspace: Path, session: str, run: str, prefix: str, outcome: str = "ok") -> Path:

@@ -13,7 +13,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resume_contract.reader import LedgerCorruption, decode_ledger
+from resume_contract.errors import LedgerCorruption
+from resume_contract.ledger.reader import decode_ledger
 
 PATH = Path("ledger.jsonl")
 NUMBERS = ["1", "-0", "1e15", "1E+2", "0.5", "1.50", "18446744073709552000", "5e-324", "1e+21"]

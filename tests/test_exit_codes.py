@@ -13,8 +13,8 @@ from jinja2 import TemplateNotFound
 from resume_contract_generator.errors import Mark, SpecError, SpecInvalid
 
 from resume_contract.cli import errors, spec_commands
-from resume_contract.corruption import LedgerCorruption
-from resume_contract.interrupts import Terminated
+from resume_contract.errors import LedgerCorruption
+from resume_contract.system.interrupts import Terminated
 
 CASES = [
     (errors.UsageError("--jobs takes 1 to 64, not 0"), 2, ["resume-contract: --jobs takes 1 to 64, not 0"]),

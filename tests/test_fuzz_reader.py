@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS
+from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.events import RuntimeEvent, encode_event
-from resume_contract.store import LedgerCorruption, decode_ledger
+from resume_contract.contract import encode_event
+from resume_contract.errors import LedgerCorruption
+from resume_contract.ledger.reader import decode_ledger
 
 PATH = Path("fuzz/runtime-events.jsonl")
 EVENTS = [msgspec.json.decode(row, type=RuntimeEvent) for row in CANONICAL_LEDGER_ROWS["error"]]

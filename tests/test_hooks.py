@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from resume_contract import hooks
+from resume_contract_generator import hooks
 
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 FAILPOINT_IDS = [item["id"] for item in yaml.safe_load((FROZEN_SPEC / "failpoints.yaml").read_text(encoding="utf-8"))["failpoints"]]
@@ -41,7 +40,7 @@ def test_check_names_a_failpoint_without_a_hook_at_its_line_and_fails(project: P
     line = next(n for n, text in enumerate((FROZEN_SPEC / "failpoints.yaml").read_text().splitlines(), 1) if text == f"  - id: {missing}")
     assert code == 1
     assert out.startswith(f"spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook in the run loop: "
-                          f"add `failpoints.hit(\"{missing}\")` to resume_contract/runloop.py where its boundary is crossed")
+                          f"add `failpoints.hit(\"{missing}\")` to resume_contract/crash/runloop.py where its boundary is crossed")
     assert out.endswith("to fix: make the run loop's failpoint hooks match spec/failpoints.yaml, as named above\n")
 
     code, out, err = run_cli("--root", str(project), "generate")
@@ -55,7 +54,7 @@ def test_check_names_a_hook_that_is_no_failpoint_of_the_spec(project: Path, run_
     line = next(n for n, text in enumerate(runloop.read_text().splitlines(), 1) if '"P99"' in text)
     code, out, _ = run_cli("--root", str(project), "check")
     assert code == 1
-    assert out.startswith(f"resume_contract/runloop.py:{line}: failpoints.hit('P99') names no failpoint of spec/failpoints.yaml")
+    assert out.startswith(f"resume_contract/crash/runloop.py:{line}: failpoints.hit('P99') names no failpoint of spec/failpoints.yaml")
 
 
 def test_check_is_clean_when_every_failpoint_has_its_hook(project: Path, run_cli) -> None:
@@ -67,7 +66,9 @@ def test_crash_refuses_to_run_when_a_hook_is_missing(tmp_path: Path, run_cli, mo
     from resume_contract_generated.catalog import FAILPOINTS_BY_ID
 
     ids = list(FAILPOINTS_BY_ID)
-    monkeypatch.setattr(hooks, "PACKAGED_RUNLOOP", _run_loop(tmp_path / "runloop.py", ids[:-1]))
+    from resume_contract.crash import catalog_run
+
+    monkeypatch.setattr(catalog_run, "RUNLOOP_SOURCE", _run_loop(tmp_path / "runloop.py", ids[:-1]))
     code, out, err = run_cli("crash")
     assert (code, out) == (1, "")
     assert f"resume-contract crash: failpoint {ids[-1]} has no hook in the run loop: add `failpoints.hit(\"{ids[-1]}\")` to {tmp_path / 'runloop.py'}" in err

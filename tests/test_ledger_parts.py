@@ -26,13 +26,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resume_contract_generated.projector_table import TABLE
 
-from resume_contract import ledger_parts
-from resume_contract.events import event_from_wire
-from resume_contract.ledger_plan import plan_ledger
-from resume_contract.operation_store import OperationStore
-from resume_contract.plan import build_resume_plan, plan_json
-from resume_contract.reader import LedgerCorruption
-from resume_contract.walk import Walk
+from resume_contract.contract import build_resume_plan, event_from_wire
+from resume_contract.core.operation_store import OperationStore
+from resume_contract.core.plan_json import plan_json
+from resume_contract.core.walk import Walk
+from resume_contract.errors import LedgerCorruption
+from resume_contract.ledger.file_plan import plan_ledger
+from resume_contract.ledger.parallel import parts as ledger_parts
 
 KINDS = ["user", "call", "call", "response", "response", "error", "terminal"]
 

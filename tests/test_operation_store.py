@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from resume_contract import operation_store
-from resume_contract.operation_store import OperationStore, StoredRecord, decode_piece, encode_records
+from resume_contract.core import operation_store
+from resume_contract.core.operation_store import OperationStore, StoredRecord, decode_piece, encode_records
 
 
 def _operation(call_id: str) -> StoredRecord:

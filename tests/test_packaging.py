@@ -50,3 +50,18 @@ def test_every_package_is_marked_typed() -> None:
     for package, directory in directories.items():
         assert "py.typed" in package_data[package], package
         assert (REPO / directory / "py.typed").is_file(), directory
+
+
+def test_every_subpackage_is_in_the_wheel() -> None:
+    # Packages are listed by hand (the import names differ from the directories); a folder left out would be
+    # missing from the wheel while an editable install still finds it.
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    roots = {"resume_contract": REPO / "resume_contract", "resume_contract_generator": REPO / "generator"}
+    found = {
+        ".".join([name, *init.parent.relative_to(root).parts])
+        for name, root in roots.items()
+        for init in root.rglob("__init__.py")
+        if "templates" not in init.parts
+    }
+    assert found <= listed, f"not in the wheel: {sorted(found - listed)}"

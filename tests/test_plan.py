@@ -17,11 +17,11 @@ from resume_contract_generated.catalog import (
     OUTCOMES,
     PREFIX_LENGTHS,
 )
+from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.events import RuntimeEvent
-from resume_contract.plan import build_resume_plan
-from resume_contract.reference import build_resume_plan_with_machine
-from resume_contract.store import RuntimeEventStore
+from resume_contract.contract import build_resume_plan
+from resume_contract.ledger.store import RuntimeEventStore
+from resume_contract.proof.reference import build_resume_plan_with_machine
 
 REPO = Path(__file__).resolve().parent.parent
 # The directive's wording is the spec's to choose; the by-hand test checks that it is given, verbatim.

@@ -10,13 +10,14 @@ import msgspec
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from resume_contract_generated.projector_table import TABLE
+from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.events import RuntimeEvent, event_from_wire
-from resume_contract.invariants import replay_problem, replayed_indexes
-from resume_contract.ledger_plan import plan_ledger
-from resume_contract.oracle import decide
-from resume_contract.plan import build_resume_plan, plan_json
-from resume_contract.reference import build_resume_plan_with_machine
+from resume_contract.contract import build_resume_plan, event_from_wire
+from resume_contract.core.invariants import replay_problem, replayed_indexes
+from resume_contract.core.oracle import decide
+from resume_contract.core.plan_json import plan_json
+from resume_contract.ledger.file_plan import plan_ledger
+from resume_contract.proof.reference import build_resume_plan_with_machine
 
 CALL_IDS = [f"call-{n}" for n in range(12)]
 TOOLS = ["read", "write", "delete"]
@@ -129,7 +130,7 @@ def test_streaming_plans_equal_in_memory_plans_however_settled_operations_are_st
     from contextlib import ExitStack
     from unittest import mock
 
-    from resume_contract import operation_store, walk
+    from resume_contract.core import operation_store, walk
 
     data = b"".join(json.dumps(wire, separators=(",", ":")).encode() + b"\n" for wire in wires)
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as patches:

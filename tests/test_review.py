@@ -220,7 +220,7 @@ def test_a_rename_whose_ledgers_decide_less_safely_is_weakens_safety(tmp_path: P
 def test_each_ledgers_effect_names_breaking_apart_from_weaker(before: tuple, after: tuple, expected: str) -> None:
     from resume_contract_generator.review_evidence import effect
 
-    from resume_contract.plan_summary import PlanSummary
+    from resume_contract.core.summary import PlanSummary
 
     def decided(reasons: list[str], diagnostics: list[str]) -> PlanSummary:
         return PlanSummary("blocked", (), tuple(diagnostics), tuple(reasons), (), False)

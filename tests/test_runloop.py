@@ -8,10 +8,11 @@ import msgspec
 import pytest
 from resume_contract_generated.catalog import RUNTIME_RESUME_FAILPOINTS
 
-from resume_contract.crash import run_boundary_case
-from resume_contract.failpoints import FailpointConfigError, Failpoints, parse
-from resume_contract.runloop import run
-from resume_contract.store import read_ledger
+from resume_contract.crash.failpoints import Failpoints, parse
+from resume_contract.crash.harness import run_boundary_case
+from resume_contract.crash.runloop import run
+from resume_contract.errors import FailpointConfigError
+from resume_contract.ledger.store import read_ledger
 
 
 def test_the_loop_passes_one_hook_per_catalog_failpoint_in_order(tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_resume_contract_crash_rejects_unknown_failpoints(run_cli) -> None:
 
 
 def test_a_child_that_never_signals_fails_the_case_with_its_stderr(monkeypatch) -> None:
-    from resume_contract import crash
+    from resume_contract.crash import harness as crash
 
     # A prefix the child cannot commit (an invalid run id): it dies before saying "committed".
     bad = [msgspec.structs.replace(event, run_id="no such/run") for event in crash.canonical_prefix("ok", "after_function_call")]
@@ -81,9 +82,9 @@ def test_a_child_that_never_signals_fails_the_case_with_its_stderr(monkeypatch) 
 
 
 def test_a_wait_for_a_silent_child_is_bounded() -> None:
-    from resume_contract.crash import _Child, died_by_kill
+    from resume_contract.crash.harness import Children, _Child, died_by_kill
 
-    child = _Child(["-c", "import sys, time; print('still starting', file=sys.stderr, flush=True); time.sleep(60)"])
+    child = _Child(Children(), ["-c", "import sys, time; print('still starting', file=sys.stderr, flush=True); time.sleep(60)"])
     try:
         assert child.wait_for("committed", timeout=0.5) is False
         assert died_by_kill(child.kill())

@@ -7,7 +7,7 @@ from array import array
 
 import pytest
 
-from resume_contract.spill import SPILL_AT, dump_spilling, load_spilled
+from resume_contract.ledger.parallel.spill import SPILL_AT, dump_spilling, load_spilled
 
 
 def test_large_arrays_and_bytes_go_to_the_file_and_come_back_equal() -> None:

@@ -10,17 +10,16 @@ from pathlib import Path
 import pytest
 from resume_contract_generated.catalog import CORRUPTION_KINDS as SPEC_CORRUPTION_KINDS
 
-from resume_contract.store import (
+from resume_contract.errors import (
     CORRUPTION_KINDS,
     DuplicateEventId,
     InvalidLedgerId,
     LedgerCorruption,
     LedgerLocked,
     LedgerMissing,
-    RuntimeEventStore,
     TornTail,
-    read_ledger,
 )
+from resume_contract.ledger.store import RuntimeEventStore, read_ledger
 
 
 def _fingerprint(path: Path) -> tuple[bytes, int]:
@@ -46,8 +45,7 @@ def test_invalid_ids_are_refused_before_the_disk_is_touched(tmp_path: Path, bad:
     with pytest.raises(InvalidLedgerId):
         store.path("s1", bad)
     import msgspec
-
-    from resume_contract.events import RuntimeEvent
+    from resume_contract_generated.runtime_event import RuntimeEvent
 
     event = msgspec.structs.replace(events.text("e1"), session_id=bad)
     assert isinstance(event, RuntimeEvent)
@@ -110,8 +108,8 @@ def test_a_second_writer_in_another_process_is_refused(tmp_path: Path, events) -
         f"""
         import msgspec
         from pathlib import Path
-        from resume_contract.events import RuntimeEvent
-        from resume_contract.store import RuntimeEventStore, LedgerLocked
+        from resume_contract_generated.runtime_event import RuntimeEvent
+        from resume_contract import RuntimeEventStore, LedgerLocked
         store = RuntimeEventStore(Path({str(tmp_path)!r}))
         event = msgspec.json.decode(Path({str(store.path("s1", "r1"))!r}).read_bytes().splitlines()[0], type=RuntimeEvent)
         try:

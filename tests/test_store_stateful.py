@@ -20,16 +20,12 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.events import RuntimeEvent, encode_event, event_from_wire
-from resume_contract.repair import repair_ledger
-from resume_contract.store import (
-    DuplicateEventId,
-    LedgerCorruption,
-    RuntimeEventStore,
-    TornTail,
-    read_ledger,
-)
+from resume_contract.contract import encode_event, event_from_wire
+from resume_contract.errors import DuplicateEventId, LedgerCorruption, TornTail
+from resume_contract.ledger.repair import repair_ledger
+from resume_contract.ledger.store import RuntimeEventStore, read_ledger
 
 
 def _event(number: int, call: bool, size: int) -> RuntimeEvent:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_contract.ledger_plan import LedgerChanged, plan_ledger
-from resume_contract.plan import plan_json
-from resume_contract.reader import LedgerCorruption, decode_rows
+from resume_contract.core.plan_json import plan_json
+from resume_contract.errors import LedgerChanged, LedgerCorruption
+from resume_contract.ledger.file_plan import plan_ledger
+from resume_contract.ledger.reader import decode_rows
 
 PATH = Path("ledger.jsonl")
 CHUNK_SIZES = [1, 97, 256, 700, 1 << 22]
@@ -130,8 +131,9 @@ def test_a_planned_file_that_changes_is_not_copied(tmp_path: Path) -> None:
 
 def test_the_counting_proof_passes_clean_rows_and_only_them() -> None:
     # Else every ledger silently takes the slow proof. Rows with colons in texts are proven by the `":` count.
-    from resume_contract.events import MODEL
-    from resume_contract.reader_proofs import keys_proven
+    from resume_contract.contract import active
+    MODEL = active().model
+    from resume_contract.ledger.proofs import keys_proven
 
     clean = [row(0), row(1, content='{"kind":"text","text":"at 12:30, see https://example.com"}'), row(2)]
     clean.append(row(3).replace(b'"turnId":"t"', b'"turnId":"t","refs":{"toolCallId":"c","n":{"a":1}},"actions":{}'))
@@ -151,7 +153,7 @@ def _nested(levels: int, branch: str = "") -> bytes:
 
 
 def _verdicts(path: Path) -> set[str]:
-    from resume_contract.store import read_ledger
+    from resume_contract.ledger.store import read_ledger
 
     verdicts = set()
     for read in (lambda: read_ledger(path), lambda: plan_ledger(path), lambda: decode_rows(path, path.read_bytes(), chunk_bytes=7)):
@@ -222,8 +224,9 @@ def test_whitespace_around_a_row_is_read_as_one_line_at_a_time_reads_it(spacing:
 
 
 def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> None:
-    from resume_contract.events import MODEL
-    from resume_contract.reader import _decode_framed
+    from resume_contract.contract import active
+    MODEL = active().model
+    from resume_contract.ledger.reader import _decode_framed
 
     rows = [row(index) for index in range(6)]
     assert _decode_framed(b"".join(line + b"\n" for line in rows), MODEL) is not None  # else every ledger is slow
@@ -233,10 +236,10 @@ def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> 
 
 @pytest.mark.parametrize("in_a_set", [0, 1 << 16])
 def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Long ledgers sort their id hashes with NumPy, short ones use a set (reader_proofs.repeated_hashes).
-    from resume_contract import reader_proofs
+    # Long ledgers sort their id hashes with NumPy, short ones use a set (hashes.repeated_hashes).
+    from resume_contract.core import hashes
 
-    monkeypatch.setattr(reader_proofs, "_HASHES_IN_A_SET", in_a_set)
+    monkeypatch.setattr(hashes, "_HASHES_IN_A_SET", in_a_set)
     data, offset = ledger_with("duplicate_event_id", 9, rows=40)
     refused = corruption(data, 256)
     assert (refused.kind, refused.line, refused.offset) == ("duplicate_event_id", 10, offset)
@@ -248,11 +251,11 @@ def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set
 def test_repeated_hashes_finds_every_repeat_across_arrays_and_uses_them_up(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from array import array
 
-    from resume_contract import reader_proofs
+    from resume_contract.core import hashes
 
-    monkeypatch.setattr(reader_proofs, "_HASHES_IN_A_SET", in_a_set)
+    monkeypatch.setattr(hashes, "_HASHES_IN_A_SET", in_a_set)
     first = array("q", [5, -(1 << 63), 9, 1 << 62, 7])
     second = array("q", [11, 9, (1 << 63) - 1, -(1 << 63), 12, 12])
-    assert reader_proofs.repeated_hashes([first, second]) == {9, -(1 << 63), 12}
+    assert hashes.repeated_hashes([first, second]) == {9, -(1 << 63), 12}
     assert len(first) == len(second) == 0
-    assert reader_proofs.repeated_hashes(array("q", range(100))) == set()
+    assert hashes.repeated_hashes(array("q", range(100))) == set()

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_contract import verify as verify_module
-from resume_contract.explore import ALPHABET, count_words, spell
-from resume_contract.oracle import decide
-from resume_contract.store import read_ledger
+from resume_contract.core.explore import ALPHABET, count_words, spell
+from resume_contract.core.oracle import decide
+from resume_contract.ledger.store import read_ledger
+from resume_contract.proof import verify as verify_module
 
 
 def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path: Path) -> None:
@@ -26,7 +26,7 @@ def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path
     lines = out.splitlines()
     assert lines[0] == f"exploring {count_words(6):,} ledgers up to 6 events on {lines[0].split(' on ')[1].split()[0]} worker(s)"
     assert lines[1].startswith(f"explored {count_words(6):,} ledgers in ")
-    reachable = len(verify_module.REACHABLE_STEPS)
+    reachable = len(verify_module.reachable_steps(verify_module.active().table))
     assert lines[1].endswith(f"transition-table entries reached: {reachable} of {reachable}")
     assert lines[-1] == "no violation"
     assert not counterexample.exists(), "verify writes only a counterexample"
@@ -34,9 +34,11 @@ def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path
 
 def _broken(monkeypatch: pytest.MonkeyPatch, key: tuple[str, str, bool], outcome: tuple[str, str | None]) -> None:
     """Make verify's copy of the table accept `key` as `outcome`, as a wrong generator would."""
-    step = dict(verify_module.TABLE.step)
+    contract = verify_module.active()
+    step = dict(contract.table.step)
     step[key] = outcome
-    monkeypatch.setattr(verify_module, "TABLE", dataclasses.replace(verify_module.TABLE, step=types.MappingProxyType(step)))
+    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    monkeypatch.setattr(verify_module, "active", lambda: broken)
 
 
 def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_ledger(monkeypatch, run_cli, tmp_path: Path) -> None:

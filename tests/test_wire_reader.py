@@ -11,9 +11,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from resume_contract.plan import build_resume_plan
-from resume_contract.store import LedgerCorruption, read_ledger
-from resume_contract.workspace import read_run
+from resume_contract.contract import build_resume_plan
+from resume_contract.errors import LedgerCorruption
+from resume_contract.ledger.store import read_ledger
+from resume_contract.ledger.workspace import read_run
 
 
 def row(event_id: str, content: dict | None = None, *, session: str = "s1", run: str = "r1", **extra) -> dict:

@@ -64,7 +64,7 @@ def add_failpoint(root: Path) -> None:
         "  - id: P12\n    boundary: Continuation run created, not yet started\n    committed_prefix: after_terminal_event\n",
     )
     _replace(
-        root, "resume_contract/runloop.py",
+        root, "resume_contract/crash/runloop.py",
         '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n',
         '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n'
         '        failpoints.hit("P12")  # the continuation run exists; it has not started\n',

@@ -1,8 +1,9 @@
 """The `resume-contract` command: one `main()`; each command group registers its parser and owns its output.
 
     spec_commands    generate, check, diff       (the contract's edit loop)
-    ledger_commands  plan, repair                (a crashed run's ledger)
-    proof_commands   verify, crash, vectors, conform
+    ledger_commands       plan, repair            (a crashed run's ledger)
+    proof_commands        verify, crash
+    conformance_commands  vectors, conform
 
 Exit codes live in `errors` (0 ok; 1 drift, refused, blocked, a violation; 2 bad spec, usage or unreadable input;
 3 corrupt ledger; 130 Ctrl-C; 143 SIGTERM), where every failure is mapped to one.
@@ -14,7 +15,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from . import ledger_commands, proof_commands, spec_commands
+from . import conformance_commands, ledger_commands, proof_commands, spec_commands
 from .errors import EXIT_OK, EXIT_USAGE, exit_for, spec_errors_for_machines
 
 DESCRIPTION = """\
@@ -35,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its own messages (usage errors quote what was typed) escaped like every other output."""
 
     def _print_message(self, message: str, file=None) -> None:  # noqa: ANN001 - argparse's signature
-        from ..terminal import EscapingWriter
+        from ..output.terminal import EscapingWriter
 
         if message:
             EscapingWriter(file or sys.stderr).write(message)
@@ -64,17 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
     parser.add_argument("--version", action=_VersionAction, help="print resume-contract's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for group in (spec_commands, ledger_commands, proof_commands):
+    for group in (spec_commands, ledger_commands, proof_commands, conformance_commands):
         group.register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command line; return the exit code."""
-    from .. import interrupts
-    from ..terminal import EscapingWriter, JsonStream
+    from ..output.terminal import EscapingWriter, JsonStream
+    from ..system.interrupts import stop_on_signals
 
-    interrupts.OWNS_PROCESS = out is None and err is None  # the real stdio: this is the process, not a test
+    owns_process = out is None and err is None  # the real stdio: this is the process, not a test
     out = out or sys.stdout
     err = err or sys.stderr
     try:
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         out = EscapingWriter(out)  # type: ignore[assignment]
     err = EscapingWriter(err)  # type: ignore[assignment]
     try:
-        with interrupts.sigterm_raises():
+        with stop_on_signals(for_good=owns_process):
             return int(args.handler(args, out, err))
     except BaseException as error:  # noqa: BLE001 - mapped below; anything unmapped is a bug and propagates
         mapped = exit_for(error)

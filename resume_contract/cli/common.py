@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from ..terminal import raw_stream
+from ..output.terminal import raw_stream
 from .errors import UsageError
 
 MAX_JOBS = 64
@@ -41,7 +41,7 @@ def project_root(args: argparse.Namespace) -> Path:
 
 
 def ledger_from_args(args: argparse.Namespace) -> Path:
-    from ..store import ledger_path
+    from ..ledger.store import ledger_path
 
     if args.ledger is not None:
         if args.workspace or args.session or args.run:

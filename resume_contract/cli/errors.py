@@ -56,8 +56,8 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
     """(exit code, stderr lines) for an error the command line reports; None for a bug (it propagates)."""
     from resume_contract_generator.errors import SpecInvalid
 
-    from ..corruption import LedgerCorruption
-    from ..interrupts import Terminated
+    from ..errors import LedgerCorruption
+    from ..system.interrupts import Terminated
 
     if isinstance(error, CliError):
         return error.exit_code, error.lines()
@@ -97,7 +97,7 @@ def spec_errors_for_machines(error: BaseException, output_format: str | None) ->
     if not isinstance(error, SpecInvalid) or output_format not in ("github", "json"):
         return None
     if output_format == "github":
-        from ..annotations import annotation
+        from resume_contract_generator.annotations import annotation
 
         return "\n".join(
             annotation("error", item.message, file=item.mark.file, line=item.mark.line, col=item.mark.column, title="resume-contract: bad spec")

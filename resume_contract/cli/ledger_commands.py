@@ -14,16 +14,14 @@ from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, Usage
 def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
-    from ..audit import default_workers
-    from ..containment import EscapesWorkspace
-    from ..ledger_plan import plan_ledger
-    from ..store import LedgerInUse, LedgerMissing, NotALedger
-    from ..workspace import plan_run
+    from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger
+    from ..ledger.file_plan import plan_ledger
+    from ..ledger.workspace import plan_run
 
     path = ledger_from_args(args)
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a file")
-    processes = jobs(args.jobs, default_workers())
+    processes = jobs(args.jobs, 1)  # one ledger: one process unless asked (parts pay off only on idle cores)
     try:
         if args.ledger is not None:
             return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes)
@@ -37,7 +35,7 @@ def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..plan import plan_json_pieces
+    from ..core.plan_json import plan_json_pieces
 
     if args.ledger is None and args.workspace is not None and not args.session and not args.run:
         return _audit_workspace(args, out, err)
@@ -49,7 +47,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write_bytes(piece)  # type: ignore[attr-defined]  # a JsonStream: rows copied, never decoded
         out.write("\n")
     else:
-        from ..report import plan_text
+        from ..output.plan_text import plan_text
 
         out.write(plan_text(path, plan))
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
@@ -58,8 +56,9 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import msgspec
 
-    from ..audit import CORRUPT, LIVE, UNREADABLE, audit, default_workers, discover
-    from ..terminal import escape
+    from ..ledger.audit import CORRUPT, LIVE, UNREADABLE, audit, discover
+    from ..output.terminal import escape
+    from ..system.interrupts import default_workers
 
     if args.expected_high_water is not None:
         raise UsageError("--expected-high-water applies to one run; give --session and --run")
@@ -99,10 +98,9 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..containment import EscapesWorkspace
-    from ..repair import repair_ledger
-    from ..store import LedgerMissing, StoreError
-    from ..workspace import run_directory
+    from ..errors import EscapesWorkspace, LedgerMissing, StoreError
+    from ..ledger.repair import repair_ledger
+    from ..ledger.workspace import run_directory
 
     path = ledger_from_args(args)
     workspace = None
@@ -156,8 +154,8 @@ def register(commands: Any) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="worker processes (default: all cores): in an audit, runs planned at once; for one ledger of 24 MiB "
-        "or more, parts of it checked and walked at once (the plan is the same)",
+        help="worker processes: in an audit, runs planned at once (default: all cores); for one ledger (default: 1), "
+        "with 2 or more, a ledger of 24 MiB or more is checked and walked in parts at once (the plan is the same)",
     )
     plan.set_defaults(handler=cmd_plan)
 

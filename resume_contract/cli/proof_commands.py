@@ -1,5 +1,4 @@
-"""The proof commands: `verify` (bounded model checking), `crash` (the SIGKILL harness), `vectors` and `conform`
-(the contract as language-neutral cases, and another implementation held to them)."""
+"""The proof commands: `verify` (bounded model checking) and `crash` (the SIGKILL harness)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import jobs, progress_reporter, project_root
+from .common import jobs, progress_reporter
 from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
@@ -17,9 +16,9 @@ def _installed_contract_only(args: argparse.Namespace, command: str) -> None:
     refuse a --root that names another project rather than silently checking the wrong contract."""
     if args.root is None:
         return
-    import resume_contract_generated
+    from ..contract import active
 
-    installed = Path(resume_contract_generated.__file__).resolve().parents[2]
+    installed = Path(str(active().catalog.__file__)).resolve().parents[2]
     if Path(args.root).resolve() != installed:
         raise UsageError(
             f"{command} runs the contract generated into this installation ({installed}), not --root {args.root}: "
@@ -29,9 +28,9 @@ def _installed_contract_only(args: argparse.Namespace, command: str) -> None:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _installed_contract_only(args, "verify")
-    from ..audit import default_workers
-    from ..explore import ALPHABET, count_words
-    from ..verify import counterexample_rows, verify
+    from ..core.explore import ALPHABET, count_words
+    from ..proof.verify import counterexample_rows, verify
+    from ..system.interrupts import default_workers
 
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
@@ -71,18 +70,21 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _installed_contract_only(args, "crash")
-    from resume_contract_generated.catalog import FAILPOINTS_BY_ID, OUTCOMES
+    from resume_contract_generator.hooks import missing_hook_message, missing_hooks
 
-    from ..crash import run_catalog
-    from ..hooks import PACKAGED_RUNLOOP, missing_hook_message, missing_hooks
+    from ..contract import active
+    from ..crash.catalog_run import RUNLOOP_SOURCE, run_catalog
+
+    catalog = active().catalog
+    FAILPOINTS_BY_ID, OUTCOMES = catalog.FAILPOINTS_BY_ID, catalog.OUTCOMES  # noqa: N806
 
     if args.failpoint is not None and args.failpoint not in FAILPOINTS_BY_ID:
         raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(FAILPOINTS_BY_ID)}")
     if args.outcome is not None and args.outcome not in OUTCOMES:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(OUTCOMES)}")
-    missing = missing_hooks(FAILPOINTS_BY_ID if args.failpoint is None else [args.failpoint], PACKAGED_RUNLOOP)
+    missing = missing_hooks(FAILPOINTS_BY_ID if args.failpoint is None else [args.failpoint], RUNLOOP_SOURCE)
     if missing:
-        lines = [missing_hook_message(failpoint_id, str(PACKAGED_RUNLOOP)) for failpoint_id in missing]
+        lines = [missing_hook_message(failpoint_id, str(RUNLOOP_SOURCE)) for failpoint_id in missing]
         raise Refused(*lines, "nothing was run", command="crash")
     run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=None if args.jobs is None else jobs(args.jobs, 1))
     if args.junit:
@@ -124,7 +126,7 @@ def _verify_json(result: Any, counterexample: Path | None) -> str:
 
 
 def _verify_junit(result: Any) -> str:
-    from ..junit import JUnitCase, junit_xml
+    from ..output.junit import JUnitCase, junit_xml
 
     violated = {violation.invariant: violation for violation in result.violations}
 
@@ -146,7 +148,7 @@ def _crash_case_names(run: Any) -> list[tuple[str, str]]:
 
 
 def _crash_junit(run: Any) -> str:
-    from ..junit import JUnitCase, junit_xml
+    from ..output.junit import JUnitCase, junit_xml
 
     problems: dict[str, list[str]] = {}
     for case, problem in run.failures:
@@ -168,74 +170,8 @@ def _crash_json(run: Any) -> str:
     return json.dumps(document, indent=2)
 
 
-def _write_vectors(root: Path, depth: int, out: Path) -> str:
-    """Make the spec's vectors and write them to `out`; return a one-line account of what was written."""
-    from resume_contract_generator.validate import load_spec
-    from resume_contract_generator.vectors import (
-        VectorError,
-        build_vectors,
-        render_vectors,
-        validate_manifest,
-        write_vectors,
-    )
-
-    if not 0 <= depth <= 5:
-        raise UsageError("--depth takes 0 to 5 (the ledgers explored grow tenfold per event)")
-    spec = load_spec(root)
-    try:
-        vectors = build_vectors(spec, depth)
-        files = render_vectors(spec, vectors, depth)
-        validate_manifest(files)
-        write_vectors(files, out)
-    except VectorError as error:
-        raise UsageError(str(error)) from None
-    kinds: dict[str, int] = {}
-    for vector in vectors:
-        kinds[vector.kind] = kinds.get(vector.kind, 0) + 1
-    detail = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
-    return f"wrote {len(vectors)} vectors to {out} ({detail}); spec sha256 {spec.sha256[:12]}"
-
-
-def cmd_vectors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    out.write(_write_vectors(project_root(args), args.depth, Path(args.out)) + "\n")
-    return EXIT_OK
-
-
-def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import tempfile
-
-    from ..audit import default_workers
-    from ..conform import DISAGREES, VectorsUnreadable, as_json, as_junit, as_text, conform, counts, load_vectors
-
-    command = list(args.implementation)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        raise UsageError("give the implementation's command after --, e.g. `resume-contract conform -- ./my-runtime plan --json`")
-    if args.timeout <= 0:
-        raise UsageError("--timeout takes a number of seconds above 0")
-    workers = jobs(args.jobs, default_workers())
-    with tempfile.TemporaryDirectory(prefix="resume-contract-vectors-") as scratch:
-        directory = args.vectors
-        if directory is None:
-            directory = Path(scratch) / "vectors"
-            _write_vectors(project_root(args), args.depth, directory)
-        try:
-            vectors = load_vectors(Path(directory))
-        except VectorsUnreadable as error:
-            raise UsageError(str(error)) from None
-        results = conform(command, vectors, strictness=args.strictness, workers=workers, timeout=args.timeout)
-    if args.junit:
-        Path(args.junit).write_text(as_junit(results), encoding="utf-8")
-    out.write(as_json(results) if args.json else as_text(results, command))
-    tally = counts(results)
-    return EXIT_OK if tally[DISAGREES] + tally["crashed"] + tally["timed out"] == 0 else EXIT_FAIL
-
-
-
-
 def register(commands: Any) -> None:
-    """Add verify, crash, vectors and conform to the subcommand parsers."""
+    """Add verify and crash to the subcommand parsers."""
     verify = commands.add_parser(
         "verify",
         help="check the spec's invariants on every ledger up to N events (bounded model checking)",
@@ -271,43 +207,3 @@ def register(commands: Any) -> None:
     crash.add_argument("--no-torn", action="store_true", help="skip the torn-write cases")
     crash.add_argument("--jobs", type=int, metavar="N", help="cases run at once (default: twice the cores)")
     crash.set_defaults(handler=cmd_crash)
-
-    vectors = commands.add_parser(
-        "vectors",
-        help="write language-neutral conformance vectors generated from the spec",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Write the contract as cases any implementation can be checked against: a JSONL ledger each, an\n"
-        "optional expected high-water, and the decision the contract pins (or the corruption kind it must be\n"
-        "refused with). Cases: every canonical prefix and outcome, each with a wrong expected high-water, the\n"
-        "shortest ledger for every reachable transition-table entry and every anomaly, one ledger per corruption\n"
-        "kind, and every ledger up to --depth events (one per outcome). DIR/manifest.json lists them (its schema:\n"
-        "DIR/vectors.schema.json). Output is byte-identical across runs.\n\n"
-        "  resume-contract vectors --out vectors/\n",
-        epilog="exit: 0 written, 2 bad spec or usage (nothing written).",
-    )
-    vectors.add_argument("--out", required=True, metavar="DIR", help="a new directory, or one holding earlier vectors (replaced whole)")
-    vectors.add_argument("--depth", type=int, default=3, metavar="N", help="explore every ledger up to N events (default 3)")
-    vectors.set_defaults(handler=cmd_vectors)
-
-    conform = commands.add_parser(
-        "conform",
-        help="run another implementation on every vector and report where it disagrees with the contract",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run COMMAND on every conformance vector: it gets LEDGER.jsonl (and --expected-high-water N when\n"
-        "the vector sets one), prints its ResumePlan as JSON with the reference's camelCase keys and exits 0\n"
-        "(safe_replay) or 1 (blocked), or exits 3 for a corrupt ledger. Compared: disposition, operations\n"
-        "(toolCallId, status), the replayed rows' ids, the high-water, and when the plan has them, diagnostic\n"
-        "codes, rejection reasons, requiresVerification and terminalRuntimeEventId.\n\n"
-        "  resume-contract conform -- resume-contract plan --json\n"
-        "  resume-contract conform --vectors vectors/ --strictness reference --junit conform.xml -- node plan.js\n",
-        epilog="exit: 0 every vector agrees, 1 some disagree, crash or time out, 2 usage.",
-    )
-    conform.add_argument("--vectors", metavar="DIR", help="vectors written by `resume-contract vectors` (default: made now from spec/)")
-    conform.add_argument("--depth", type=int, default=3, metavar="N", help="with no --vectors: the depth to make them at (default 3)")
-    conform.add_argument("--strictness", choices=("exact", "reference"), default="exact", help="reference: accept the spec's documented differences of a Phase 0 reference")
-    conform.add_argument("--jobs", type=int, metavar="N", help="vectors run at once (default: all cores)")
-    conform.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds per vector (default 30)")
-    conform.add_argument("--json", action="store_true", help="print the results as JSON")
-    conform.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per vector)")
-    conform.add_argument("implementation", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the implementation to run")
-    conform.set_defaults(handler=cmd_conform)

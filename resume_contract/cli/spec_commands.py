@@ -10,7 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..annotations import annotation
+from resume_contract_generator.annotations import annotation
+
 from .common import project_root
 from .errors import EXIT_FAIL, EXIT_OK, Refused, Reported, UsageError
 
@@ -44,7 +45,7 @@ Finding = tuple[str, int, "int | None", str]
 def _hook_findings(root: Path, spec: Spec) -> list[Finding]:
     """One finding per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none
     when the project has no run loop of its own)."""
-    from ..hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
+    from resume_contract_generator.hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
 
     runloop = root / RUNLOOP
     if not runloop.is_file():
@@ -301,7 +302,7 @@ def register(commands: Any) -> None:
         description="Validate spec/ (every error as file:line:col), run its declared invariants over every ledger up "
         "to 2 events, and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
         "generated/, sorted, with the command that fixes them. In a project with its own run loop "
-        "(resume_contract/runloop.py), also report a failpoint without a hook and a hook without a failpoint. "
+        "(resume_contract/crash/runloop.py), also report a failpoint without a hook and a hook without a failpoint. "
         "Writes nothing.",
         epilog="exit: 0 clean, 1 drift or failpoint hooks that do not match the spec, 2 bad spec (including a broken "
         "invariant) or usage.",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from resume_contract.oracle import decide
+from resume_contract.core.oracle import decide
 
 ROW_SCHEMA = Path(__file__).resolve().parents[2] / "generated" / "runtime-event.schema.json"
 CORRUPT = 3

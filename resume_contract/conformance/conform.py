@@ -1,0 +1,227 @@
+"""Hold another implementation to the contract: run it on every conformance vector and compare what it decides.
+
+The implementation is a command: it gets a ledger path (and `--expected-high-water N` when the vector sets
+one), prints its ResumePlan as JSON (the reference's camelCase keys) and exits 0 (safe_replay) or 1 (blocked),
+or exits 3 for a corrupt ledger. Only the fields the contract pins are compared (`protocol`). With `strictness="reference"`, the documented differences of a Phase 0 reference are accepted:
+the spec's `reference_differences` (anomalies it need not check, corruption it may read past).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import VectorsUnreadable
+from ..output.junit import JUnitCase, junit_xml
+from .protocol import (
+    CORRUPT_EXIT,
+    MANIFEST,
+    NOT_IN_A_PHASE_0_REFERENCE,
+    OPTIONAL,
+    PINNED,
+    REQUIRED,
+    exit_code,
+    reported,
+)
+
+AGREES, DISAGREES, CRASHED, TIMED_OUT = "agrees", "disagrees", "crashed", "timed out"
+VERDICTS = (AGREES, DISAGREES, CRASHED, TIMED_OUT)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    kind: str
+    description: str
+    ledger: Path
+    expected_high_water: int | None
+    expect: dict[str, Any]
+
+
+@dataclass
+class Result:
+    case: Case
+    verdict: str
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    unchecked: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Vectors:
+    directory: Path
+    spec_sha256: str
+    reference_anomalies: frozenset[str]
+    reference_corruption: frozenset[str]
+    cases: tuple[Case, ...]
+
+
+def load_vectors(directory: Path) -> Vectors:
+    """The manifest of a vectors directory (`resume-contract vectors --out DIR`)."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        cases = tuple(
+            Case(item["id"], item["kind"], item["description"], directory / item["ledger"], item["expectedHighWater"], item["expect"])
+            for item in manifest["cases"]
+        )
+        differences = manifest["referenceDifferences"]
+        return Vectors(directory, manifest["specSha256"], frozenset(differences["anomalies"]), frozenset(differences["corruptionKinds"]), cases)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({error})") from None
+
+
+def _run(command: Sequence[str], case: Case, timeout: float) -> tuple[int | None, str, str, float]:
+    arguments = [*command, str(case.ledger)]
+    if case.expected_high_water is not None:
+        arguments += ["--expected-high-water", str(case.expected_high_water)]
+    started = time.monotonic()
+    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        process.communicate()
+        return None, "", "", time.monotonic() - started
+    except BaseException:
+        _kill_group(process)
+        raise
+    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.monotonic() - started
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def judge(case: Case, code: int | None, out: str, strictness: str, vectors: Vectors) -> tuple[str, list[str], list[str]]:
+    """(verdict, problems, unchecked fields) for one run of the implementation."""
+    if code is None:
+        return TIMED_OUT, ["no answer within the timeout"], []
+    expect = case.expect
+    if "corruption" in expect:
+        if code == CORRUPT_EXIT:
+            return AGREES, [], []
+        if strictness == "reference" and expect["corruption"] in vectors.reference_corruption and code in (0, 1):
+            return AGREES, [], []  # a documented reader strictness the reference does not have
+        return DISAGREES, [f"exit: expected {CORRUPT_EXIT} (corrupt: {expect['corruption']}), got {code}"], []
+    if code == CORRUPT_EXIT:
+        return DISAGREES, ["exit: expected a plan, got 3 (corrupt)"], []
+    if code not in (0, 1):
+        return CRASHED, [f"exit {code}"], []
+    try:
+        plan = json.loads(out)
+    except ValueError as error:
+        return CRASHED, [f"stdout is not a JSON plan: {error}"], []
+    if not isinstance(plan, dict):
+        return CRASHED, ["stdout is not a JSON object"], []
+    got = reported(plan)
+    problems = [f"{key}: missing from the plan" for key in REQUIRED if key not in got]
+    unchecked = [key for key in OPTIONAL if key not in got]
+    if strictness == "reference":
+        unchecked = sorted(set(unchecked) | set(NOT_IN_A_PHASE_0_REFERENCE))
+    expected_code = exit_code(expect["disposition"])
+    if code != expected_code and not problems:
+        problems.append(f"exit: expected {expected_code} ({expect['disposition']}), got {code}")
+    for key in PINNED:
+        if key in got and key not in unchecked and got[key] != expect[key]:
+            problems.append(f"{key}: expected {json.dumps(expect[key])}, got {json.dumps(got[key])}")
+    if problems and strictness == "reference" and _documented_difference(expect, vectors):
+        return AGREES, [], unchecked
+    return (DISAGREES if problems else AGREES), problems, unchecked
+
+
+def _documented_difference(expect: dict[str, Any], vectors: Vectors) -> bool:
+    """The ledger raises an anomaly a Phase 0 reference does not check: whatever it then decides about this
+    ledger is a documented difference (the vectors cannot say what the reference would decide instead)."""
+    return bool(set(expect["diagnostics"]) & vectors.reference_anomalies)
+
+
+def conform(
+    command: Sequence[str],
+    vectors: Vectors,
+    *,
+    strictness: str = "exact",
+    workers: int = 2,
+    timeout: float = 30.0,
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Run `command` on every vector (in parallel, each with its timeout); results in vector order."""
+
+    def one(case: Case) -> Result:
+        code, out, err, seconds = _run(command, case, timeout)
+        verdict, problems, unchecked = judge(case, code, out, strictness, vectors)
+        if verdict == CRASHED and err.strip():
+            problems.append("stderr: " + err.strip().splitlines()[-1][:300])
+        result = Result(case, verdict, problems, seconds, unchecked)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        return list(pool.map(one, vectors.cases))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def counts(results: Sequence[Result]) -> dict[str, int]:
+    return {verdict: sum(1 for result in results if result.verdict == verdict) for verdict in VERDICTS}
+
+
+def as_text(results: Sequence[Result], command: Sequence[str]) -> str:
+    lines = []
+    for result in results:
+        if result.verdict != AGREES:
+            lines.append(f"{result.verdict.upper():<10} {result.case.id}: {result.case.description}")
+            lines += [f"           {problem}" for problem in result.problems]
+    tally = counts(results)
+    unchecked = sorted({key for result in results for key in result.unchecked})
+    lines.append(
+        f"{len(results)} vectors: {tally[AGREES]} agree, {tally[DISAGREES]} disagree, {tally[CRASHED]} crashed, "
+        f"{tally[TIMED_OUT]} timed out ({' '.join(command)})"
+    )
+    if unchecked:
+        lines.append(f"not reported by the implementation, so not compared: {', '.join(unchecked)}")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(results: Sequence[Result]) -> str:
+    document = {
+        "summary": {**counts(results), "total": len(results)},
+        "results": [
+            {"id": r.case.id, "kind": r.case.kind, "verdict": r.verdict, "problems": r.problems, "unchecked": r.unchecked, "seconds": round(r.seconds, 3)}
+            for r in results
+        ],
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+def as_junit(results: Sequence[Result], name: str = "resume-contract conform") -> str:
+    """JUnit XML: one testsuite, one testcase per vector (classname: its kind)."""
+    return junit_xml(
+        name,
+        [
+            JUnitCase(
+                classname=f"vectors.{result.case.kind}",
+                name=result.case.id,
+                seconds=result.seconds,
+                failure="\n".join(result.problems) if result.verdict == DISAGREES else None,
+                error=(result.verdict + "\n" + "\n".join(result.problems)) if result.verdict in (CRASHED, TIMED_OUT) else None,
+            )
+            for result in results
+        ],
+    )

@@ -1,0 +1,134 @@
+"""The conformance protocol, in one place: what a vectors directory holds, what an adapter is run with and must
+answer, the exit codes, and which fields of a plan the contract pins (and so are compared).
+
+`vectors` writes vectors that follow it, `conform` runs an implementation and judges its answers by it, and
+`resume-contract plan` answers by it (exit codes). The manifest's own schema is here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.plan import ResumePlan
+
+FORMAT = "resume-contract-vectors/1"
+MANIFEST = "manifest.json"
+SCHEMA = "vectors.schema.json"
+LEDGERS_DIR = "ledgers"
+
+# What an adapter exits with (and `resume-contract plan`).
+EXIT_SAFE_REPLAY = 0
+EXIT_BLOCKED = 1
+EXIT_USAGE = 2
+EXIT_CORRUPT = 3
+CORRUPT_EXIT = EXIT_CORRUPT
+
+# Fields every plan must carry, and fields compared only when the implementation reports them.
+REQUIRED = ("disposition", "operations", "sourceRuntimeEventHighWater", "replayEventIds")
+OPTIONAL = ("diagnostics", "rejectionReasons", "requiresVerification", "terminalRuntimeEventId")
+PINNED = (*REQUIRED, *OPTIONAL)
+# Fields a Phase 0 reference implementation does not print: never compared under `--strictness reference`.
+NOT_IN_A_PHASE_0_REFERENCE = ("terminalRuntimeEventId",)
+
+
+def exit_code(disposition: str) -> int:
+    """The exit code an adapter answers a plan with."""
+    return EXIT_SAFE_REPLAY if disposition == "safe_replay" else EXIT_BLOCKED
+
+
+def pinned(plan: ResumePlan) -> dict[str, Any]:
+    """The decision fields the contract pins, as the vectors state them (camelCase, like a ResumePlan)."""
+    return {
+        "disposition": plan.disposition,
+        "operations": [{"toolCallId": op.tool_call_id, "status": op.status} for op in plan.operations],
+        "diagnostics": [diagnostic.code for diagnostic in plan.diagnostics],
+        "rejectionReasons": list(plan.rejection_reasons),
+        "requiresVerification": plan.requires_verification,
+        "sourceRuntimeEventHighWater": plan.source_runtime_event_high_water,
+        "replayEventIds": list(plan.replay_event_ids),
+        "terminalRuntimeEventId": plan.terminal_runtime_event_id,
+    }
+
+
+def reported(plan: dict[str, Any]) -> dict[str, Any]:
+    """The pinned fields of a plan as an implementation printed it."""
+    found: dict[str, Any] = {}
+    for key in ("disposition", "sourceRuntimeEventHighWater", "diagnostics", "rejectionReasons", "requiresVerification"):
+        if key in plan:
+            found[key] = plan[key]
+    if "diagnostics" in found and isinstance(found["diagnostics"], list):
+        found["diagnostics"] = [item.get("code") if isinstance(item, dict) else item for item in found["diagnostics"]]
+    if isinstance(plan.get("operations"), list):
+        found["operations"] = [{"toolCallId": op.get("toolCallId"), "status": op.get("status")} for op in plan["operations"] if isinstance(op, dict)]
+    if isinstance(plan.get("replayRuntimeEvents"), list):
+        found["replayEventIds"] = [row.get("id") if isinstance(row, dict) else None for row in plan["replayRuntimeEvents"]]
+    if "terminalRuntimeEventId" in plan:
+        found["terminalRuntimeEventId"] = plan["terminalRuntimeEventId"]
+    return found
+
+
+PROTOCOL = {
+    "command": "COMMAND... LEDGER.jsonl [--expected-high-water N]",
+    "plan": "exit 0 (safe_replay) or 1 (blocked), and the ResumePlan as JSON on stdout with the reference's camelCase keys",
+    "corruption": f"exit {EXIT_CORRUPT}; stdout is not read",
+    "compared": "disposition, operations (toolCallId, status), replayRuntimeEvents (their ids), sourceRuntimeEventHighWater; and, when the plan has them, diagnostics (codes, in order), rejectionReasons, requiresVerification, terminalRuntimeEventId",
+}
+
+
+
+def manifest_schema() -> dict[str, Any]:
+    """The vectors' own JSON Schema (for manifest.json)."""
+    names = {"type": "array", "items": {"type": "string"}}
+    decision = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["disposition", "operations", "diagnostics", "rejectionReasons", "requiresVerification", "sourceRuntimeEventHighWater", "replayEventIds", "terminalRuntimeEventId"],
+        "properties": {
+            "disposition": {"enum": ["safe_replay", "blocked"]},
+            "operations": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": False, "required": ["toolCallId", "status"], "properties": {"toolCallId": {"type": "string"}, "status": {"type": "string"}}},
+            },
+            "diagnostics": names,
+            "rejectionReasons": names,
+            "requiresVerification": {"type": "boolean"},
+            "sourceRuntimeEventHighWater": {"type": "integer", "minimum": 0},
+            "replayEventIds": names,
+            "terminalRuntimeEventId": {"type": ["string", "null"]},
+        },
+    }
+    case = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "kind", "description", "ledger", "expectedHighWater", "expect"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-z0-9_.-]+$"},
+            "kind": {"enum": ["canonical", "high-water", "table", "anomaly", "corruption", "explored"]},
+            "description": {"type": "string"},
+            "ledger": {"type": "string"},
+            "expectedHighWater": {"type": ["integer", "null"], "minimum": 0},
+            "expect": {
+                "oneOf": [
+                    decision,
+                    {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}},
+                ]
+            },
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "resume-contract/vectors.schema.json",
+        "title": "resume-contract conformance vectors (manifest.json)",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["format", "specSha256", "depth", "about", "protocol", "referenceDifferences", "cases"],
+        "properties": {
+            "format": {"const": FORMAT},
+            "specSha256": {"type": "string"},
+            "depth": {"type": "integer"},
+            "about": {"type": "string"},
+            "protocol": {"type": "object"},
+            "referenceDifferences": {"type": "object", "required": ["anomalies", "corruptionKinds"], "properties": {"anomalies": names, "corruptionKinds": names}},
+            "cases": {"type": "array", "items": case},
+        },
+    }

@@ -1,0 +1,293 @@
+"""The contract's invariants, checked on every small ledger: one home for the checks, whoever runs them.
+
+Ledgers are every word over `explore.ALPHABET` up to a depth, walked depth-first so each ledger's parent
+(the ledger one event shorter) is known when it is checked. A `Subject` is what is checked: `verify` checks
+the generated code (and its python-statemachine class); `generate` and `check` check a spec before anything
+is generated from it, with its table and wire model built in memory. This module imports no generated code,
+so a broken generated/ never stops `generate` from replacing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import msgspec
+
+from .explore import ALPHABET, spell
+from .oracle import decide
+from .plan import ResumePlan
+from .project import project
+from .table import ProjectorTable
+from .wire import encode_json
+
+RuntimeEvent = Any  # an event of whichever decoding model the subject reads rows with
+
+# Ledgers this short are also checked against an expected high-water one past their length.
+HIGH_WATER_CHECK_MAX_LENGTH = 3
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the invariants are checked on: a projector table, the wire format that reads its rows, its anomalies.
+
+    `verify` checks the generated code (and also its python-statemachine class, `machine`); `generate` and
+    `check` check a spec before anything is generated from it, with the table and wire model built in memory.
+    """
+
+    table: ProjectorTable
+    decode_row: Callable[[bytes], RuntimeEvent]
+    anomalies: frozenset[str]
+    machine: Callable[..., ResumePlan] | None = None
+
+
+class SelfAdvised(str):
+    """A violation message that already says how to fix it: the generic advice (fix a rule, or change the
+    invariant on purpose) would mislead, as when a reason was renamed away from the oracle's names."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    word: tuple[int, ...]
+    expected_high_water: int | None
+    message: str
+
+    @property
+    def ledger(self) -> str:
+        return spell(self.word)
+
+
+@dataclass
+class SubtreeResult:
+    explored: int = 0
+    steps_reached: set[tuple[str, str, bool]] = field(default_factory=set)
+    plans: set[tuple[object, ...]] = field(default_factory=set)
+    violations: dict[str, Violation] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One alphabet letter at one position: its event, its row and its JSON values (for the oracle)."""
+
+    event: RuntimeEvent
+    row: msgspec.Raw
+    wire: dict
+
+
+def _letter(symbol_index: int, position: int, subject: Subject) -> Letter:
+    wire = ALPHABET[symbol_index].wire(f"e{position}")
+    row = encode_json(wire)
+    return Letter(subject.decode_row(row), msgspec.Raw(row), wire)
+
+
+class _Case(NamedTuple):
+    """One ledger checked: its letters, events and rows, and the plan projected from them."""
+
+    letters: list[Letter]
+    events: list[RuntimeEvent]
+    rows: list[msgspec.Raw]
+    snapshot: tuple[RuntimeEvent, ...]  # the events as they were before projecting
+    expected_high_water: int | None
+    plan: ResumePlan
+    replay_indexes: list[int]
+    parent_anomalous: bool
+    subject: Subject
+
+
+def _check(
+    word: tuple[int, ...],
+    letters: list[Letter],
+    expected_high_water: int | None,
+    invariants: Mapping[str, tuple[str, ...]],
+    parent_anomalous: bool,
+    result: SubtreeResult,
+    subject: Subject,
+) -> bool:
+    """Check one ledger; record violations in `result`; return whether its plan holds a rejecting anomaly."""
+    trace: list[tuple[str, str, bool]] = []
+    events = [letter.event for letter in letters]
+    rows = [letter.row for letter in letters]
+    snapshot = tuple(events)
+    plan = project(events, subject.table, expected_high_water, trace, rows)
+    result.steps_reached.update(trace)
+    result.plans.add((plan.disposition, plan.rejection_reasons, tuple(op.status for op in plan.operations)))
+    exempt = set(invariants.get("monotonic_evidence", ()))
+    anomalous = any(d.code in subject.anomalies and d.code not in exempt for d in plan.diagnostics)
+    case = _Case(letters, events, rows, snapshot, expected_high_water, plan, replayed_indexes(rows, plan), parent_anomalous, subject)
+    for invariant, violation in _INVARIANT_CHECKS:
+        if invariant in invariants:
+            message = violation(case)
+            if message is not None:
+                previous = result.violations.get(invariant)
+                if previous is None or (len(word), word) < (len(previous.word), previous.word):
+                    result.violations[invariant] = Violation(invariant, word, expected_high_water, message)
+    return anomalous
+
+
+# Each check below returns how one case violates its invariant, or None.
+
+
+def _deterministic_and_pure(case: _Case) -> str | None:
+    again = project(case.events, case.subject.table, case.expected_high_water, rows=case.rows)
+    if again != case.plan or msgspec.json.encode(again) != msgspec.json.encode(case.plan):
+        return "projecting twice gave different plans"
+    if tuple(case.events) != case.snapshot or any(a is not b for a, b in zip(case.events, case.snapshot)):
+        return "projection changed its input"
+    return None
+
+
+def _fail_closed(case: _Case) -> str | None:
+    plan = case.plan
+    if plan.disposition == "safe_replay" and (
+        plan.rejection_reasons or plan.requires_verification or any(op.status == "indeterminate" for op in plan.operations)
+    ):
+        return "safe_replay with a rejection reason, an indeterminate operation or something to verify"
+    return None
+
+
+def _replay_well_formed(case: _Case) -> str | None:
+    return replay_problem(case.events, case.replay_indexes, case.subject.table) or None
+
+
+def _high_water_counts_committed_rows(case: _Case) -> str | None:
+    high_water = case.plan.source_runtime_event_high_water
+    if high_water != len(case.events):
+        return f"high-water {high_water} for {len(case.events)} rows"
+    return None
+
+
+def _table_matches_machine(case: _Case) -> str | None:
+    machine = case.subject.machine
+    if machine is not None and machine(case.events, case.expected_high_water, memoize=True, rows=case.rows) != case.plan:
+        return "the python-statemachine class gives another plan than the table"
+    return None
+
+
+def _matches_oracle(case: _Case) -> str | None:
+    plan = case.plan
+    oracle = decide([letter.wire for letter in case.letters], case.expected_high_water)
+    ours = (
+        plan.disposition,
+        tuple((op.tool_call_id, op.status) for op in plan.operations),
+        tuple(case.events[index].id for index in case.replay_indexes),
+        plan.requires_verification,
+    )
+    theirs = (oracle.disposition, oracle.statuses, oracle.replay_ids, oracle.requires_verification)
+    if ours != theirs:
+        return f"projector {ours[0]} {list(ours[1])} replay {list(ours[2])}; oracle {theirs[0]} {list(theirs[1])} replay {list(theirs[2])}"
+    if not oracle.required_reasons <= set(plan.rejection_reasons):
+        # The oracle names the contract's two reasons itself (core/oracle.py): a renamed reason ends here.
+        return SelfAdvised(
+            f"the projector gives reasons {list(plan.rejection_reasons)}, but the independent oracle requires "
+            f"{sorted(oracle.required_reasons)} (named in resume_contract/core/oracle.py; if you renamed one of them, "
+            "rename it there too: the oracle is written by hand on purpose)"
+        )
+    return None
+
+
+def _monotonic_evidence(case: _Case) -> str | None:
+    if case.parent_anomalous and case.plan.disposition != "blocked":
+        return "the ledger one event shorter holds a rejecting anomaly, but this one is safe_replay"
+    return None
+
+
+# Each invariant of spec/invariants.yaml with its check, in the order checked.
+_INVARIANT_CHECKS: tuple[tuple[str, Callable[[_Case], str | None]], ...] = (
+    ("deterministic_and_pure", _deterministic_and_pure),
+    ("fail_closed", _fail_closed),
+    ("replay_well_formed", _replay_well_formed),
+    ("high_water_counts_committed_rows", _high_water_counts_committed_rows),
+    ("table_matches_machine", _table_matches_machine),
+    ("matches_oracle", _matches_oracle),
+    ("monotonic_evidence", _monotonic_evidence),
+)
+
+
+def replayed_indexes(rows: Sequence[msgspec.Raw], plan: ResumePlan) -> list[int]:
+    """The ledger position of each replayed row (-1 for a row that is not one of the ledger's own)."""
+    position = {id(row): index for index, row in enumerate(rows)}
+    return [position.get(id(row), -1) for row in plan.replay_runtime_events]
+
+
+def replay_problem(events: Sequence[RuntimeEvent], indexes: list[int], table: ProjectorTable) -> str | None:
+    """What is wrong with a plan's provider replay, or None: the replay_well_formed invariant."""
+    if -1 in indexes or indexes != sorted(set(indexes)):
+        return "replay is not a subsequence of the ledger"
+    replay = [events[index] for index in indexes]
+    if any(getattr(event, table.partial_attribute) for event in replay):
+        return "replay holds a partial event"
+    calls: dict[str, str | None] = {}
+    answered: set[str] = set()
+    for event in replay:
+        read = table.tool_contents.get(getattr(event.content, "KIND", None))  # type: ignore[arg-type]
+        if read is None:
+            continue
+        call_id = getattr(event.content, read.call_id)
+        name = getattr(event.content, read.tool_name) if read.tool_name else None
+        if read.opens:
+            calls[call_id] = name
+        else:
+            if call_id not in calls or (name is not None and calls[call_id] != name):
+                return f"replayed response {event.id} has no matching call before it"
+            answered.add(call_id)
+    unanswered = set(calls) - answered
+    if unanswered:
+        return f"replayed call(s) {sorted(unanswered)} have no matching response after them"
+    return None
+
+
+def verify_subtree(
+    first: int | None, depth: int, invariants: Mapping[str, tuple[str, ...]], subject: Subject
+) -> SubtreeResult:
+    """Check every ledger starting with letter `first` (None: only the empty ledger), up to `depth` events."""
+    result = SubtreeResult()
+    cache = [[_letter(symbol, position, subject) for symbol in range(len(ALPHABET))] for position in range(1, depth + 1)]
+    if first is None:
+        result.explored += 1
+        _check((), [], None, invariants, False, result, subject)
+        return result
+    word: list[int] = [first]
+    events: list[Letter] = [cache[0][first]]
+
+    def visit(parent_anomalous: bool) -> None:
+        key = tuple(word)
+        result.explored += 1
+        anomalous = _check(key, events, None, invariants, parent_anomalous, result, subject)
+        if len(word) <= HIGH_WATER_CHECK_MAX_LENGTH:
+            _check(key, events, len(events) + 1, invariants, False, result, subject)
+        if len(word) == depth:
+            return
+        for letter in range(len(ALPHABET)):
+            word.append(letter)
+            events.append(cache[len(word) - 1][letter])
+            visit(anomalous)
+            word.pop()
+            events.pop()
+
+    visit(False)
+    return result
+
+
+def violations_of(subject: Subject, invariants: Mapping[str, tuple[str, ...]], depth: int) -> tuple[Violation, ...]:
+    """Every invariant's shortest violation over every ledger up to `depth` events, in this process."""
+    firsts: list[int | None] = [None] + (list(range(len(ALPHABET))) if depth > 0 else [])
+    return shortest_first(merge(verify_subtree(first, depth, invariants, subject) for first in firsts))
+
+
+def merge(parts: Iterable[SubtreeResult]) -> SubtreeResult:
+    merged = SubtreeResult()
+    for part in parts:
+        merged.explored += part.explored
+        merged.steps_reached |= part.steps_reached
+        merged.plans |= part.plans
+        for name, violation in part.violations.items():
+            current = merged.violations.get(name)
+            if current is None or (len(violation.word), violation.word) < (len(current.word), current.word):
+                merged.violations[name] = violation
+    return merged
+
+
+def shortest_first(merged: SubtreeResult) -> tuple[Violation, ...]:
+    return tuple(sorted(merged.violations.values(), key=lambda v: (len(v.word), v.word, v.invariant)))

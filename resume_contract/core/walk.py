@@ -1,0 +1,350 @@
+"""The projection's walk: the committed events, fed a piece at a time, in order, followed through the table.
+
+One walk over the events, dictionary lookups only, because python-statemachine costs ~1000x a lookup per
+transition. `project.project` feeds it a whole prefix held in memory; `ledger.file_plan.plan_ledger` feeds it
+a file chunk by chunk (`feed_chunks`), with an OperationStore for the operations it settles.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Any, Protocol
+
+import msgspec
+
+from .hashes import repeated_hashes
+from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
+from .plan import Diagnostic, Disposition, ResumePlan, ToolOperation
+from .table import ProjectorTable
+from .walk_reads import KindReads, OpenOperation
+
+# (state, event kind, names match) of every step a walk takes, when the caller asks for them.
+Trace = list[tuple[str, str, bool]]
+
+
+class Chunk(Protocol):
+    """Consecutive committed rows as a reader hands them on (`ledger.chunk.Chunk`)."""
+
+    first_index: int
+    offset: int
+    data: bytes
+    events: list[Any]
+
+_TRUE = msgspec.Raw(b"true")
+
+
+class Walk:
+    """The projection as a walk that can be fed the committed events a piece at a time, in order.
+
+    `project` feeds it a whole prefix at once; a ledger file is fed chunk by chunk, so a plan over a ledger of
+    any length holds its operations and the indexes of rows it leaves out, never the rows.
+    """
+
+    def __init__(
+        self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None, keep: frozenset[int] = frozenset()
+    ) -> None:
+        self.table = table
+        self.trace = trace
+        # Per content kind, everything the walk needs, looked up once per event by the struct's class.
+        self.reads = KindReads(table)
+        # Open operations by call id. With a `store`, an operation settled for good (nothing at the end of the
+        # prefix can be said of it) is handed to the store at the end of each piece fed, so memory is bounded by
+        # the operations still open, not by the ledger; but one whose call id hashes into `keep` stays here.
+        # That is exact only if no later event names a stored operation's call id: `suspects()` says when a
+        # walk cannot promise it, and the file is then walked again keeping those (ledger.file_plan.plan_ledger).
+        self.operations: dict[str, OpenOperation] = {}
+        self.store = store
+        self.keep = keep
+        self._settled: list[str] = []
+        self._opened = array("q")  # the hash of every call id an operation was opened for
+        self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
+        self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
+        self._next_index = 0  # the next new operation's place in the plan's operations
+        self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
+        self.diagnostics: list[Diagnostic] = []
+        # Indexes of events the provider must not see again; every other event is replayed as it stands.
+        self.not_replayed: list[int] = []
+        self.terminal_event_id: str | None = None
+        self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found
+
+    def feed(self, events: Sequence[Any], first_index: int) -> None:
+        """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
+        if self.terminal_event_id is None:
+            self._find_terminal(events, first_index)
+        self._walk(events, first_index)
+        if self.store is not None:
+            self._store_settled()
+
+    def feed_chunks(self, chunks: Iterable[Chunk]) -> tuple[list[tuple[int, int, int]], int]:
+        """Feed every chunk, in order: (where each chunk lies, as (first row, byte offset, byte length); rows)."""
+        where: list[tuple[int, int, int]] = []
+        rows = 0
+        for chunk in chunks:
+            self.feed(chunk.events, chunk.first_index)
+            where.append((chunk.first_index, chunk.offset, len(chunk.data)))
+            rows += len(chunk.events)
+        return where, rows
+
+    def _walk(self, events: Sequence[Any], first_index: int) -> None:
+        table = self.table
+        trace = self.trace
+        step = table.step
+        is_partial = attrgetter(table.partial_attribute)
+        initial = table.initial_state
+        reads = self.reads
+        operations = self.operations
+        find_operation = operations.get
+        storable = self._storable
+        settled = self._settled
+        diagnostics = self.diagnostics
+        not_replayed = self.not_replayed
+        anomaly_at = self._anomaly_at
+        next_index = self._next_index
+        opened = self._opened.append
+        terminal_index = self.terminal_index
+
+        for index, event in enumerate(events, first_index):
+            if is_partial(event):
+                not_replayed.append(index)
+                continue
+            if index > terminal_index:
+                diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+            content = event.content
+            read = reads[type(content)]
+            if read is None:
+                continue
+            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
+            call_id = call_id_of(content)
+            is_error = error_of is not None and error_of(content) is True
+            kind = kind_error if is_error else kind_ok
+            tool_name = name_of(content) if name_of is not None else None
+            operation = find_operation(call_id)
+            if operation is None:
+                state = initial
+                names_match = True
+            else:
+                state = operation.state
+                # Only a result is compared with its call (the spec's `when` applies to results alone).
+                names_match = opens or tool_name is None or operation.tool_name == tool_name
+            if trace is not None:
+                trace.append((state, kind, names_match))  # type: ignore[arg-type]
+            target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
+            if anomaly is not None:
+                anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
+            elif operation is None:
+                # The spec's checks guarantee only a call leaves a status-less state.
+                args = arguments_of(content) if arguments_of is not None else None
+                if type(args) is msgspec.Raw:
+                    args = args.copy()  # not a view into the chunk it was decoded from, which is let go
+                operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
+                opened(hash(call_id))
+                next_index += 1
+            else:
+                operation.state = target
+                if target in storable:
+                    settled.append(call_id)
+                if not opens:
+                    if operation.response_index >= 0:
+                        not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
+                    operation.response_index = index
+                    operation.response_event_id = event.id
+                    operation.response_is_error = is_error
+        self._next_index = next_index
+
+    def _find_terminal(self, events: Sequence[Any], first_index: int) -> None:
+        """Note the first committed (not partial) terminal event among `events`, if there is one."""
+        table = self.table
+        statuses = list(map(attrgetter("status"), events))
+        flags = list(map(attrgetter(table.terminal_flag[0]), events))
+        if table.terminal_statuses.isdisjoint(statuses) and not any(flags):
+            return  # the common case, seen at C speed
+        is_partial = attrgetter(table.partial_attribute)
+        flag_key = table.terminal_flag[1]
+        for index, event in enumerate(events):
+            if is_partial(event):
+                continue
+            if statuses[index] in table.terminal_statuses or (flags[index] and flags[index].get(flag_key) == _TRUE):
+                self.terminal_event_id = event.id
+                self.terminal_index = first_index + index
+                return
+
+    def suspects(self) -> frozenset[int]:
+        """Hashes of call ids named again after their operation may have been stored: a call id opened twice, or
+        named by a result while no operation of it was open (a stored one looks like none). Empty: every event
+        found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece:
+        it uses up the walk's record of opened call ids.)"""
+        opened = [*self._opened_before, self._opened]
+        named = set(self._unopened)
+        named_again = {value for values in opened for value in values if value in named} if named else set()
+        return frozenset(named_again | repeated_hashes(opened))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A walk crosses processes only as a part to `join`: without its table, which the joining walk has.
+        return {**vars(self), "table": None, "reads": None, "trace": None}
+
+    def join(self, later: Walk, rows: int) -> bool:
+        """Go on as if `later`'s events had been fed to this walk after its `rows` events (`later` walked them
+        afresh, with a store of its own, and is used up). False, and nothing changed, when this walk found a
+        terminal event: every later event was after it. Otherwise the joined walk is exact only when no call
+        id is named in two parts, and that shows as `suspects()`, to be asked once after the last join: a call
+        id named in two parts is opened in both, or opened in one and named with nothing open in the other."""
+        if self.terminal_event_id is not None:
+            return False
+        for operation in later.operations.values():
+            operation.index += self._next_index
+            operation.call_index += rows
+            if operation.response_index >= 0:
+                operation.response_index += rows
+        self.operations.update(later.operations)
+        if self.store is not None and later.store is not None:
+            self.store.extend(later.store, self._next_index)
+        self._next_index += later._next_index
+        self._opened_before.extend([self._opened, *later._opened_before])  # no copies: see `suspects`
+        self._opened = later._opened
+        self._unopened += later._unopened
+        self.diagnostics += later.diagnostics
+        self.not_replayed += [index + rows for index in later.not_replayed]
+        if later.terminal_event_id is not None:
+            self.terminal_event_id, self.terminal_index = later.terminal_event_id, later.terminal_index + rows
+        return True
+
+    def _store_settled(self) -> None:
+        """Hand the store every operation this piece settled for good."""
+        operations, storable = self.operations, self._storable
+        call_ids, settled = [], []
+        keep = self.keep
+        for call_id in dict.fromkeys(self._settled):
+            operation = operations.get(call_id)
+            if operation is not None and operation.state in storable and operation.response_index >= 0 and (not keep or hash(call_id) not in keep):
+                call_ids.append(call_id)
+                settled.append(operation)
+                del operations[call_id]
+        self._settled.clear()
+        if settled:
+            tool_operations = list(map(self._tool_operation, call_ids, settled))
+            records = encode_records(tool_operations)
+            self.store.put([operation.index for operation in settled], records)  # type: ignore[union-attr]
+
+    def _tool_operation(self, call_id: str, operation: OpenOperation) -> ToolOperation:
+        return ToolOperation(
+            call_id,
+            operation.tool_name,
+            operation.args,
+            self.table.state_status[operation.state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
+            operation.call_event_id,
+            operation.response_event_id,
+            operation.response_is_error,
+        )
+
+    def _anomaly_at(
+        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
+    ) -> None:
+        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
+        operation, if any; when the result names another tool than its call, the detail says which."""
+        if operation is None:
+            self._unopened.append(hash(call_id))
+        misnamed = None if names_match else operation
+        self.not_replayed.append(index)
+        detail = None
+        if misnamed is not None:
+            detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
+        self.diagnostics.append(
+            _diagnostic(self.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
+        )
+
+    def plan(
+        self,
+        high_water: int,
+        expected_high_water: int | None,
+        rows: Sequence[msgspec.Raw],
+        rows_without: Callable[[set[int]], Sequence[msgspec.Raw]],
+    ) -> ResumePlan:
+        """The plan once every committed event was fed: `rows` are all of them, `rows_without(skip)` them but
+        the rows at the indexes in `skip`."""
+        table = self.table
+        settled_states = table.settled_states
+        verification_states = table.verification_states
+        at_end = table.at_end
+        diagnostics = list(self.diagnostics)
+        not_replayed = list(self.not_replayed)
+        if expected_high_water is not None and expected_high_water != high_water:
+            diagnostics.insert(
+                0,
+                _diagnostic(
+                    table,
+                    table.high_water_diagnostic,
+                    detail={"expectedRuntimeEventHighWater": expected_high_water, "actualRuntimeEventHighWater": high_water},
+                ),
+            )
+        tool_operations: list[ToolOperation] = []
+        requires_verification = False
+        for call_id, operation in self.operations.items():
+            state = operation.state
+            tool_operations.append(self._tool_operation(call_id, operation))
+            if state in verification_states:
+                requires_verification = True
+            if state not in settled_states or operation.response_index < 0:
+                # Calls and results are replayed only as matched pairs.
+                not_replayed.append(operation.call_index)
+                if operation.response_index >= 0:
+                    not_replayed.append(operation.response_index)
+            end_code = at_end.get(state)
+            if end_code is not None:
+                diagnostics.append(
+                    _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
+                )
+
+        if self.store is not None and tool_operations:  # the operations still open join the stored ones
+            self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
+        raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
+        reasons = tuple(reason for reason in table.reason_order if reason in raised)
+        replay = rows_without(set(not_replayed)) if not_replayed else rows
+        disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
+        return ResumePlan(
+            disposition=disposition,
+            # A walk with a store stored every operation: they are read back from it, in order.
+            operations=tuple(tool_operations) if self.store is None else StoredOperations(self.store, _operation_of),
+            diagnostics=tuple(diagnostics),
+            rejection_reasons=reasons,
+            requires_verification=requires_verification,
+            source_runtime_event_high_water=high_water,
+            directive=table.directive if requires_verification else None,
+            terminal_runtime_event_id=self.terminal_event_id,
+            runtime_events=rows,
+            replay_runtime_events=replay,
+        )
+
+
+def _operation_of(stored: StoredRecord) -> ToolOperation:
+    return ToolOperation(
+        stored.tool_call_id,
+        stored.tool_name,
+        stored.args.copy(),
+        stored.status,
+        stored.call_runtime_event_id,
+        stored.response_runtime_event_id,
+        stored.response_is_error,
+    )
+
+
+def _diagnostic(
+    table: ProjectorTable,
+    code: str,
+    *,
+    event_id: str | None = None,
+    tool_call_id: str | None = None,
+    tool_name: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        code=code,
+        message=table.diagnostics[code][1],
+        event_id=event_id,
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        detail=detail,
+    )
+

@@ -1,0 +1,319 @@
+"""Decode one RuntimeEvent row with a decoding model generated from spec/runtime_event.yaml.
+
+Strict and exact about why a row is refused: not JSON (`invalid_json`), a key repeated in one object at
+any depth (`duplicate_key`), or outside the wire format (`invalid_event`). msgspec does the work at C speed;
+two things it cannot do fall back to the standard library for that row only: it refuses lone surrogate
+escapes such as `"\\ud83d"` (valid JSON, written by JavaScript's `JSON.stringify` for a string cut inside an
+emoji), and it keeps the last of two equal keys without a word.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+import types
+from collections.abc import Callable
+from itertools import accumulate, chain
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+from msgspec import UNSET
+
+from ..errors import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused
+
+_UNTYPED = msgspec.json.Decoder()
+_ENCODE = msgspec.json.Encoder().encode
+# The deepest nesting of arrays and objects a row may hold. Parsers recurse once a level, so without a fixed
+# limit a row's verdict would depend on how deep the caller's stack happens to be; this one sits far below
+# Python's recursion limit, so every path (msgspec, the standard library) gives the same verdict.
+MAX_NESTING = 256
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NESTING_STEP = [0] * 256
+_NESTING_STEP[ord("[")] = _NESTING_STEP[ord("{")] = 1
+_NESTING_STEP[ord("]")] = _NESTING_STEP[ord("}")] = -1
+
+
+def too_deep(row: bytes | memoryview) -> bool:
+    """Whether a row nests arrays and objects deeper than MAX_NESTING (brackets inside strings do not count)."""
+    row = bytes(row)
+    if row.count(b"[") + row.count(b"{") <= MAX_NESTING:
+        return False  # the common case: too few brackets to be that deep
+    outside_strings = _STRING.sub(b"", row)
+    return max(accumulate(map(_NESTING_STEP.__getitem__, outside_strings)), default=0) > MAX_NESTING
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        # JSON allows it, but no double holds it and no JSON writer writes it (JavaScript writes null).
+        raise ValueError(f"the number {text} is out of range for a double")
+    return value
+
+
+def python_json(row: bytes | memoryview) -> Any:
+    """The row as Python values, by the standard library: lone surrogates kept, duplicate keys refused."""
+    try:
+        return json.loads(
+            bytes(row).decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_refuse_constant, parse_float=_finite
+        )
+    except _DuplicateKey as duplicate:
+        raise RowRefused(DUPLICATE_KEY, f"the key {json.dumps(duplicate.key)} appears twice in one object") from None
+    except RecursionError:
+        raise RowRefused(INVALID_JSON, _TOO_DEEP) from None
+    except ValueError as error:
+        raise RowRefused(INVALID_JSON, str(error) if bytes(row).strip() else "empty row") from None
+
+
+def check_no_duplicate_key(row: bytes | memoryview) -> None:
+    """Refuse a row that repeats a key in one object. Proven at C speed for rows msgspec writes back byte for
+    byte (equal bytes are equal tokens, so no key was dropped); any other row is read again key by key."""
+    try:
+        if _ENCODE(_UNTYPED.decode(row)) == row:
+            return
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
+        pass
+    python_json(row)
+
+
+# How a free-JSON value sits in a struct: one Raw, a dict of Raws (an object field), a list of Raws (an array).
+RAW, RAW_DICT, RAW_LIST = "raw", "dict", "list"
+FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
+
+
+def _free_fields(struct: mi.StructType) -> FreeFields:
+    return tuple((field.name, shape) for field in struct.fields if (shape := _free_shape(field.type)) is not None)
+
+
+class WireModel:
+    """A generated decoding model (`resume_contract_generated.runtime_event`, or one rendered in memory)."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+        self.event_type: type = module.RuntimeEvent
+        self.decoder = msgspec.json.Decoder(self.event_type)
+        self._type_info: mi.Type | None = None
+        info = mi.type_info(self.event_type)
+        assert isinstance(info, mi.StructType)
+        # Where free JSON sits (kept as Raw, so its inside is checked for repeated keys on its own), and which
+        # attributes hold numbers (a float can re-encode longer than written; see ledger.proofs.check_duplicate_keys).
+        self.free_fields: FreeFields = _free_fields(info)
+        self.number_fields = tuple(field.name for field in info.fields if _is_number(field.type))
+        self.content_free_fields: dict[type, FreeFields] = {}
+        self.content_with_numbers: frozenset[type] = frozenset()
+        for field in info.fields:
+            if isinstance(field.type, mi.UnionType):
+                structs = [t for t in field.type.types if isinstance(t, mi.StructType)]
+                self.content_free_fields = {struct.cls: _free_fields(struct) for struct in structs}
+                self.content_with_numbers = frozenset(
+                    struct.cls for struct in structs if any(_is_number(f.type) for f in struct.fields)
+                )
+
+        self.count_keys = _key_counter(info)
+
+    def decode_row(self, row: bytes | memoryview) -> Any:
+        """One row (no newline) -> its event; raises RowRefused."""
+        if too_deep(row):
+            raise RowRefused(INVALID_JSON, _TOO_DEEP)
+        try:
+            event = self.decoder.decode(row)
+        except msgspec.ValidationError as error:
+            check_no_duplicate_key(row)  # a repeated key can be what made the row invalid: name the cause
+            raise RowRefused(INVALID_EVENT, str(error)) from None
+        except msgspec.DecodeError:
+            return self.from_python(python_json(row))
+        except RecursionError:
+            raise RowRefused(INVALID_JSON, _TOO_DEEP) from None
+        check_no_duplicate_key(row)
+        return event
+
+    def from_python(self, value: Any) -> Any:
+        """Python JSON values (already checked for duplicate keys) -> an event, free JSON re-encoded as Raw."""
+        if self._type_info is None:
+            self._type_info = mi.type_info(self.event_type)
+        try:
+            return msgspec.convert(_with_raw(value, self._type_info), self.event_type, strict=True)
+        except msgspec.ValidationError as error:
+            raise RowRefused(INVALID_EVENT, str(error)) from None
+        except RecursionError:
+            raise RowRefused(INVALID_JSON, _TOO_DEEP) from None
+
+    def event_from_wire(self, value: Any) -> Any:
+        """A JSON value (e.g. a canonical event from the spec) -> an event; raises RowRefused."""
+        return self.decode_row(encode_json(value))
+
+    def encode(self, event: Any) -> bytes:
+        """An event's canonical row (declared field order, free JSON as held), without the newline."""
+        return _ENCODE(event)
+
+
+KeyCounter = Callable[[list[Any], list[Any]], int]
+
+
+def _key_counter(struct: mi.StructType) -> KeyCounter | None:
+    """A function `count(structs, free)` that returns, at C speed, how many typed keys a list of decoded
+    structs of one class hold, and appends to `free` every free-JSON value (a Raw) they hold; or None when
+    the model nests in a way it cannot count (the reader then uses its slower proof).
+
+    A row that repeats a key decodes to a struct holding one key fewer than the row wrote; the reader compares
+    this count with the keys the rows wrote (ledger.proofs.keys_proven)."""
+    always = len([field for field in struct.fields if field.required]) + (1 if struct.tag_field else 0)
+    try:
+        looked_at = [look for look in map(_look_at, struct.fields) if look is not None]
+    except _Uncountable:
+        return None
+    return _counting(always, looked_at)
+
+
+class _Uncountable(Exception):
+    """A field the key counter cannot count: it nests in a way the wire format does not, or not always."""
+
+
+# (getter, optional, nested counters by class, counts dict keys, where its free JSON sits)
+_LookAt = tuple[Callable[[Any], Any], bool, dict[type, KeyCounter] | None, bool, str | None]
+
+
+def _look_at(field: mi.Field) -> _LookAt | None:
+    """What the counter reads of one field, or None when the field always holds exactly its own key."""
+    kind = field.type
+    nested = _nested_counters(kind)
+    free = _free_shape(kind)
+    is_dict = isinstance(kind, mi.DictType)
+    if not field.required or nested is not None or is_dict or free is not None:
+        return (operator.attrgetter(field.name), not field.required, nested, is_dict, free)
+    return None
+
+
+def _nested_counters(kind: mi.Type) -> dict[type, KeyCounter] | None:
+    """A counter per struct class for a field holding one of several structs (the content kinds); None for a
+    field that holds no struct. Raises _Uncountable for a field the counter cannot count."""
+    if isinstance(kind, mi.UnionType) and any(isinstance(t, mi.StructType) for t in kind.types):
+        structs = [t for t in kind.types if isinstance(t, mi.StructType)]
+        if len(structs) != len(kind.types):
+            raise _Uncountable
+        counters = {t.cls: _key_counter(t) for t in structs}
+        if None in counters.values():
+            raise _Uncountable
+        return counters  # type: ignore[return-value]
+    if isinstance(kind, mi.UnionType) and any(isinstance(t, (mi.DictType, mi.ListType, mi.RawType)) for t in kind.types):
+        raise _Uncountable  # a free or keyed value that may also be something else: not counted
+    if isinstance(kind, mi.StructType):
+        raise _Uncountable  # a single struct-valued field is not in the wire format; count nothing rather than guess
+    if isinstance(kind, (mi.DictType, mi.ListType)) and not _holds_no_struct(kind):
+        raise _Uncountable
+    return None
+
+
+def _counting(always: int, looked_at: list[_LookAt]) -> KeyCounter:
+    """The key counter of a struct class: `always` keys each, plus what the fields in `looked_at` hold."""
+
+    def count(values: list[Any], free: list[Any]) -> int:
+        total = always * len(values)
+        for get, optional, nested, is_dict, shape in looked_at:
+            held = list(map(get, values))
+            if optional:
+                total += len(held) - held.count(UNSET)
+            if is_dict:
+                total += sum(map(len, filter(None, held)))  # UNSET and {} are falsy
+            if shape == RAW:
+                free += filter(None, held)
+            elif shape == RAW_DICT:
+                free += chain.from_iterable(map(dict.values, filter(None, held)))
+            elif shape == RAW_LIST:
+                free += chain.from_iterable(filter(None, held))
+            if nested is not None:
+                classes = set(map(type, held))
+                for cls, counter in nested.items():
+                    if cls in classes:
+                        total += counter(list(filter(cls.__instancecheck__, held)), free)
+        return total
+
+    return count
+
+
+def _free_shape(kind: mi.Type) -> str | None:
+    if isinstance(kind, mi.RawType):
+        return RAW
+    if isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.RawType):
+        return RAW_DICT
+    if isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.RawType):
+        return RAW_LIST
+    return None
+
+
+def _holds_no_struct(kind: mi.Type) -> bool:
+    inner = kind.value_type if isinstance(kind, mi.DictType) else getattr(kind, "item_type", None)
+    return isinstance(inner, (mi.RawType, mi.StrType, mi.IntType, mi.FloatType, mi.BoolType))
+
+
+def _is_number(kind: mi.Type) -> bool:
+    if isinstance(kind, mi.UnionType):
+        return any(isinstance(t, mi.FloatType) for t in kind.types)
+    return isinstance(kind, mi.FloatType)
+
+
+def encode_plan_value(value: Any) -> bytes:
+    """A plan's value (a struct, a list of them) as compact JSON. A string the plan repeats from the ledger (an
+    id, a tool name) may hold a lone surrogate, which UTF-8 cannot carry: it is written as an escape, as the
+    row itself does."""
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return encode_json(msgspec.to_builtins(value, enc_hook=python_json))
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact JSON for Python values; lone surrogates are written as escapes, as JavaScript does.
+
+    Raises RowRefused for a value JSON cannot hold (an infinite or NaN float)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        raise RowRefused(INVALID_JSON, str(error)) from None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def _with_raw(value: Any, info: mi.Type) -> Any:
+    """Replace every free-JSON value (a Raw in the model) with its JSON text, so msgspec.convert accepts it."""
+    if isinstance(info, mi.RawType):
+        return msgspec.Raw(encode_json(value))
+    if isinstance(info, mi.UnionType):  # the content kinds (type_info leaves UNSET out of a union)
+        if isinstance(value, dict):
+            for struct in info.types:
+                if isinstance(struct, mi.StructType) and value.get(struct.tag_field) == struct.tag:
+                    return _with_raw(value, struct)
+        return value
+    if isinstance(info, mi.StructType) and isinstance(value, dict):
+        types_by_name = {field.encode_name: field.type for field in info.fields}
+        return {key: _with_raw(item, types_by_name[key]) if key in types_by_name else item for key, item in value.items()}
+    if isinstance(info, mi.DictType) and isinstance(value, dict):
+        return {key: _with_raw(item, info.value_type) for key, item in value.items()}
+    if isinstance(info, mi.ListType) and isinstance(value, list):
+        return [_with_raw(item, info.item_type) for item in value]
+    return value

@@ -1,0 +1,63 @@
+"""Named failpoint hooks, switched on from the environment in the style of gofail and fail-rs.
+
+    RESUME_FAILPOINTS="P3=kill"            # die by SIGKILL when the run reaches P3
+    RESUME_FAILPOINTS="P5=pause,P9=kill"   # print "paused at P5" and wait to be killed; ...
+
+Hook names are the failpoint ids of the contract's catalog (`resume_contract_generated.catalog`); naming an id
+the catalog does not have, or an unknown action, is an error at start-up, not a silently dead hook.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Mapping
+
+from ..contract import Contract, active
+from ..errors import FailpointConfigError
+
+ENVIRONMENT_VARIABLE = "RESUME_FAILPOINTS"
+ACTIONS = ("kill", "pause", "off")
+
+
+def parse(text: str, known: Mapping[str, object] | None = None) -> dict[str, str]:
+    """`"P3=kill,P5=pause"` -> {"P3": "kill", "P5": "pause"}; raises FailpointConfigError. `known`: the
+    failpoints by id (default: the bound contract's catalog)."""
+    failpoints = active().catalog.FAILPOINTS_BY_ID if known is None else known
+    chosen: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, action = item.partition("=")
+        if name not in failpoints:
+            raise FailpointConfigError(f"{ENVIRONMENT_VARIABLE}: unknown failpoint {name!r}; the failpoints are {', '.join(failpoints)}")
+        if action not in ACTIONS:
+            raise FailpointConfigError(f"{ENVIRONMENT_VARIABLE}: unknown action {action!r} for {name}; the actions are {', '.join(ACTIONS)}")
+        chosen[name] = action
+    return chosen
+
+
+class Failpoints:
+    """The hooks of one process: `hit(name)` does what the environment asked for at that boundary."""
+
+    def __init__(self, environment: Mapping[str, str] | None = None, contract: Contract | None = None) -> None:
+        self.known = (contract or active()).catalog.FAILPOINTS_BY_ID
+        self.active = parse((os.environ if environment is None else environment).get(ENVIRONMENT_VARIABLE, ""), self.known)
+        self.passed: list[str] = []
+
+    def hit(self, name: str) -> None:
+        if name not in self.known:
+            raise FailpointConfigError(f"hook {name!r} is not a failpoint of the spec's catalog")
+        self.passed.append(name)
+        action = self.active.get(name, "off")
+        if action == "kill":
+            sys.stdout.flush()
+            _kill_self()
+        elif action == "pause":
+            print(f"paused at {name}", flush=True)
+            while True:
+                time.sleep(3600)
+
+
+def _kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,72 @@
+"""Lay out the judged crash cases (`verdict`) as `resume-contract crash` prints them: a table row per
+failpoint x outcome, a line per torn write, and every failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .verdict import CaseVerdict, TornVerdict
+
+TABLE_HEADER = ("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")
+
+
+@dataclass
+class CatalogRun:
+    """`resume-contract crash`: a table row per failpoint x outcome, a line per torn write, and timings."""
+
+    table: list[tuple[str, ...]]
+    torn_lines: list[str]
+    failures: list[tuple[str, str]]
+    cases: int
+    seconds: float
+    spawn_seconds: float
+
+    @property
+    def failed_cases(self) -> int:
+        return len({case for case, _ in self.failures})
+
+
+def catalog_report(
+    verdicts: list[CaseVerdict], torn: list[TornVerdict]
+) -> tuple[list[tuple[str, ...]], list[str], list[tuple[str, str]]]:
+    """(table, torn-write lines, failures as (case, problem)) of the judged crash cases, in case order."""
+    table: list[tuple[str, ...]] = [TABLE_HEADER]
+    failures: list[tuple[str, str]] = []
+    for verdict in verdicts:
+        case = f"{verdict.failpoint.id} {verdict.outcome}"
+        failures += [(f"{case} sigkill", problem) for problem in verdict.sigkill_problems]
+        failures += [(f"{case} real boundary", problem) for problem in verdict.boundary_problems]
+        table.append(_case_row(verdict))
+    torn_lines = []
+    for write in torn:
+        failures += [(f"torn write after {write.prefix}", problem) for problem in write.problems]
+        torn_lines.append(_torn_line(write))
+    return table, torn_lines, failures
+
+
+def _verified(problems: list[str]) -> str:
+    return "FAILED" if problems else "verified"
+
+
+def _case_row(verdict: CaseVerdict) -> tuple[str, ...]:
+    failpoint, plan = verdict.failpoint, verdict.crashed.plan
+    return (
+        failpoint.id,
+        verdict.outcome,
+        failpoint.boundary,
+        failpoint.committed_prefix,
+        plan.disposition if plan else "no plan",
+        ", ".join(plan.rejection_reasons) if plan and plan.rejection_reasons else "-",
+        _verified(verdict.sigkill_problems),
+        _verified(verdict.boundary_problems),
+    )
+
+
+def _torn_line(write: TornVerdict) -> str:
+    observation = write.observation
+    corruption = observation.corruption
+    return (
+        f"torn write after {write.prefix}: {_verified(write.problems)} "
+        f"(corruption at byte {corruption.offset if corruption else '?'}, {observation.attempts} "
+        f"attempt{'s' if observation.attempts != 1 else ''}, repaired, plan {observation.plan.disposition if observation.plan else 'none'})"
+    )

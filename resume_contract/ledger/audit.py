@@ -1,0 +1,150 @@
+"""Plan every ledger in a workspace at once: after a host crash an operator has thousands of runs.
+
+Ledgers are planned in worker processes (one per core); each worker returns a small summary, never the plan,
+so the parent's memory stays flat. Results come back in (session, run) order whatever the scheduling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from ..contract import Contract, active
+from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse
+from ..system.interrupts import stoppable_pool
+from .store import LEDGER_NAME, check_ledger_id
+from .workspace import plan_run
+
+CORRUPT = "corrupt"
+LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
+UNREADABLE = "unreadable"
+
+
+class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """One run's outcome: its disposition, or why no plan could be made."""
+
+    session_id: str
+    run_id: str
+    ledger: str
+    status: str
+    high_water: int | None = None
+    rejection_reasons: tuple[str, ...] = ()
+    error: str | None = None
+
+
+Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    ledgers: list[Job]
+    skipped: list[str]
+    # Entries that cannot even be listed without following a symlink out of the workspace.
+    unreadable: list[RunSummary] = field(default_factory=list)
+
+
+def discover(workspace: Path) -> Discovery:
+    """Every entry of every `sessions/<S>/runs/`, sorted: each is a run, and each is reported.
+
+    Directories with invalid ids are skipped (and said so); a session or `runs` directory that is a symlink is
+    reported unreadable rather than listed; anything else is planned, and a run whose ledger is missing, a
+    symlink, a FIFO or a directory comes back from `summarize` as unreadable with its cause.
+    """
+    ledgers: list[Job] = []
+    skipped: list[str] = []
+    unreadable: list[RunSummary] = []
+    sessions = workspace / "sessions"
+    if sessions.is_symlink():
+        unreadable.append(RunSummary("", "", str(sessions), UNREADABLE, error=f"{sessions}: {_LINK}"))
+        return Discovery(ledgers, skipped, unreadable)
+    for session_dir in sorted(sessions.iterdir()) if sessions.is_dir() else []:
+        runs = session_dir / "runs"
+        for directory in (session_dir, runs):
+            if directory.is_symlink():
+                unreadable.append(RunSummary(session_dir.name, "", str(directory), UNREADABLE, error=f"{directory}: {_LINK}"))
+                break
+        else:
+            for run_dir in sorted(runs.iterdir()) if runs.is_dir() else []:
+                ledger = run_dir / LEDGER_NAME
+                try:
+                    check_ledger_id("session", session_dir.name)
+                    check_ledger_id("run", run_dir.name)
+                except InvalidLedgerId as error:
+                    skipped.append(f"{ledger}: {error}")
+                    continue
+                ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
+    return Discovery(ledgers, skipped, unreadable)
+
+
+_LINK = "a symlink inside the workspace; not followed, not read"
+
+
+def summarize(job: Job, contract: Contract | None = None) -> RunSummary:
+    """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process)."""
+    workspace, session_id, run_id, path = job
+    try:
+        plan = plan_run(workspace, session_id, run_id, refuse_live=True, contract=contract)
+    except LedgerCorruption as error:
+        return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
+    except LedgerInUse as error:
+        return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
+    except (OSError, EscapesWorkspace) as error:
+        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
+    except MemoryError:
+        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
+    return RunSummary(session_id, run_id, str(path), plan.disposition, plan.source_runtime_event_high_water, plan.rejection_reasons)
+
+
+def _summarize_chunk(jobs: list[Job], contract: Contract) -> list[RunSummary]:
+    return [summarize(job, contract) for job in jobs]
+
+
+def _died(job: Job, cause: str) -> RunSummary:
+    workspace, session_id, run_id, path = job
+    return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: the worker process planning this run died ({cause})")
+
+
+def audit(
+    jobs: list[Job], workers: int, on_progress: Callable[[int, int], None] | None = None, *, contract: Contract | None = None
+) -> Generator[RunSummary, None, None]:
+    """Summaries in job order, planned by `workers` processes (1: in this process).
+
+    A worker that dies (killed, out of memory) costs only the runs it was planning: their chunk is planned
+    again one run per fresh process, and a run whose process dies again is reported unreadable.
+    """
+    contract = contract or active()
+    total = len(jobs)
+    done = 0
+    if workers <= 1 or total <= 1:
+        for summary in (summarize(job, contract) for job in jobs):
+            done += 1
+            if on_progress:
+                on_progress(done, total)
+            yield summary
+        return
+    size = max(1, min(64, total // (workers * 8)))
+    chunks = [jobs[start : start + size] for start in range(0, total, size)]
+    with stoppable_pool(workers) as pool:
+        futures = [pool.submit(_summarize_chunk, chunk, contract) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                summaries = future.result()
+            except BrokenProcessPool:
+                summaries = [_alone(job, contract) for job in chunk]
+            for summary in summaries:
+                done += 1
+                if on_progress:
+                    on_progress(done, total)
+                yield summary
+
+
+def _alone(job: Job, contract: Contract) -> RunSummary:
+    with stoppable_pool(1) as pool:
+        try:
+            return pool.submit(_summarize_chunk, [job], contract).result()[0]
+        except BrokenProcessPool as error:
+            return _died(job, str(error) or "killed")

@@ -1,0 +1,105 @@
+"""A ledger's raw bytes: positioned reads, pieces cut at row ends, and the checks made on bytes before any
+decoding: the torn last row, and invalid UTF-8 (each found at its file, line and byte offset)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..errors import INVALID_UTF8, TORN_ROW, LedgerCorruption
+
+# A path as every function of the API takes it.
+StrPath = str | os.PathLike[str]
+
+# About this many bytes of rows are read, checked and handed on at once (a longer row makes a longer chunk).
+CHUNK_BYTES = 1 << 22
+
+ReadAt = Callable[[int, int], bytes]  # (offset, length) -> at most `length` bytes of the ledger from `offset`
+
+
+def file_reader(fd: int) -> ReadAt:
+    """Positioned reads of an open file, which leave its offset alone."""
+
+    def read_at(offset: int, length: int) -> bytes:
+        data = os.pread(fd, length, offset)
+        while len(data) < length:
+            more = os.pread(fd, length - len(data), offset + len(data))
+            if not more:
+                break
+            data += more
+        return data
+
+    return read_at
+
+
+def read_all(fd: int) -> bytes:
+    """Every byte of an open file, from its start (through a duplicate, so the caller's offset stays put)."""
+    with os.fdopen(os.dup(fd), "rb") as handle:
+        handle.seek(0)
+        return handle.read()
+
+
+def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) pieces of a ledger that ends in a newline, from byte `start` to `size`, each cut just after a newline."""
+    offset = start
+    while offset < size:
+        data = read_at(offset, min(chunk_bytes, size - offset))
+        cut = data.rfind(b"\n") + 1
+        while cut == 0:  # a row longer than a chunk: read on to its end
+            more = read_at(offset + len(data), min(max(chunk_bytes, len(data)), size - offset - len(data)))
+            if not more:
+                raise OSError(f"the ledger shrank while it was read (at byte {offset + len(data)})")
+            data += more
+            cut = data.rfind(b"\n") + 1
+        yield offset, data[:cut] if cut != len(data) else data
+        offset += cut
+
+
+def check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
+    if read_at(size - 1, 1) == b"\n":
+        return
+    end = size
+    while True:  # back to the newline before the torn row
+        start = max(0, end - chunk_bytes)
+        cut = read_at(start, end - start).rfind(b"\n")
+        if cut >= 0 or start == 0:
+            row_start = start + cut + 1
+            break
+        end = start
+    raise LedgerCorruption(path, _line_at(read_at, row_start, chunk_bytes), row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
+
+
+def _line_at(read_at: ReadAt, row_start: int, chunk_bytes: int) -> int:
+    """The line number of the row starting at byte `row_start`: one more than the newlines before it."""
+    newlines = 0
+    offset = 0
+    while offset < row_start:
+        data = read_at(offset, min(chunk_bytes, row_start - offset))
+        if not data:
+            raise OSError(f"the ledger shrank while it was read (at byte {offset})")
+        newlines += data.count(b"\n")
+        offset += len(data)
+    return newlines + 1
+
+
+def check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
+    # A newline byte never occurs inside a UTF-8 sequence, so a chunk cut at row ends is checked on its own.
+    if data.isascii():
+        return  # the common case, without decoding (ASCII is valid UTF-8)
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError as error:
+        row_start = data.rfind(b"\n", 0, error.start) + 1
+        line = first_index + data.count(b"\n", 0, row_start) + 1
+        raise LedgerCorruption(path, line, offset + row_start, INVALID_UTF8, f"invalid UTF-8 at byte {offset + error.start}") from None
+
+
+def check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_bytes: int) -> None:
+    pieces = chunk_ends(lambda at, length: read_at(at + start, length), size - start, chunk_bytes)
+    for relative, data in pieces:
+        try:
+            codecs.utf_8_decode(data, "strict", True)
+        except UnicodeDecodeError:
+            check_utf8(path, data, _line_at(read_at, start + relative, chunk_bytes) - 1, start + relative)

@@ -1,0 +1,91 @@
+"""Workspace containment: nothing outside a workspace is read as a ledger, written, truncated or created.
+
+Every path the store builds is `<workspace>/sessions/<S>/runs/<R>/...`. A symlink at any of those steps could
+send a read, a repair's truncation or a quarantine file anywhere on the machine. Checking the path first and
+using it later leaves a window in which a step can be swapped for a link, so the steps are not used as paths
+at all: each directory is opened relative to the one before it (`openat`) with O_NOFOLLOW, and every file
+below is opened, created, renamed and fsynced relative to its directory's descriptor. A symlink at any step
+is refused, whatever it points at; a file with more than one hard link (another name, possibly outside) is
+not truncated or appended to. The workspace root itself is the caller's choice and may be a link.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import EscapesWorkspace
+
+
+def _refuse_link(parent_fd: int, name: str, where: Path) -> None:
+    try:
+        mode = os.lstat(name, dir_fd=parent_fd).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise EscapesWorkspace(f"{where}: a symlink inside the workspace; refusing to follow it")
+
+
+def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) -> int:
+    """A descriptor of `root/parts...`, each step opened relative to the one before, never through a link."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    where = Path(root)
+    try:
+        for part in parts:
+            where = where / part
+            try:
+                step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    _refuse_link(fd, part, where)
+                raise
+            os.close(fd)
+            fd = step
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_in(directory_fd: int, name: str, flags: int, where: Path, mode: int = 0o644) -> int:
+    """Open `name` in an opened directory, never through a link."""
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=directory_fd)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
+            _refuse_link(directory_fd, name, where)
+        raise
+
+
+def refuse_other_names(fd: int, where: Path) -> None:
+    """A file about to be truncated or appended to must have no other name (a hard link could be anywhere)."""
+    if os.fstat(fd).st_nlink > 1:
+        raise EscapesWorkspace(f"{where}: has {os.fstat(fd).st_nlink} hard links; refusing to change a file reachable by another name")
+
+
+def split_below(root: Path, path: Path) -> tuple[list[str], str]:
+    """(directory steps, file name) of `path` below `root`."""
+    parts = Path(path).relative_to(root).parts
+    return list(parts[:-1]), parts[-1]
+
+
+def check_contained(workspace: Path, path: Path) -> None:
+    """Refuse `path` if any existing step of it below `workspace` is a symlink (an early, friendly check;
+    the descriptor-relative opens are what holds)."""
+    directories, name = split_below(workspace, path)
+    try:
+        fd = open_directory(workspace, directories)
+    except FileNotFoundError:
+        return
+    try:
+        _refuse_link(fd, name, Path(path))
+    finally:
+        os.close(fd)

@@ -1,0 +1,161 @@
+"""Plan a ledger file in bounded memory: rows are read a chunk at a time and walked, never all held.
+
+`build_resume_plan(events)` plans events already in memory; this is how a file is planned. The plan holds
+its operations and diagnostics as usual, but its `runtime_events` and `replay_runtime_events` are
+`LedgerRows`: the committed rows read back from the file when they are iterated or written, the plan
+keeping only which rows it leaves out. The file stays open for that (the plan owns a descriptor of it),
+and a file that changed since it was planned is refused rather than copied.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import weakref
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..contract import Contract, active
+from ..core.operation_store import OperationStore, ReadBack
+from ..core.plan import ResumePlan
+from ..core.walk import Walk
+from ..errors import LedgerChanged
+from .bytes import CHUNK_BYTES, StrPath, file_reader
+from .reader import RunIdentity, scan_ledger
+from .store import open_committed, run_identity
+
+
+class _PlannedFile:
+    """A descriptor of the planned ledger, where its chunks start, and what it looked like when planned."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self.fd = os.dup(fd)
+        weakref.finalize(self, os.close, self.fd)  # closed with the last plan that reads from it
+        stat = os.fstat(self.fd)
+        self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        self.read_at = file_reader(self.fd)
+        self.chunks: list[tuple[int, int, int]] = []  # (first row index, byte offset, byte length)
+        self.rows = 0
+
+    def chunk_data(self) -> Iterator[tuple[int, bytes]]:
+        """(first row index, rows) of every chunk, read again from the file."""
+        stat = os.fstat(self.fd)
+        if (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns) != self.identity:
+            raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
+        for first_index, offset, length in self.chunks:
+            data = self.read_at(offset, length)
+            if len(data) != length:
+                raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
+            yield first_index, data
+
+
+class LedgerRows(ReadBack):
+    """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand."""
+
+    def __init__(self, source: _PlannedFile, count: int, skip: Sequence[int] = ()) -> None:
+        self._source = source
+        self._count = count
+        self._skip = sorted(set(skip))
+        self._skipped = frozenset(self._skip)
+
+    def without(self, skip: set[int]) -> LedgerRows:
+        return LedgerRows(self._source, self._count, sorted(self._skipped | skip))
+
+    def __len__(self) -> int:
+        return self._count - len(self._skip)
+
+    def _chunk_rows(self) -> Iterator[tuple[bool, list[bytes] | bytes]]:
+        # (whole, rows): a chunk none of whose rows is skipped comes whole (its bytes), else as kept rows.
+        skip = self._skip
+        ends = [first_index for first_index, _, _ in self._source.chunks[1:]] + [self._source.rows]
+        for (first_index, data), end in zip(self._source.chunk_data(), ends):
+            at = bisect.bisect_left(skip, first_index)
+            if at == len(skip) or skip[at] >= end:
+                yield True, data
+            else:
+                lines = data.split(b"\n")
+                lines.pop()
+                yield False, [line for index, line in enumerate(lines, first_index) if index not in self._skipped]
+
+    def __iter__(self) -> Iterator[msgspec.Raw]:
+        for _, rows in self._chunk_rows():
+            if isinstance(rows, bytes):
+                rows = rows.split(b"\n")
+                rows.pop()
+            yield from map(msgspec.Raw, rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        return tuple(self)[index]
+
+    def __repr__(self) -> str:
+        return f"<LedgerRows of {self._source.path}: {len(self)} rows>"
+
+    def json_pieces(self) -> Iterator[bytes]:
+        """The rows as a JSON array, in pieces of about a chunk, each row's bytes exactly as committed."""
+        yield b"["
+        first = True
+        for whole, rows in self._chunk_rows():
+            # Rows hold no newline (the reader proves it), so a chunk's newlines are exactly its row ends.
+            body = rows[:-1].replace(b"\n", b",") if whole else b",".join(rows)  # type: ignore[union-attr,arg-type]
+            if body:
+                if not first:
+                    yield b","
+                yield body
+                first = False
+        yield b"]"
+
+
+def plan_ledger(
+    path: StrPath,
+    expected_high_water: int | None = None,
+    *,
+    run: RunIdentity | None = None,
+    refuse_live: bool = False,
+    workspace: StrPath | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    processes: int = 1,
+    contract: Contract | None = None,
+) -> ResumePlan:
+    """Read and plan one ledger file in bounded memory; the strictness and the plan are `read_ledger`'s and
+    `build_resume_plan`'s (the arguments are `read_ledger`'s). The plan's rows are `LedgerRows`.
+
+    With `processes` > 1, a ledger of more than `parallel.parts.PART_BYTES` per process is walked in parts by
+    forked workers, where that gives the same plan (see `ledger.parallel`)."""
+    path = Path(path)
+    contract = contract or active()
+    with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
+        source = _PlannedFile(path, fd)
+        run = run or run_identity(path.absolute())
+        walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 else None
+        if walk is None:
+            walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract)
+            suspects = walk.suspects()
+            if suspects:
+                # Some call id was named again after its operation may have been stored: walk the file once more,
+                # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
+                walk = _walk_file(source, Walk(contract.table, store=OperationStore(), keep=suspects), run, chunk_bytes, contract)
+    rows = LedgerRows(source, source.rows)
+    return walk.plan(source.rows, expected_high_water, rows, rows.without)
+
+
+def _walk_parts(source: _PlannedFile, run: RunIdentity | None, chunk_bytes: int, processes: int, contract: Contract) -> Walk | None:
+    from .parallel.parts import can_split, cut_points, walk_in_parts  # fenced: only a multi-process plan loads it
+
+    size = source.identity[2]
+    cuts = cut_points(source.read_at, size, processes) if can_split() else []
+    whole = walk_in_parts(source.path, source.fd, size, run, chunk_bytes, cuts, contract) if cuts else None
+    if whole is None:
+        return None
+    source.chunks, source.rows = whole.chunks, whole.rows
+    return whole.walk
+
+
+def _walk_file(source: _PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int, contract: Contract) -> Walk:
+    """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
+    chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, model=contract.model, chunk_bytes=chunk_bytes)
+    source.chunks, source.rows = walk.feed_chunks(chunks)
+    return walk

@@ -1,0 +1,238 @@
+"""Read a committed ledger strictly, in bounded pieces: every row validated, every row kept exactly as written.
+
+A ledger is trusted only whole. Every corruption kind (spec/decisions.yaml, storage_corruption) is found and
+reported with its file, line and byte offset; no plan is ever made from a corrupt ledger. The ledger is read
+in chunks of about CHUNK_BYTES cut at row ends, so memory is bounded by a chunk, not by the file: each chunk
+is decoded into the contract's model (free-JSON values kept as `msgspec.Raw`, bytes) and handed on, and only
+what the whole-ledger checks need is kept (a 64-bit hash per event id). The proofs that no row repeats a key
+and no event id repeats are in `proofs`.
+
+When the same ledger holds several corruptions, the one reported is chosen as if the whole file were checked
+at once, in this order: a torn last row; invalid UTF-8 anywhere; the first row that is not JSON, not a
+RuntimeEvent or repeats a key; the first row of another run; the first repeated event id.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import compress
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..contract import active as active_contract
+from ..core.gcpause import gc_paused
+from ..core.wire import MAX_NESTING, WireModel, too_deep
+from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, LedgerCorruption, RowRefused
+from .bytes import CHUNK_BYTES, ReadAt, check_tail, check_utf8, check_utf8_after, chunk_ends
+from .chunk import Chunk, split_rows
+from .proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
+
+_EVENT_ID = operator.attrgetter("id")
+_SESSION_ID = operator.attrgetter("session_id")
+_RUN_ID = operator.attrgetter("run_id")
+
+RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
+
+
+@dataclass(frozen=True)
+class CommittedLedger:
+    """What a reader may trust: the committed events in order, the rows they were read from, the high-water."""
+
+    path: Path
+    events: tuple[Any, ...]
+    rows: tuple[msgspec.Raw, ...]
+
+    @property
+    def high_water(self) -> int:
+        """Committed rows, partial events included."""
+        return len(self.events)
+
+
+def scan_ledger(
+    path: Path,
+    read_at: ReadAt,
+    size: int,
+    *,
+    run: RunIdentity | None = None,
+    model: WireModel | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[Chunk]:
+    """The chunks of a committed ledger, each fully checked, in order; raises LedgerCorruption.
+
+    A consumer must not trust what it built from the chunks until the iterator is exhausted: the checks
+    over the whole ledger (rows of another run, repeated event ids) end it. `run` is the (sessionId, runId)
+    every row must carry (the run directory's); without it, the first row's.
+    """
+    if model is None:
+        model = active_contract().model
+    if size == 0:
+        return
+    check_tail(path, read_at, size, chunk_bytes)
+    id_hashes = array("q")
+    with gc_paused():
+        yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes)
+    check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
+
+
+def scan_rows(
+    path: Path,
+    read_at: ReadAt,
+    end: int,
+    id_hashes: array,
+    *,
+    start: int = 0,
+    run: RunIdentity | None,
+    model: WireModel,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[Chunk]:
+    """The checked chunks of the rows from byte `start` (a row start) to `end` (a row end), as `scan_ledger`
+    gives them but for its checks over the whole ledger: the torn tail, and repeated event ids (a 64-bit hash
+    of each id is appended to `id_hashes`). Chunks are numbered from the range's first row, index 0."""
+    foreign: LedgerCorruption | None = None
+    whose = "the run directory" if run is not None else "the ledger's first row"
+    index = 0
+    for offset, data in chunk_ends(read_at, end, chunk_bytes, start):
+        check_utf8(path, data, index, offset)
+        try:
+            chunk = _decode_chunk(path, data, index, offset, model)
+        except LedgerCorruption:
+            check_utf8_after(path, read_at, end, offset + len(data), chunk_bytes)  # invalid UTF-8 anywhere comes first
+            raise
+        if chunk.events:
+            if run is None:
+                run = (chunk.events[0].session_id, chunk.events[0].run_id)
+            if foreign is None:
+                foreign = _first_foreign(path, chunk, run, whose)
+            id_hashes.extend(map(hash, map(_EVENT_ID, chunk.events)))
+        index += len(chunk.events)
+        yield chunk
+    if foreign is not None:
+        raise foreign
+
+
+def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
+    events = _decode_framed(data, model)
+    counted = None
+    if events is not None:
+        counted = typed_keys(events, model)
+        # The typed part of a row nests a few levels; only free JSON can nest deeper, and it needs the brackets:
+        # a long free value sends the chunk to the line-by-line path, which checks depth before parsing.
+        if any(map((MAX_NESTING - _TYPED_DEPTH).__lt__, map(len, counted[1]))):
+            events = None
+    if events is not None:
+        chunk = Chunk(first_index, offset, data, events)
+    else:
+        lines = split_rows(data)
+        # A row nested deeper than MAX_NESTING holds more than twice as many bytes: only long rows are looked at.
+        if any(map(too_deep, compress(lines, map((2 * MAX_NESTING).__lt__, map(len, lines))))):
+            # Read row by row, where each row's depth is checked before it is parsed (an earlier bad row comes first).
+            return Chunk(first_index, offset, data, _decode_row_by_row(path, first_index, offset, lines, model), lines)
+        try:
+            # One decode per line: a line holding two values, or half of one, is refused by construction.
+            events = list(map(model.decoder.decode, lines))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return Chunk(first_index, offset, data, _decode_row_by_row(path, first_index, offset, lines, model), lines)
+        chunk = Chunk(first_index, offset, data, events, lines)
+    if not keys_proven(data, chunk.events, model, counted):
+        check_duplicate_keys(path, chunk, model)
+    return chunk
+
+
+_ROW_BOUNDARY = b"}\n{"
+
+
+def _decode_framed(data: bytes, model: WireModel) -> list[Any] | None:
+    """The chunk's events decoded in one call, when it is proven that each line held exactly one of them;
+    None when that is not proven or a row is refused (the caller then reads line by line, which finds it).
+
+    `decode_lines` reads a stream of JSON values separated by any whitespace, so the framing is proven
+    apart: every line starts with `{` and ends with `}` (each newline sits in `}\n{`). Inside an object or
+    array, `}` is never followed by `{`, so each newline is between two top-level values: every line holds
+    whole values, at least one, and as many values as lines means exactly one on each.
+    """
+    rows = data.count(b"\n")
+    if not (data.startswith(b"{") and data.endswith(b"}\n") and data.count(_ROW_BOUNDARY) == rows - 1):
+        return None
+    try:
+        events = model.decoder.decode_lines(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return events if len(events) == rows else None
+
+
+_TYPED_DEPTH = 4  # levels the typed part of a row can add: the event, its content, a list or dict of free JSON
+
+
+def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:
+    events: list[Any] = []
+    for index, line in enumerate(lines):
+        try:
+            events.append(model.decode_row(line))
+        except RowRefused as refused:
+            raise LedgerCorruption(path, first_index + index + 1, offset, refused.kind, refused.detail) from None
+        offset += len(line) + 1
+    return events
+
+
+def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
+    events = chunk.events
+    session_id, run_id = run
+    if set(map(_SESSION_ID, events)) == {session_id} and set(map(_RUN_ID, events)) == {run_id}:
+        return None  # the common case, checked at C speed
+    for index, event in enumerate(events):
+        if event.session_id != session_id or event.run_id != run_id:
+            return LedgerCorruption(
+                path,
+                chunk.first_index + index + 1,
+                chunk.row_offset(index),
+                FOREIGN_ROW,
+                f"the row belongs to session {event.session_id!r}, run {event.run_id!r}, but {whose} is session "
+                f"{session_id!r}, run {run_id!r}",
+            )
+    return None
+
+
+def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array | list[array], model: WireModel, chunk_bytes: int) -> None:
+    """Refuse a repeated event id; only a 64-bit hash of each id was kept, in order (in one array, or in several,
+    one after the other), and the arrays are used up (see `first_repeated_id`)."""
+    repeated = first_repeated_id(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
+    if repeated is not None:
+        chunk, index, first_line = repeated
+        raise LedgerCorruption(
+            path,
+            chunk.first_index + index + 1,
+            chunk.row_offset(index),
+            DUPLICATE_EVENT_ID,
+            f"event id {chunk.events[index].id!r} is already on line {first_line}",
+        )
+
+
+def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_bytes: int) -> Iterator[Chunk]:
+    index = 0
+    for offset, data in chunk_ends(read_at, size, chunk_bytes):
+        chunk = _decode_chunk(path, data, index, offset, model)
+        index += len(chunk.events)
+        yield chunk
+
+
+def decode_ledger(path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None) -> tuple[Any, ...]:
+    """The committed events of a whole ledger's bytes (see `decode_rows`)."""
+    return decode_rows(path, data, run=run, model=model)[0]
+
+
+def decode_rows(
+    path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
+) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
+    """(events, rows) of a whole ledger's bytes, or LedgerCorruption (see `scan_ledger`)."""
+    view = memoryview(data)
+    events: list[Any] = []
+    rows: list[msgspec.Raw] = []
+    for chunk in scan_ledger(path, lambda at, length: bytes(view[at : at + length]), len(data), run=run, model=model, chunk_bytes=chunk_bytes):
+        events += chunk.events
+        rows += map(msgspec.Raw, chunk.lines)
+    return tuple(events), tuple(rows)

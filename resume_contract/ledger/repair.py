@@ -1,0 +1,113 @@
+"""`repair`: move a ledger's torn tail to a quarantine file beside it, then truncate to the last complete row.
+
+Idempotent and crash-safe. The quarantine is written to a temporary name, fsynced and renamed into place, so
+a file under the final name is always whole; a repair cut off at any step, or failing for lack of space,
+leaves either nothing or a whole quarantine, and running it again converges: an existing quarantine with the
+same bytes is reused (its name holds the torn tail's offset and hash), a temporary one is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import LedgerLocked
+from .bytes import StrPath, read_all
+from .containment import open_directory, open_in, refuse_other_names, split_below
+from .locks import lock_for_writing, unlock
+
+QUARANTINE_INFIX = ".torn-"
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """What `repair` did: where the torn bytes went and how many, or nothing when there was no torn tail."""
+
+    path: Path
+    quarantine: Path | None
+    torn_bytes: int
+    committed_bytes: int
+
+
+def repair_ledger(path: StrPath, *, durable: bool = True, workspace: StrPath | None = None) -> RepairResult:
+    """Quarantine a torn tail; nothing is lost (the bytes are kept) and nothing else is changed.
+
+    Everything happens relative to the ledger's directory, opened once: with `workspace`, each step of it
+    relative to the one before and never through a symlink, and a ledger with another name (a hard link) is
+    refused; the quarantine lands beside the ledger, wherever the path's names point meanwhile.
+    """
+    path = Path(path)
+    if workspace is not None:
+        directories, name = split_below(Path(workspace), path)
+        directory_fd = open_directory(Path(workspace), directories)
+    else:
+        name = path.name
+        directory_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if workspace is not None:
+            fd = open_in(directory_fd, name, os.O_RDWR, path)
+        else:
+            fd = os.open(name, os.O_RDWR, dir_fd=directory_fd)
+        try:
+            if workspace is not None:
+                refuse_other_names(fd, path)
+            return _repair_open(path, fd, directory_fd, durable)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(directory_fd)
+
+
+def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> RepairResult:
+    if not lock_for_writing(fd, wait_seconds=0.2):
+        raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
+    try:
+        data = read_all(fd)
+        committed = data.rfind(b"\n") + 1
+        if committed == len(data):
+            return RepairResult(path, None, 0, len(data))
+        torn = data[committed:]
+        name = f"{path.name}{QUARANTINE_INFIX}{committed}-{hashlib.sha256(torn).hexdigest()[:12]}"
+        _keep(directory_fd, name, torn)
+        os.ftruncate(fd, committed)
+        if durable:
+            os.fsync(fd)
+        return RepairResult(path, path.with_name(name), len(torn), committed)
+    finally:
+        unlock(fd)
+
+
+def _keep(directory_fd: int, name: str, torn: bytes) -> None:
+    """Make `name` (in the ledger's directory) hold exactly `torn`, durably, whatever an earlier, interrupted
+    repair left there."""
+    try:
+        existing = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory_fd)
+    except OSError:
+        existing = -1
+    if existing >= 0:
+        try:
+            if stat.S_ISREG(os.fstat(existing).st_mode) and read_all(existing) == torn:
+                return  # an earlier repair got this far
+        finally:
+            os.close(existing)
+    temporary = f".{name}.{os.getpid()}.tmp"
+    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory_fd)
+    try:
+        try:
+            view = memoryview(torn)
+            while view:
+                view = view[os.write(out, view) :]
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.replace(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=directory_fd)
+        except FileNotFoundError:
+            pass
+        raise
+    os.fsync(directory_fd)

@@ -1,0 +1,286 @@
+"""The file-backed RuntimeEventStore: one append-only JSONL ledger per run, crash-safe and strict.
+
+Layout: `<workspace>/sessions/<sessionId>/runs/<runId>/runtime-events.jsonl`.
+
+Commit point: `append` returns only after the whole row, newline included, has been handed to the OS through
+one O_APPEND descriptor. A process killed after that keeps the row (the page cache survives the process); a
+process killed during the write leaves a torn tail, which reading reports as corruption and never as a fact.
+Power-loss durability is beyond Phase 0: `durable=True` also fsyncs the file and its directory.
+
+One writer per ledger: the writer holds an exclusive `flock` on the ledger file for as long as it is open, so
+a second writer fails (after a bounded wait: a reader's probe never makes a writer fail), and the kernel drops
+the lock when the writer dies, even by SIGKILL. An append that fails after part of its row reached the file,
+for any reason (an OSError, Ctrl-C), poisons the writer: nothing more is appended after torn bytes.
+
+Containment: the store never follows a symlink below its workspace (see `containment`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..contract import Contract, active
+from ..errors import (
+    DuplicateEventId,
+    InvalidLedgerId,
+    LedgerInUse,
+    LedgerLocked,
+    LedgerMissing,
+    NotALedger,
+    TornTail,
+)
+from .bytes import StrPath, read_all
+from .containment import open_directory, open_in, refuse_other_names, split_below
+from .locks import has_live_writer, lock_for_writing, unlock
+from .reader import CommittedLedger, RunIdentity, decode_rows
+from .repair import RepairResult, repair_ledger
+
+LEDGER_NAME = "runtime-events.jsonl"
+_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def check_ledger_id(kind: str, value: str) -> str:
+    """Refuse anything but `^[A-Za-z0-9_-]{1,128}$`, before any path is built from it."""
+    if not isinstance(value, str) or _ID_PATTERN.fullmatch(value) is None:
+        raise InvalidLedgerId(f"invalid {kind} id {value!r}: must match ^[A-Za-z0-9_-]{{1,128}}$")
+    return value
+
+
+def ledger_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
+    """The ledger file of one run, after both ids are checked."""
+    check_ledger_id("session", session_id)
+    check_ledger_id("run", run_id)
+    return Path(workspace) / "sessions" / session_id / "runs" / run_id / LEDGER_NAME
+
+
+def run_identity(path: StrPath) -> RunIdentity | None:
+    """(sessionId, runId) of a ledger stored at `.../sessions/<S>/runs/<R>/runtime-events.jsonl`, else None."""
+    parts = Path(path).parts
+    if len(parts) >= 5 and parts[-1] == LEDGER_NAME and parts[-3] == "runs" and parts[-5] == "sessions":
+        return parts[-4], parts[-2]
+    return None
+
+
+def read_ledger(
+    path: StrPath,
+    *,
+    refuse_live: bool = False,
+    run: RunIdentity | None = None,
+    workspace: StrPath | None = None,
+    contract: Contract | None = None,
+) -> CommittedLedger:
+    """Read a ledger strictly, writing nothing; anything illegal raises LedgerCorruption.
+
+    Only an existing regular file is a ledger (an empty one is the empty prefix): a missing path or a dangling
+    symlink raises LedgerMissing, a directory or FIFO NotALedger. `run` is the (sessionId, runId) every row
+    must carry; without it, the run directory's when the file sits at `sessions/<S>/runs/<R>/...`, else the
+    first row's. With `workspace`, no step of the path below it may be a symlink (EscapesWorkspace).
+    With `refuse_live`, see `open_committed`.
+    """
+    path = Path(path)
+    with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
+        data = read_all(fd)
+    model = (contract or active()).model
+    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()), model=model)
+    return CommittedLedger(path, events, rows)
+
+
+@contextmanager
+def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPath | None = None) -> Iterator[int]:
+    """A descriptor of the ledger at `path` (a regular file), open for reading while the block runs.
+
+    With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
+    running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
+    then waits for it, never fails), and is taken again when the block ends: a writer that started
+    meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
+    """
+    path = Path(path)
+    try:
+        fd = _open_for_reading(path, workspace)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
+        raise LedgerMissing(f"{path}: no such ledger") from None
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise NotALedger(f"{path}: not a regular file")
+        if refuse_live and has_live_writer(fd):
+            raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
+        yield fd
+        if refuse_live:
+            after = os.fstat(fd)
+            if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped")
+    finally:
+        os.close(fd)
+
+
+def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
+    # Without blocking: a FIFO in a ledger's place must not hang the reader (fstat then refuses it).
+    flags = os.O_RDONLY | os.O_NONBLOCK
+    if workspace is None:
+        return os.open(path, flags)
+    directories, name = split_below(Path(workspace), path)
+    directory_fd = open_directory(Path(workspace), directories)
+    try:
+        return open_in(directory_fd, name, flags, path)
+    finally:
+        os.close(directory_fd)
+
+
+class _Writer:
+    """An open, locked ledger: its descriptor and the digests of the rows already in it, by event id."""
+
+    def __init__(self, workspace: Path, path: Path, durable: bool, contract: Contract, write_piece_bytes: int | None) -> None:
+        Path(workspace).mkdir(parents=True, exist_ok=True)
+        directories, name = split_below(workspace, path)
+        # Every step opened relative to the one before: no symlink is followed, and none can be swapped in
+        # between a check and a use.
+        self.directory_fd = open_directory(workspace, directories, create=True)
+        self.path = path
+        self.durable = durable
+        self.model = contract.model
+        self.write_piece_bytes = write_piece_bytes
+        try:
+            self.fd = open_in(self.directory_fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT, path)
+        except BaseException:
+            os.close(self.directory_fd)
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+                raise NotALedger(f"{path}: not a regular file")
+            refuse_other_names(self.fd, path)
+        except BaseException:
+            os.close(self.fd)
+            os.close(self.directory_fd)
+            raise
+        if not lock_for_writing(self.fd):
+            os.close(self.fd)
+            os.close(self.directory_fd)
+            raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
+        self.poisoned: str | None = None
+        try:
+            data = read_all(self.fd)
+            if data and not data.endswith(b"\n"):
+                torn_at = data.rfind(b"\n") + 1
+                raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
+            events, rows = decode_rows(path, data, run=run_identity(path), model=self.model)
+            self.digests = {event.id: self._row_digest(event, row) for event, row in zip(events, rows)}
+        except BaseException:
+            self.close()
+            raise
+        if durable:
+            os.fsync(self.directory_fd)
+
+    def append(self, event: Any) -> bool:
+        if self.poisoned is not None:
+            raise TornTail(self.poisoned)
+        row = self.model.encode(event)
+        digest = _digest(row)
+        existing = self.digests.get(event.id)
+        if existing is not None:
+            if existing == digest:
+                return False  # an exact retry of a committed event
+            raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
+        payload = row + b"\n"
+        written = 0
+        try:
+            piece = self.write_piece_bytes or len(payload)
+            while written < len(payload):
+                written += os.write(self.fd, payload[written : written + piece])
+            if self.durable:
+                os.fsync(self.fd)
+        except BaseException as error:
+            # Any failure once bytes reached the file (an OSError, Ctrl-C between two pieces): the next row
+            # must not follow torn bytes, so nothing more is appended until `repair`.
+            if written:
+                cause = type(error).__name__ + (f": {error}" if str(error) else "")
+                self.poisoned = f"{self.path}: an append failed after {written} of {len(payload)} bytes ({cause}); run `resume-contract repair`"
+            raise
+        self.digests[event.id] = digest
+        return True
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            try:
+                unlock(self.fd)
+            finally:
+                os.close(self.fd)
+                os.close(self.directory_fd)
+                self.fd = -1
+
+
+    def _row_digest(self, event: Any, row: object) -> bytes:
+        # An exact retry is the same event, whoever wrote the row: compare canonical encodings. A row whose
+        # strings hold lone surrogates has none; its own bytes stand in (a retry then differs, and is refused).
+        try:
+            return _digest(self.model.encode(event))
+        except UnicodeEncodeError:
+            return _digest(bytes(row))  # type: ignore[call-overload]
+
+
+def _digest(row: bytes) -> bytes:
+    return hashlib.blake2b(row, digest_size=16).digest()
+
+
+class RuntimeEventStore:
+    """Appends to, reads and repairs the ledgers under one workspace.
+
+    `write_piece_bytes` hands each row to the OS in pieces of at most that many bytes, the way a signal or a
+    slow device splits a large write: the crash harness uses it so that a kill can land mid-row. None (the
+    default, and always outside the harness): one piece.
+    """
+
+    def __init__(
+        self, workspace: StrPath, *, durable: bool = False, contract: Contract | None = None, write_piece_bytes: int | None = None
+    ) -> None:
+        self.workspace = Path(workspace)
+        self.durable = durable
+        self.contract = contract or active()
+        self.write_piece_bytes = write_piece_bytes
+        self._writers: dict[Path, _Writer] = {}
+
+    def __enter__(self) -> RuntimeEventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def path(self, session_id: str, run_id: str) -> Path:
+        return ledger_path(self.workspace, session_id, run_id)
+
+    def append(self, event: Any) -> bool:
+        """Commit one event to its run's ledger; return False when it was an exact retry already committed.
+
+        Returns only once the whole row is written (the commit point). Raises InvalidLedgerId, LedgerLocked,
+        TornTail, DuplicateEventId or LedgerCorruption, having written nothing.
+        """
+        event_type: Any = self.contract.model.event_type
+        if not isinstance(event, event_type):
+            raise TypeError(f"append takes a RuntimeEvent, not {type(event).__name__}")
+        path = self.path(event.session_id, event.run_id)
+        writer = self._writers.get(path)
+        if writer is None:
+            writer = self._writers[path] = _Writer(self.workspace, path, self.durable, self.contract, self.write_piece_bytes)
+        return writer.append(event)
+
+    def read(self, session_id: str, run_id: str) -> CommittedLedger:
+        """The committed events of one run's JSONL ledger (never writes; a missing ledger is LedgerMissing)."""
+        return read_ledger(self.path(session_id, run_id), run=(session_id, run_id), workspace=self.workspace, contract=self.contract)
+
+    def repair(self, session_id: str, run_id: str) -> RepairResult:
+        """Move a torn tail to a quarantine file beside the ledger, then truncate to the last complete row."""
+        return repair_ledger(self.path(session_id, run_id), durable=self.durable, workspace=self.workspace)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()

@@ -1,0 +1,102 @@
+"""Bounded model checking of the generated projector: every ledger up to a length, every declared invariant.
+
+The checks live in `invariants` (where `generate` and `check` also run them, on the spec in memory); this
+module runs them on the generated code, deeper, sharing the first letters out over worker processes. For
+each ledger the plan is computed by the generated table (twice), by the generated python-statemachine class
+and by the independent oracle. The shortest violating ledger found is reported, and written as JSONL for
+`resume-contract plan`.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..contract import Contract, active
+from ..core.explore import ALPHABET, build, count_words
+from ..core.invariants import Subject, SubtreeResult, Violation, merge, shortest_first, verify_subtree
+from ..core.table import ProjectorTable
+from ..system.interrupts import stoppable_pool
+from .reference import build_resume_plan_with_machine
+
+
+def reachable_steps(table: ProjectorTable) -> frozenset[tuple[str, str, bool]]:
+    """The table entries a ledger can reach: an unknown call id has no call to compare a name with, and a call
+    is never compared with anything (the spec's `when` applies to responses only)."""
+    calls = frozenset(kind for (content, _), kind in table.event_kinds.items() if table.tool_contents[content].opens)
+    return frozenset(
+        (state, kind, names_match)
+        for state, kind, names_match in table.step
+        if names_match or (state != table.initial_state and kind not in calls)
+    )
+
+
+def generated_subject(contract: Contract) -> Subject:
+    """The generated code of `contract`: its table, its decoding model and its python-statemachine class."""
+    machine = functools.partial(build_resume_plan_with_machine, contract=contract)
+    return Subject(contract.table, contract.model.decode_row, contract.table.anomalies, machine=machine)
+
+
+def verify_generated_subtree(first: int | None, depth: int, invariants: Mapping[str, tuple[str, ...]], contract: Contract) -> SubtreeResult:
+    """One worker's share: the subtree under `first`, checked on the generated code (picklable arguments only)."""
+    return verify_subtree(first, depth, invariants, generated_subject(contract))
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    depth: int
+    explored: int
+    seconds: float
+    steps_reached: int
+    steps_total: int
+    distinct_plans: int
+    invariants: tuple[str, ...]
+    violations: tuple[Violation, ...]
+
+
+def verify(
+    depth: int, workers: int = 1, on_progress: Callable[[int, int], None] | None = None, *, contract: Contract | None = None
+) -> VerifyResult:
+    """Explore every ledger up to `depth` events and check the spec's invariants on each (on `contract`, by
+    default the bound one). More than one worker re-binds the contract in each by its package's name."""
+    contract = contract or active()
+    invariants = dict(contract.catalog.INVARIANTS)
+    started = time.perf_counter()
+    firsts: list[int | None] = [None] + (list(range(len(ALPHABET))) if depth > 0 else [])
+    if workers > 1 and depth >= 4:
+        with stoppable_pool(workers) as pool:
+            results = pool.map(verify_generated_subtree, firsts, [depth] * len(firsts), [invariants] * len(firsts), [contract] * len(firsts))
+            subtree_results = _with_progress(results, len(firsts), on_progress)
+    else:
+        subtree_results = _with_progress((verify_generated_subtree(f, depth, invariants, contract) for f in firsts), len(firsts), on_progress)
+    merged = merge(subtree_results)
+    assert merged.explored == count_words(depth)
+    violations = shortest_first(merged)
+    reachable = reachable_steps(contract.table)
+    return VerifyResult(
+        depth=depth,
+        explored=merged.explored,
+        seconds=time.perf_counter() - started,
+        steps_reached=len(merged.steps_reached & reachable),
+        steps_total=len(reachable),
+        distinct_plans=len(merged.plans),
+        invariants=tuple(invariants),
+        violations=violations,
+    )
+
+
+def _with_progress(results, total: int, on_progress: Callable[[int, int], None] | None) -> list[SubtreeResult]:
+    collected = []
+    for done, result in enumerate(results, 1):
+        collected.append(result)
+        if on_progress:
+            on_progress(done, total)
+    return collected
+
+
+def counterexample_rows(violation: Violation, contract: Contract | None = None) -> bytes:
+    """The violating ledger as JSONL rows, for `resume-contract plan`."""
+    model = (contract or active()).model
+    return b"".join(model.encode(event) + b"\n" for event in build(violation.word, model))

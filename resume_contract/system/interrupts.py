@@ -1,0 +1,134 @@
+"""Stopping on Ctrl-C or SIGTERM: pending work is cancelled and every worker process ends with its parent.
+
+A ProcessPoolExecutor left to itself waits for all submitted work on Ctrl-C (minutes for `verify`), and
+SIGTERM kills only the parent, leaving workers computing and then blocked on their pipes for good. Here the
+workers ignore SIGINT (the parent decides), SIGTERM becomes an exception in the parent, and a pool that is
+left by an exception cancels what is pending and kills its workers.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when a pool is made: multiprocessing costs every command a tenth of `check`
+    from concurrent.futures import ProcessPoolExecutor
+
+_JOIN_SECONDS = 2.0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the parent."""
+
+
+@contextmanager
+def stop_on_signals(*, for_good: bool) -> Iterator[None]:
+    """Within the block (main thread only), SIGTERM raises Terminated instead of killing the process.
+
+    With `for_good` (the caller owns the process: the command line), the first SIGINT or SIGTERM also makes
+    every later one ignored, from the moment it arrives: once stopping, a second Ctrl-C must not cut the
+    clean-up short (workers killed, temporary files removed) and leave workers behind. A library caller
+    keeps its own handlers: only SIGTERM is turned into an exception, and restored after the block.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if for_good:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = signal.signal(signal.SIGTERM, stop), signal.signal(signal.SIGINT, stop) if for_good else None
+    try:
+        yield
+    finally:
+        # Once stopping with `for_good`, the handlers ignore every signal: those stay, for the rest of the exit.
+        if signal.getsignal(signal.SIGTERM) is stop:
+            signal.signal(signal.SIGTERM, previous[0])
+        if previous[1] is not None and signal.getsignal(signal.SIGINT) is stop:
+            signal.signal(signal.SIGINT, previous[1])
+
+
+def _worker_ignores_interrupts(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)  # forked while the parent deferred them
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, have the kernel kill this worker when its parent dies, even by SIGKILL or the OOM killer,
+    which leave no chance to clean up: else the worker waits on its pipe for good."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # prctl's option number (linux/prctl.h)
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}  # what `signals_deferred` holds back
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within the block (main thread only), SIGINT and SIGTERM wait, blocked, and are handled when it ends.
+
+    A pool forks its workers in `submit`; a signal handled while it forks runs its handler inside an at-fork
+    hook, which swallows the exception ("Exception ignored"), and the command then ran on as if never told
+    to stop. Threads started within the block inherit the mask, so the signal reaches the main thread."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def stoppable_pool(max_workers: int, mp_context: Any = None) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers end with the parent: on any exception, pending work is cancelled and
+    the workers are killed (not waited for). `mp_context`: how workers start (default: the platform's)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    class Pool(ProcessPoolExecutor):
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            with signals_deferred():  # it may fork: see signals_deferred
+                return super().submit(*args, **kwargs)
+
+    pool = Pool(max_workers=max_workers, mp_context=mp_context, initializer=_worker_ignores_interrupts, initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException:
+        # A signal arriving now waits for the clean-up (the command line's handlers ignore every signal after
+        # the first, `stop_on_signals`); after an ordinary exception the process goes on (a ledger refused in
+        # parts is planned whole), and stays interruptible.
+        with signals_deferred():
+            workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
+                process.kill()
+            for process in workers:
+                process.join(_JOIN_SECONDS)
+        raise
+    pool.shutdown(wait=True)
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
