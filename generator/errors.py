@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from resume_contract.errors import ResumeContractError
+
 
 @dataclass(frozen=True, order=True)
 class Mark:
@@ -28,7 +30,7 @@ class SpecError:
         return f"{self.mark}: {self.message}"
 
 
-class SpecInvalid(Exception):
+class SpecInvalid(ResumeContractError):
     """The spec cannot produce code; `errors` lists every problem found, sorted by location."""
 
     def __init__(self, errors: list[SpecError]) -> None:

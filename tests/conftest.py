@@ -28,8 +28,8 @@ FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 
 @pytest.fixture(scope="session")
 def _frozen_outputs() -> dict[str, str]:
-    from resume_contract_generator.render import render_all
-    from resume_contract_generator.validate import load_spec
+    from resume_contract_generator.render.tree import render_all
+    from resume_contract_generator.spec.validate import load_spec
 
     return render_all(load_spec(FROZEN_SPEC.parent))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from resume_contract_generator.loader import load_spec_file
+from resume_contract_generator.spec.loader import load_spec_file
 
 from resume_contract.contract import build_resume_plan
 

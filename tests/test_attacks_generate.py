@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from resume_contract_generator import outputs as outputs_module
+from resume_contract_generator.render import outputs as outputs_module
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from resume_contract_generator.render import render_all, split_header
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.render.headers import split_header
+from resume_contract_generator.render.tree import render_all
+from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 

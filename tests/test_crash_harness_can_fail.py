@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from resume_contract_generator.render import render_all
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.render.tree import render_all
+from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,6 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
 
 
 def _slugs(spec, ids: list[str]) -> list[str]:
-    from resume_contract_generator.contexts import slug
+    from resume_contract_generator.render.contexts import slug
 
     return [slug(next(fp.boundary for fp in spec.failpoints if fp.id == fp_id)) for fp_id in ids]

@@ -7,16 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from resume_contract_generator.render import render_all
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.render.tree import render_all
+from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 
 _DUMP = """
 import hashlib, sys
 from pathlib import Path
-from resume_contract_generator.render import render_all
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.render.tree import render_all
+from resume_contract_generator.spec.validate import load_spec
 for path, text in render_all(load_spec(Path(sys.argv[1]))).items():
     print(path, hashlib.sha256(text.encode()).hexdigest())
 """

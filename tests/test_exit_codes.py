@@ -60,3 +60,13 @@ def test_results_are_returned_not_raised(run_cli, monkeypatch) -> None:
     monkeypatch.setattr(spec_commands, "cmd_check", lambda args, out, err: errors.EXIT_FAIL)
     assert run_cli("check")[0] == 1
     assert run_cli("no-such-command")[0] == 2 and run_cli("--help")[0] == 0
+
+
+def test_windows_is_refused_at_start_up_with_a_clear_error(monkeypatch, run_cli) -> None:
+    # POSIX only (the reader needs os.pread, the store flock and openat): said at once, never a traceback later.
+    import os
+
+    monkeypatch.setattr(os, "name", "nt")
+    code, out, err = run_cli("plan", "ledger.jsonl")
+    assert (code, out) == (2, "")
+    assert err == "resume-contract: resume-contract runs on POSIX systems (Linux, macOS) only, not on 'nt' (Windows is not supported)\n"

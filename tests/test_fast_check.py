@@ -12,10 +12,10 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from resume_contract_generator import loader as loader_module
-from resume_contract_generator.loader import load_spec_file
-from resume_contract_generator.projector_check import STATEMACHINE_NAMES
-from resume_contract_generator.schema_check import check_schema
+from resume_contract_generator.spec import loader as loader_module
+from resume_contract_generator.spec.loader import load_spec_file
+from resume_contract_generator.spec.projector_check import STATEMACHINE_NAMES
+from resume_contract_generator.spec.schema_check import check_schema
 from statemachine import StateMachine
 
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"

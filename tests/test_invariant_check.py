@@ -9,8 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
-from resume_contract_generator.invariant_check import invariant_errors
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.spec.invariant_check import invariant_errors
+from resume_contract_generator.spec.validate import load_spec
 
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 WEAKENED = Path(__file__).resolve().parent / "bad_specs" / "weakened_consistently" / "spec"
@@ -39,6 +39,21 @@ def test_a_consistent_weakening_is_refused_by_check_and_generate(project: Path, 
         assert (code, out) == (2, "")
         assert "spec/invariants.yaml:9:3: the spec violates invariant 'fail_closed': " in err
         assert "shortest ledger: call(a)." in err
+    assert snapshot(project) == before
+
+
+def test_every_command_refuses_the_spec_generate_refuses(project: Path, run_cli, tmp_path: Path, snapshot) -> None:
+    # One pipeline decides what a checked spec is: `vectors` and `conform` (which make their vectors from the
+    # spec) refuse what `generate` refuses, with the same messages, and write nothing.
+    _weakened(project)
+    generate = run_cli("--root", str(project), "generate")
+    assert generate[0] == 2
+    before = snapshot(project)
+    out = tmp_path / "vectors"
+    vectors = run_cli("--root", str(project), "vectors", "--out", str(out))
+    assert vectors == generate and not out.exists()
+    conform = run_cli("--root", str(project), "conform", "--", "true")
+    assert conform == generate
     assert snapshot(project) == before
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from resume_contract_generator.errors import Mark
-from resume_contract_generator.loader import load_spec_file
+from resume_contract_generator.spec.loader import load_spec_file
 
 
 def _load(tmp_path: Path, text: str):
@@ -52,7 +52,7 @@ def test_a_billion_laughs_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_merge_conflict_markers_in_a_spec_file_are_named_at_their_line(tmp_path) -> None:
-    from resume_contract_generator.loader import load_spec_file
+    from resume_contract_generator.spec.loader import load_spec_file
 
     path = tmp_path / "failpoints.yaml"
     path.write_text("failpoints:\n<<<<<<< HEAD\n  - id: P0\n=======\n  - id: P1\n>>>>>>> other\n", encoding="utf-8")

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from resume_contract_generator import review as review_module
-from resume_contract_generator.review import review
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.review import collector as review_module
+from resume_contract_generator.review.collector import review
+from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).parent / "review_cases"
@@ -174,7 +174,7 @@ def test_an_unknown_revision_is_named_plainly(tmp_path: Path, run_cli) -> None:
 
 
 def test_a_rewording_shows_only_the_words_that_changed() -> None:
-    from resume_contract_generator.review_text import reworded
+    from resume_contract_generator.review.text import reworded
 
     old = "The side effects may or may not have occurred. Do not retry the tool call immediately. Use read-only tools."
     new = "The side effects may or may not have occurred. Never retry the tool call immediately. Use read-only tools."
@@ -218,7 +218,7 @@ def test_a_rename_whose_ledgers_decide_less_safely_is_weakens_safety(tmp_path: P
     ],
 )
 def test_each_ledgers_effect_names_breaking_apart_from_weaker(before: tuple, after: tuple, expected: str) -> None:
-    from resume_contract_generator.review_evidence import effect
+    from resume_contract_generator.review.evidence import effect
 
     from resume_contract.core.summary import PlanSummary
 

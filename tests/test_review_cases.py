@@ -13,7 +13,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from resume_contract_generator.review_rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, RULES, WEAKENS
+from resume_contract_generator.review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, RULES, WEAKENS
 
 CORPUS = Path(__file__).parent / "review_cases"
 # The report is made exactly as refresh.py makes it (pytest's importlib mode puts no test directory on sys.path).

@@ -30,7 +30,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
-from resume_contract_generator.loader import load_spec_file
+from resume_contract_generator.spec.loader import load_spec_file
 
 SpecData = dict[str, object]
 

@@ -74,10 +74,19 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     """Run the command line; return the exit code."""
     from ..output.terminal import EscapingWriter, JsonStream
     from ..system.interrupts import stop_on_signals
+    from ..system.platform import require_posix
 
     owns_process = out is None and err is None  # the real stdio: this is the process, not a test
     out = out or sys.stdout
     err = err or sys.stderr
+    try:
+        require_posix()
+    except BaseException as error:  # noqa: BLE001 - mapped: UnsupportedPlatform is exit 2
+        mapped = exit_for(error)
+        if mapped is None:
+            raise
+        print("\n".join(mapped[1]), file=err)
+        return mapped[0]
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:

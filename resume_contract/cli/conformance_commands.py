@@ -13,14 +13,14 @@ from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
 def _write_vectors(root: Path, depth: int, out: Path) -> str:
     """Make the spec's vectors and write them to `out`; return a one-line account of what was written."""
-    from resume_contract_generator.validate import load_spec
+    from resume_contract_generator.pipeline import load_checked
 
     from ..conformance.vectors import build_vectors, render_vectors, validate_manifest, write_vectors
     from ..errors import VectorError
 
     if not 0 <= depth <= 5:
         raise UsageError("--depth takes 0 to 5 (the ledgers explored grow tenfold per event)")
-    spec = load_spec(root)
+    spec = load_checked(root)  # the spec `generate` would accept, and no other
     try:
         vectors = build_vectors(spec, depth)
         files = render_vectors(spec, vectors, depth)

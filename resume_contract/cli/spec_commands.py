@@ -1,4 +1,8 @@
-"""The spec commands: `generate` and `check` (the fast loop), and `diff` (the review of a contract change)."""
+"""The spec commands: `generate` and `check` (the fast loop), and `diff` (the review of a contract change).
+
+The generator's pipeline (`resume_contract_generator.pipeline`) does the work and raises; this module parses
+arguments, calls it, prints what it returns and turns its refusals into exit codes.
+"""
 
 from __future__ import annotations
 
@@ -10,104 +14,42 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from resume_contract_generator.annotations import annotation
-
 from .common import project_root
 from .errors import EXIT_FAIL, EXIT_OK, Refused, Reported, UsageError
 
 if TYPE_CHECKING:
-    from resume_contract_generator.outputs import Drift
-    from resume_contract_generator.spec_model import Spec
+    from resume_contract_generator.pipeline import Finding
+    from resume_contract_generator.render.outputs import Drift
 
 
-def _load_checked(root: Path) -> Spec:
-    """The spec, validated and holding every declared invariant, and its review waivers if any (raises SpecInvalid)."""
-    from resume_contract_generator.errors import SpecInvalid
-    from resume_contract_generator.invariant_check import invariant_errors
-    from resume_contract_generator.validate import load_spec
-
-    spec = load_spec(root)
-    violated = invariant_errors(spec)
-    if violated:
-        raise SpecInvalid(violated)
-    waivers = root / "spec" / "review-waivers.yaml"
-    if waivers.is_file():  # read by `diff` alone, but a broken one should not wait for the review to be found
-        from resume_contract_generator.review_waivers import parse_waivers
-
-        parse_waivers(waivers)
-    return spec
-
-
-# A finding at a place in a file: (file, line, column or None, message).
-Finding = tuple[str, int, "int | None", str]
-
-
-def _hook_findings(root: Path, spec: Spec) -> list[Finding]:
-    """One finding per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none
-    when the project has no run loop of its own)."""
-    from resume_contract_generator.hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
-
-    runloop = root / RUNLOOP
-    if not runloop.is_file():
-        return []
-    marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
-    findings: list[Finding] = [
-        (marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, RUNLOOP))
-        for failpoint_id in missing_hooks(marks, runloop)
-    ]
-    findings += [
-        (RUNLOOP, line, None, f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to "
-         "the spec or remove the hook (at run time it raises FailpointConfigError)")
-        for hook, line in unknown_hooks(marks, runloop)
-    ]
-    return findings
-
-
-def _located(finding: Finding) -> str:
-    file, line, column, message = finding
-    return f"{file}:{line}:{column}: {message}" if column is not None else f"{file}:{line}: {message}"
-
-
-def _compare(root: Path, outputs: dict[str, str]) -> Drift:
-    from resume_contract_generator.outputs import UnsafeGeneratedTree, compare
+def _unsafe_tree_is_usage(call: Callable[[], Any]) -> Any:
+    from resume_contract_generator.render.outputs import UnsafeGeneratedTree
 
     try:
-        return compare(root, outputs)
+        return call()
     except UnsafeGeneratedTree as error:
         raise UsageError(str(error)) from None
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.outputs import (
-        RefusedToWrite,
-        UnsafeGeneratedTree,
-        recover_interrupted,
-        write_outputs,
-    )
-    from resume_contract_generator.render import render_all
+    from resume_contract_generator.pipeline import prepare_generate, write
+    from resume_contract_generator.render.outputs import RefusedToWrite
 
     root = project_root(args)
-    spec = _load_checked(root)
-    outputs = render_all(spec)
-    if (root / "generated").is_symlink():
-        raise UsageError("generated is a symlink; the generator reads and writes only real files under generated/")
-    try:
-        recovered = recover_interrupted(root)
-    except UnsafeGeneratedTree as error:
-        raise UsageError(str(error)) from None
-    for line in recovered:
+    prepared = _unsafe_tree_is_usage(lambda: prepare_generate(root))
+    for line in prepared.recovered:
         print(line, file=out)
-    drift = _compare(root, outputs)
     # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
-    for finding in _hook_findings(root, spec):
+    for finding in prepared.hooks:
         if args.format == "github":
             print(_annotation("warning", finding), file=out)
-        print(f"warning: {_located(finding)}", file=err)
+        print(f"warning: {finding}", file=err)
+    drift = prepared.drift
     if drift.clean:
-        print(f"generated/ is up to date ({len(outputs)} files)", file=out)
+        print(f"generated/ is up to date ({len(prepared.outputs)} files)", file=out)
         return EXIT_OK
     try:
-        written = write_outputs(root, outputs, drift, force=args.force)
+        written = write(root, prepared, force=args.force)
     except RefusedToWrite as error:
         raise Refused(str(error), command="generate") from None
     removed, conflicted = set(drift.removable_orphans), set(drift.conflicted)
@@ -120,30 +62,26 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.outputs import interrupted_leftovers
-    from resume_contract_generator.render import render_all
+    from resume_contract_generator.annotations import annotation
+    from resume_contract_generator.pipeline import check
 
-    root = project_root(args)
-    spec = _load_checked(root)
-    outputs = render_all(spec)
-    drift = _compare(root, outputs)
-    leftovers = interrupted_leftovers(root)
-    if leftovers:
-        print(f"an interrupted generate left {', '.join(leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
+    checked = _unsafe_tree_is_usage(lambda: check(project_root(args)))
+    if checked.leftovers:
+        print(f"an interrupted generate left {', '.join(checked.leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
         return EXIT_FAIL
-    hooks = _hook_findings(root, spec)
+    drift, hooks, files = checked.drift, list(checked.hooks), len(checked.outputs)
     fix = _fix(drift, hooks)
     if args.format == "json":
-        out.write(_check_json(drift, hooks, len(outputs), fix) + "\n")
+        out.write(_check_json(drift, hooks, files, fix) + "\n")
     elif args.format == "github":
         for finding in hooks:
             print(_annotation("error", finding), file=out)
         for kind, path in drift.rows():
             print(annotation("error", f"{path} is {kind} (to fix: {fix})", file=path, title="resume-contract check"), file=out)
-        print(_check_summary(drift, len(outputs)), file=out)
+        print(_check_summary(drift, files), file=out)
     else:
-        _print_check(drift, hooks, len(outputs), fix, show_diff=args.diff, out=out)
-    return EXIT_OK if drift.clean and not hooks else EXIT_FAIL
+        _print_check(drift, hooks, files, fix, show_diff=args.diff, out=out)
+    return EXIT_OK if checked.clean else EXIT_FAIL
 
 
 def _fix(drift: Drift, hooks: list[Finding]) -> str:
@@ -163,7 +101,7 @@ def _check_summary(drift: Drift, files: int) -> str:
 
 def _print_check(drift: Drift, hooks: list[Finding], files: int, fix: str, *, show_diff: bool, out: TextIO) -> None:
     for finding in hooks:
-        print(_located(finding), file=out)
+        print(finding, file=out)
     if drift.clean:
         print(_check_summary(drift, files), file=out)
         if hooks:
@@ -186,30 +124,19 @@ def _check_json(drift: Drift, hooks: list[Finding], files: int, fix: str) -> str
         "clean": drift.clean and not hooks,
         "generatedFiles": files,
         "drift": [{"kind": kind, "path": path} for kind, path in drift.rows()],
-        "hooks": [{"file": file, "line": line, "column": column, "message": message} for file, line, column, message in hooks],
+        "hooks": [{"file": f.file, "line": f.line, "column": f.column, "message": f.message} for f in hooks],
         "fix": fix or None,
     }
     return json.dumps(document, indent=2)
 
 
 def _annotation(level: str, finding: Finding) -> str:
-    file, line, column, message = finding
-    return annotation(level, message, file=file, line=line, col=column, title="resume-contract check")
+    from resume_contract_generator.annotations import annotation
+
+    return annotation(level, finding.message, file=finding.file, line=finding.line, col=finding.column, title="resume-contract check")
 
 
-def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from resume_contract_generator.errors import SpecInvalid
-    from resume_contract_generator.review import review
-    from resume_contract_generator.review_report import as_github, as_json, as_markdown, as_text
-    from resume_contract_generator.review_waivers import apply_waivers, read_waivers
-    from resume_contract_generator.spec_source import (
-        WORKING_TREE,
-        SpecSourceError,
-        default_base,
-        load_side,
-    )
-
-    root = project_root(args)
+def _check_diff_arguments(args: argparse.Namespace) -> None:
     for name, value in (("BASE", args.base), ("HEAD", args.head)):
         if value is not None and not value.strip():
             raise UsageError(f"{name} is empty: give a git revision or a spec directory")
@@ -224,30 +151,32 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"--links takes the repository's web address, without .git, a query or a fragment, e.g. "
             f"https://github.com/OWNER/REPO (got {args.links!r})"
         )
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from resume_contract_generator.pipeline import SideInvalid, review_change
+    from resume_contract_generator.review.report import as_github, as_json, as_markdown, as_text
+    from resume_contract_generator.review.source import WORKING_TREE, SpecSourceError
+
+    root = project_root(args)
+    _check_diff_arguments(args)
     try:
-        base_source = args.base if args.base is not None else default_base(root)
-        head_source = args.head if args.head is not None else WORKING_TREE
-        sides = []
-        for label, source in (("base", base_source), ("head", head_source)):
-            try:
-                sides.append(load_side(root, source))
-            except SpecInvalid as invalid:
-                lines = [f"{label} ({source}): {error}" for error in invalid.errors]
-                raise Reported(*lines, f"resume-contract diff: the {label} spec is invalid; nothing was compared") from None
+        change = review_change(root, args.base, args.head, args.depth)
     except SpecSourceError as error:
         raise UsageError(str(error)) from None
-    try:
-        waivers = read_waivers(root, head_source)
-    except SpecInvalid as invalid:
-        lines = [f"head ({head_source}): {error}" for error in invalid.errors]
-        raise Reported(*lines, "resume-contract diff: the head's review waivers are invalid; nothing was compared") from None
-    _warn_unless_checkable(sides[1], err)
-    result = apply_waivers(review(sides[0], sides[1], depth=args.depth), waivers)
-    base_label = base_source if args.base is not None else f"merge-base {base_source[:12]}"
-    head_label = "working tree" if head_source == WORKING_TREE else head_source
+    except SideInvalid as invalid:
+        lines = [f"{invalid.side} ({invalid.source}): {error}" for error in invalid.errors]
+        whose = f"the {invalid.side} spec is" if invalid.what == "spec" else f"the {invalid.side}'s {invalid.what} are"
+        raise Reported(*lines, f"resume-contract diff: {whose} invalid; nothing was compared") from None
+    # A head that `check` would refuse (it breaks a declared invariant) is still reviewed, but said first.
+    for problem in change.head_check_errors:
+        print(f"resume-contract diff: warning: the head fails `resume-contract check`: {problem}", file=err)
+    result = change.review
+    base_label = change.base if args.base is not None else f"merge-base {change.base[:12]}"
+    head_label = "working tree" if change.head == WORKING_TREE else change.head
     if args.links is not None:
         try:
-            links = _links(args.links, root, base_source, head_source)
+            links = _links(args.links, root, change.base, change.head)
         except SpecSourceError as error:
             raise UsageError(str(error)) from None
         out.write(as_markdown(result, base_label, head_label, links))
@@ -255,8 +184,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         renderers: dict[str, Callable[[Any, str, str], str]] = {
             "text": as_text, "markdown": as_markdown, "json": partial(as_json, ledgers=args.ledgers), "github": as_github
         }
-        render = renderers[args.format]
-        out.write(render(result, base_label, head_label))
+        out.write(renderers[args.format](result, base_label, head_label))
     fail_on, counts = args.fail_on, result.unwaived_counts
     if fail_on == "any" and sum(counts.values()):
         return EXIT_FAIL
@@ -265,20 +193,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-
-
-def _warn_unless_checkable(head: Spec, err: TextIO) -> None:
-    """A head that `check` would refuse (it breaks a declared invariant) is still reviewed, but said first."""
-    from resume_contract_generator.invariant_check import invariant_errors
-
-    for error in invariant_errors(head):
-        print(f"resume-contract diff: warning: the head fails `resume-contract check`: {error}", file=err)
-
-
 def _links(repository: str, root: Path, base_source: str, head_source: str) -> Any:
     """`--links`: each side's files linked at the commit it names (a directory or the working tree: not linked)."""
-    from resume_contract_generator.review_report import Links
-    from resume_contract_generator.spec_source import commit_of
+    from resume_contract_generator.review.report import Links
+    from resume_contract_generator.review.source import commit_of
 
     return Links(repository.rstrip("/"), commit_of(root, base_source), commit_of(root, head_source))
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resume_contract_generator.outputs import STAGING_SUFFIX, swap_in
-from resume_contract_generator.spec_model import Spec
-from resume_contract_generator.tables import projector_table, wire_model
+from resume_contract_generator.render.outputs import STAGING_SUFFIX, swap_in
+from resume_contract_generator.spec.model import Spec
+from resume_contract_generator.spec.tables import decoder_of, table_of
 
 from ..core.explore import spell, wires, words
 from ..core.plan import ResumePlan
@@ -51,8 +51,8 @@ class Vector:
 
 class _Planner:
     def __init__(self, spec: Spec) -> None:
-        self.model: WireModel = wire_model(spec.wire)
-        self.table: ProjectorTable = projector_table(spec.projector, spec.ledger_rules, spec.wire)
+        self.model: WireModel = decoder_of(spec)
+        self.table: ProjectorTable = table_of(spec)
 
     def plan(self, rows: bytes, expected_high_water: int | None = None, trace: list | None = None) -> ResumePlan:
         events, raws = decode_rows(Path("vector.jsonl"), rows, model=self.model)

@@ -23,11 +23,11 @@ import traceback
 from pathlib import Path
 
 from resume_contract_generator.errors import SpecInvalid
-from resume_contract_generator.review import review
-from resume_contract_generator.review_report import as_text
-from resume_contract_generator.review_rules import RULES
-from resume_contract_generator.review_waivers import apply_waivers, parse_waivers
-from resume_contract_generator.validate import load_spec
+from resume_contract_generator.review.collector import review
+from resume_contract_generator.review.report import as_text
+from resume_contract_generator.review.rules import RULES
+from resume_contract_generator.review.waivers import apply_waivers, parse_waivers
+from resume_contract_generator.spec.validate import load_spec
 
 CORPUS = Path(__file__).resolve().parent
 FROZEN_SPEC = CORPUS.parent / "frozen_spec" / "spec"

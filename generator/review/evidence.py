@@ -19,9 +19,9 @@ from resume_contract.core.table import ProjectorTable
 from resume_contract.core.wire import WireModel, encode_json
 from resume_contract.errors import RowRefused
 
-from .review_rules import BREAKING, NEUTRAL, TIGHTENS, WEAKENS
-from .spec_model import Spec
-from .tables import projector_table, wire_model
+from ..spec.model import Spec
+from ..spec.tables import decoder_of, table_of
+from .rules import BREAKING, NEUTRAL, TIGHTENS, WEAKENS
 
 CORRUPT = "corrupt"
 
@@ -55,9 +55,7 @@ class LedgerEvidence:
 
 def collect_evidence(base: Spec, head: Spec, depth: int) -> tuple[list[LedgerEvidence], int]:
     """Every ledger whose decision differs between `base` and `head`, and how many ledgers were checked."""
-    sides = [
-        (wire_model(spec.wire), projector_table(spec.projector, spec.ledger_rules, spec.wire)) for spec in (base, head)
-    ]
+    sides = [(decoder_of(spec), table_of(spec)) for spec in (base, head)]
     ledgers = _canonical_ledgers(base, head)
     for word in words(depth):
         ledgers.append((spell(word), tuple(encode_json(value) for value in wires(word))))

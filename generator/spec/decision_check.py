@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import Mark, SpecError
+from ..errors import Mark, SpecError
 from .loader import LoadedFile
-from .spec_model import CanonicalLedger, Decision, LedgerRules, Projector
+from .model import CanonicalLedger, Decision, LedgerRules, Projector
 
 # The fields two prefixes must share to claim the same tool decision (`same_tool_decision_as`).
 _SAME_TOOL_FIELDS = ("disposition", "operation_statuses", "diagnostics", "rejection_reasons")

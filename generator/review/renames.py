@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from .spec_model import Spec
+from ..spec.model import Spec
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .errors import Mark, SpecError, SpecInvalid
+from ..errors import Mark, SpecError, SpecInvalid
 from .loader import LoadedFile, load_spec_file
 from .schema_check import load_schema, schema_errors
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import keyword
 import re
 
-from .errors import SpecError
+from ..errors import SpecError
 from .loader import LoadedFile
-from .spec_model import ContentKind, ToolCall, WireField, WireFormat
+from .model import ContentKind, ToolCall, WireField, WireFormat
 
 # Fields the store and the projector read by name: (wire name, type, required).
 READ_BY_THE_TOOL = (("id", "string", True), ("sessionId", "string", True), ("runId", "string", True))

@@ -19,13 +19,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import Mark, SpecError, SpecInvalid
-from .loader import load_spec_file
-from .review_rules import RULES
-from .spec_source import side_file
+from ..errors import Mark, SpecError, SpecInvalid
+from ..spec.loader import load_spec_file
+from .rules import RULES
+from .source import side_file
 
 if TYPE_CHECKING:  # `check` validates the waivers file without loading the review
-    from .review import Change, Review
+    from .collector import Change, Review
 
 WAIVERS_FILE = "spec/review-waivers.yaml"
 _KEYS = ("rule", "location", "reason")

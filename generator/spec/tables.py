@@ -1,11 +1,13 @@
 """The frozen spec model turned into what the runtime runs: the projector's lookup tables and the decoding model.
 
-The renderers, the reviewer, the vector builder and the checks all derive these from the model here, so each
-sees the same tables `generate` writes.
+The one home of both: `table_of(spec)` and `decoder_of(spec)`. The renderers, the reviewer, the vector builder
+and the checks all take them from here, so each sees the tables `generate` writes. Each is built once per
+distinct model (cached by value: a model changed with `dataclasses.replace` gets its own).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -13,8 +15,8 @@ from resume_contract.core.summary import PlanSummary
 from resume_contract.core.table import ProjectorTable, ToolContentRead
 from resume_contract.core.wire import WireModel
 
-from .spec_model import Decision, LedgerRules, Projector, Rule, Spec, WireFormat
-from .wire_model import load_module
+from .decoder import load_module
+from .model import Decision, LedgerRules, Projector, Rule, Spec, WireFormat
 
 
 def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
@@ -23,6 +25,7 @@ def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
     return tuple((rule.source, rule.event, names_match) for names_match in matches)
 
 
+@functools.lru_cache(maxsize=8)
 def wire_model(wire: WireFormat) -> WireModel:
     """The decoding model rendered from the spec, loaded in memory (the code `generate` writes)."""
     return WireModel(load_module(wire))
@@ -58,6 +61,17 @@ def tool_content_reads(wire: WireFormat) -> dict[str, ToolContentRead]:
     }
 
 
+def table_of(spec: Spec) -> ProjectorTable:
+    """The projector table of a spec (what generated/resume_contract_generated/projector_table.py holds)."""
+    return projector_table(spec.projector, spec.ledger_rules, spec.wire)
+
+
+def decoder_of(spec: Spec) -> WireModel:
+    """The decoding model of a spec (what generated/resume_contract_generated/runtime_event.py holds)."""
+    return wire_model(spec.wire)
+
+
+@functools.lru_cache(maxsize=16)
 def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) -> ProjectorTable:
     """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
     return ProjectorTable(
@@ -82,8 +96,7 @@ def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) 
 
 def canonical_events(spec: Spec, outcome: str, length: int) -> list[Any]:
     """The first `length` canonical events for `outcome`, decoded by the spec's own decoding model."""
-    model = wire_model(spec.wire)
-    return [model.decode_row(event.wire(outcome).encode("utf-8")) for event in spec.ledger.events[:length]]
+    return [decoder_of(spec).decode_row(event.wire(outcome).encode("utf-8")) for event in spec.ledger.events[:length]]
 
 
 def expected_replay_ids(spec: Spec, decision: Decision, outcome: str) -> tuple[str, ...]:

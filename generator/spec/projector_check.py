@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import keyword
 
-from .errors import Mark, SpecError
+from ..errors import Mark, SpecError
 from .loader import LoadedFile
-from .spec_model import DiagnosticSpec, EventKind, Projector, Rule, State, ToolCall, WireFormat
+from .model import DiagnosticSpec, EventKind, Projector, Rule, State, ToolCall, WireFormat
 from .tables import tool_event_shapes
 
 CONDITIONS = ("name_matches", "name_differs")

@@ -14,7 +14,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .render import GENERATED_DIR, HEADER_MARKER, body_sha256, split_header
+from resume_contract.errors import ResumeContractError
+
+from .headers import HEADER_MARKER, body_sha256, split_header
+from .tree import GENERATED_DIR
 
 # Produced by running the generated code and its tests, never by the generator; not drift.
 _IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
@@ -43,11 +46,11 @@ class Drift:
         return sorted(rows, key=lambda row: (row[1], row[0]))
 
 
-class RefusedToWrite(Exception):
+class RefusedToWrite(ResumeContractError):
     """generate would lose someone's work; nothing was written."""
 
 
-class UnsafeGeneratedTree(Exception):
+class UnsafeGeneratedTree(ResumeContractError):
     """generated/ holds (or is) a symlink: reading or writing through it would leave the project."""
 
 
@@ -55,7 +58,6 @@ class UnsafeGeneratedTree(Exception):
 # wholly old or wholly new; these siblings exist only while it runs, or after it was cut off.
 STAGING_SUFFIX = ".resume-contract-new"
 RETIRED_SUFFIX = ".resume-contract-old"
-_LEGACY_TEMPORARY = ".resume-contract-tmp"  # per-file staging of earlier versions
 
 
 def recover_interrupted(root: Path) -> list[str]:
@@ -77,11 +79,6 @@ def recover_interrupted(root: Path) -> list[str]:
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)
         done.append(f"removed {staging.name} (an interrupted generate's unfinished tree)")
-    if base.is_dir() and not base.is_symlink():
-        for leftover in sorted(base.rglob(f"*{_LEGACY_TEMPORARY}")):
-            if leftover.is_file() and not leftover.is_symlink():
-                leftover.unlink()
-                done.append(f"removed {leftover.relative_to(root).as_posix()}")
     return done
 
 

@@ -9,9 +9,9 @@ from typing import Any
 from resume_contract.core.wire import WireModel
 from resume_contract.errors import RowRefused
 
-from .errors import Mark, SpecError
+from ..errors import Mark, SpecError
 from .loader import LoadedFile
-from .spec_model import CanonicalLedger, LedgerEvent, Prefix
+from .model import CanonicalLedger, LedgerEvent, Prefix
 
 _Path = tuple[str | int, ...]
 

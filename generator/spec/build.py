@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
+from ..errors import Mark, SpecError, SpecInvalid
 from .decision_check import build_decisions
-from .errors import Mark, SpecError
+from .files import SPEC_DIR, SPEC_FILES, canonical_schema, spec_sha256
 from .ledger_check import build_ledger
 from .loader import LoadedFile
+from .model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
 from .projector_check import check_projector, projector_model
-from .spec_files import SPEC_DIR, SPEC_FILES, spec_sha256
-from .spec_model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
 from .tables import wire_model
 
 
@@ -31,6 +31,7 @@ class SpecBuilder:
         self.errors.append(SpecError(mark, message))
 
     def build(self, root: Path) -> Spec:
+        """The spec, or SpecInvalid with every reference and structure error found."""
         files = self.files
         ledger, errors = build_ledger(files["ledger"], wire_model(self.wire))
         self.errors.extend(errors)
@@ -41,6 +42,8 @@ class SpecBuilder:
         failpoints = self._failpoints(files["failpoints"], ledger)
         self._unused(ledger, projector, failpoints, rules)
         invariants = self._invariants(files["invariants"], projector)
+        if self.errors:
+            raise SpecInvalid(self.errors)
         return Spec(
             failpoints=failpoints,
             wire=self.wire,
@@ -53,6 +56,7 @@ class SpecBuilder:
             source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
             sha256=spec_sha256(root),
             locations=self._locations(),
+            schemas=tuple((name, canonical_schema(root, name)) for name in SPEC_FILES),
         )
 
     def _locations(self) -> MappingProxyType[str, Mark]:

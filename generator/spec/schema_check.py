@@ -14,7 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from .errors import Mark, SpecError
+from ..errors import Mark, SpecError
 from .loader import LoadedFile
 
 _JSON_TYPE_NAMES = {

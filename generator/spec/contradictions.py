@@ -12,9 +12,9 @@ from resume_contract.core.plan import ResumePlan
 from resume_contract.core.project import project
 from resume_contract.core.summary import PlanSummary, label
 
-from .errors import SpecError
-from .spec_model import Decision, Spec
-from .tables import canonical_events, decision_summary, projector_table, rule_steps
+from ..errors import SpecError
+from .model import Decision, Spec
+from .tables import canonical_events, decision_summary, rule_steps, table_of
 
 # The decisions.yaml key that states a summary field, where the names differ.
 _DECISION_KEYS = {"replay_event_ids": "replay"}
@@ -22,7 +22,7 @@ _DECISION_KEYS = {"replay_event_ids": "replay"}
 
 def check_decisions_against_projector(spec: Spec) -> list[SpecError]:
     """Run every canonical prefix through the projector; report each field that contradicts the decision table."""
-    table = projector_table(spec.projector, spec.ledger_rules, spec.wire)
+    table = table_of(spec)
     rule_by_step = {key: rule for rule in spec.projector.rules for key in rule_steps(rule)}
     errors = []
     for decision in spec.decisions:

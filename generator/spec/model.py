@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .errors import Mark
+from ..errors import Mark
 
 
 @dataclass(frozen=True)

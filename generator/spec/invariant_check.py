@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from resume_contract.core.invariants import SelfAdvised, Subject, violations_of
 
-from .errors import SpecError
-from .spec_model import Spec
-from .tables import projector_table, wire_model
+from ..errors import SpecError
+from .model import Spec
+from .tables import decoder_of, table_of
 
 # Depth 2 reaches every rule of a two-state-deep machine with both outcomes and the high-water check, in a
 # few milliseconds; `resume-contract verify` goes deeper.
@@ -25,9 +25,8 @@ FAST_DEPTH = 2
 
 def invariant_errors(spec: Spec, depth: int = FAST_DEPTH) -> list[SpecError]:
     """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
-    projector = spec.projector
-    anomalies = frozenset(rule.anomaly for rule in projector.rules if rule.anomaly) | {projector.after_terminal_anomaly}
-    subject = Subject(projector_table(projector, spec.ledger_rules, spec.wire), wire_model(spec.wire).decode_row, anomalies)
+    table = table_of(spec)
+    subject = Subject(table, decoder_of(spec).decode_row, table.anomalies)
     declared = {invariant.name: invariant for invariant in spec.invariants}
     errors = []
     for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):

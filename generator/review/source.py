@@ -1,24 +1,26 @@
 """Load a spec from a git revision or a directory, for `resume-contract diff`.
 
-A revision's spec/ is copied out with `git show` into a temporary directory and loaded through the same
-validated path as the working tree, so both sides of a diff are held to the same checks.
+A revision's spec/ is copied out with `git show` into a temporary directory, which the pipeline loads through
+the same validated path as the working tree, so both sides of a diff are held to the same checks.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import Mark, SpecError, SpecInvalid
-from .spec_files import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
-from .spec_model import Spec
-from .validate import load_spec
+from resume_contract.errors import ResumeContractError
+
+from ..errors import Mark, SpecError, SpecInvalid
+from ..spec.files import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
 
 WORKING_TREE = "WORKTREE"
 
 
-class SpecSourceError(Exception):
+class SpecSourceError(ResumeContractError):
     """The revision or directory cannot be read (not a spec error: exit 2 all the same)."""
 
 
@@ -76,11 +78,14 @@ def commit_of(root: Path, source: str) -> str | None:
     return _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip() or None
 
 
-def load_side(root: Path, source: str) -> Spec:
-    """A spec from `source`: WORKTREE, a directory (a project root or its spec/), or a git revision."""
+@contextmanager
+def side_directory(root: Path, source: str) -> Iterator[Path]:
+    """The project directory that holds `source`'s spec while the block runs: WORKTREE or a directory (a
+    project root or its spec/) as it is, a git revision's spec/ copied out into a temporary directory."""
     project = _project_dir(root, source)
     if project is not None:
-        return load_spec(project)
+        yield project
+        return
     try:
         revision = _git(root, "rev-parse", "--verify", "--quiet", f"{source}^{{commit}}").strip()
     except SpecSourceError:
@@ -97,4 +102,4 @@ def load_side(root: Path, source: str) -> Spec:
             target = project / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(shown.stdout)
-        return load_spec(project)
+        yield project

@@ -1,25 +1,24 @@
-"""The wire format (spec/runtime_event.yaml) rendered as code: the decoding model and a JSON Schema for one row.
+"""The wire format (spec/runtime_event.yaml) as its decoding model: Python source, and that source loaded.
 
 The generator needs the decoding model before anything is written (to read the canonical ledger and run the
 projector over it), so the rendered module is also executed in memory here. The code that is checked is the
-code that is written: there is no second, hand-kept model to drift from it.
+code that is written (`render` places this same source in generated/): there is no second, hand-kept model
+to drift from it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import sys
 import types
 from typing import Any
 
-from .environment import ENVIRONMENT
-from .literals import py
-from .spec_model import WireField, WireFormat
+from ..environment import ENVIRONMENT
+from ..literals import py
+from .model import WireField, WireFormat
 
 MODULE_PATH = "resume_contract_generated/runtime_event.py"
-SCHEMA_PATH = "runtime-event.schema.json"
 
 _PYTHON_TYPES = {
     "string": "str",
@@ -97,57 +96,3 @@ def load_module(wire: WireFormat) -> types.ModuleType:
             del sys.modules[name]
             raise
     return module
-
-
-# -- JSON Schema for one ledger row -------------------------------------------------------------------------
-_SCHEMA_TYPES: dict[str, dict[str, Any]] = {
-    "string": {"type": "string"},
-    "boolean": {"type": "boolean"},
-    "number": {"type": "number"},
-    "json": {},
-    "object": {"type": "object"},
-    "array": {"type": "array"},
-    "content": {"$ref": "#/$defs/content"},
-}
-
-
-def _schema_property(field: WireField) -> dict[str, Any]:
-    schema = {"description": field.description, **_SCHEMA_TYPES[field.type]}
-    if field.enum:
-        schema["enum"] = list(field.enum)
-    return schema
-
-
-def _object_schema(fields: tuple[WireField, ...], closed: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    properties = dict(extra or {})
-    properties.update({field.name: _schema_property(field) for field in fields})
-    required = [name for name in (extra or {})] + [field.name for field in fields if field.required]
-    schema: dict[str, Any] = {"type": "object", "required": required, "properties": properties}
-    if closed:
-        schema["additionalProperties"] = False
-    return schema
-
-
-def row_schema(wire: WireFormat) -> dict[str, Any]:
-    """A JSON Schema (2020-12) that one ledger row must satisfy."""
-    closed = wire.unknown_keys == "reject"
-    definitions: dict[str, Any] = {
-        "content": {"oneOf": [{"$ref": f"#/$defs/content_{kind.name}"} for kind in wire.content_kinds]},
-    }
-    for kind in wire.content_kinds:
-        tag = {wire.content_tag: {"const": kind.name}}
-        definitions[f"content_{kind.name}"] = {"description": kind.description, **_object_schema(kind.fields, closed, tag)}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "resume-contract/runtime-event.schema.json",
-        "title": "RuntimeEvent: one row of a runtime-events.jsonl ledger",
-        "description": "Generated from spec/runtime_event.yaml. Free JSON values (json, object, array) may hold null; "
-        "declared fields may not.",
-        **_object_schema(wire.fields, closed),
-        "$defs": definitions,
-    }
-
-
-def render_schema(wire: WireFormat) -> str:
-    """The row schema as JSON text (without the generated-file header)."""
-    return json.dumps(row_schema(wire), indent=2, ensure_ascii=False) + "\n"

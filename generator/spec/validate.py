@@ -7,14 +7,13 @@ decision table run against the projector over the canonical ledger (`contradicti
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+from ..errors import SpecInvalid
 from .build import SpecBuilder
 from .contradictions import check_decisions_against_projector
-from .errors import SpecInvalid
-from .spec_files import SPEC_FILES, canonical_schema, read_spec_files
-from .spec_model import Spec
+from .files import read_spec_files
+from .model import Spec
 from .wire_spec import build_wire_format
 
 
@@ -25,10 +24,7 @@ def load_spec(root: Path) -> Spec:
     if errors:
         raise SpecInvalid(errors)
 
-    builder = SpecBuilder(files, wire)
-    spec = dataclasses.replace(builder.build(root), schemas=tuple((name, canonical_schema(root, name)) for name in SPEC_FILES))
-    if builder.errors:
-        raise SpecInvalid(builder.errors)
+    spec = SpecBuilder(files, wire).build(root)
     contradictions = check_decisions_against_projector(spec)
     if contradictions:
         raise SpecInvalid(contradictions)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import Mark
-from .spec_model import Spec, WireField
+from ..errors import Mark
+from ..spec.model import Spec, WireField
 
 
 class WireChanges:

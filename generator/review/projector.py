@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import Mark
-from .review_renames import Renames
-from .review_text import reworded
-from .spec_model import Spec, State
+from ..errors import Mark
+from ..spec.model import Spec, State
+from .renames import Renames
+from .text import reworded
 
 
 class ProjectorChanges:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from .literals import md_cell
-from .review import Review
-from .review_evidence import describe
-from .review_rules import CLASSES, RULES
+from ..literals import md_cell
+from .collector import Review
+from .evidence import describe
+from .rules import CLASSES, RULES
 
 EXAMPLES_SHOWN = 5
 
@@ -168,7 +168,7 @@ _LEVELS = {"weakens-safety": "error", "breaking": "warning", "tightens": "notice
 def as_github(review: Review, base_label: str, head_label: str) -> str:
     """GitHub Actions annotations, one per change at its head location (its base one when it was removed):
     weakens-safety as errors, breaking as warnings, the rest (and waived findings) as notices; then the summary."""
-    from .annotations import annotation
+    from ..annotations import annotation
 
     lines = []
     for index, change in enumerate(review.changes):

@@ -11,10 +11,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label, py, py_call
-from .spec_model import ContentKind, Spec, WireField
-from .tables import decision_summary, expected_replay_ids, projector_table
-from .wire_model import module_context, render_schema
+from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label, py, py_call
+from ..spec.decoder import module_context
+from ..spec.model import ContentKind, Spec, WireField
+from ..spec.tables import decision_summary, expected_replay_ids, table_of
+from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
 # importing generated/ itself as a package named `generated`.
@@ -88,7 +89,7 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
 
 
 def _table_context(spec: Spec) -> dict[str, Any]:
-    table = projector_table(spec.projector, spec.ledger_rules, spec.wire)
+    table = table_of(spec)
     return {
         "initial_state": py(table.initial_state),
         "tool_contents": [

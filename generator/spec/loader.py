@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .errors import Mark, SpecError
+from ..errors import Mark, SpecError
 
 # A spec path is the tuple of keys and indexes leading to a value, e.g. ("failpoints", 3, "id").
 SpecPath = tuple[str | int, ...]

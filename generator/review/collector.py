@@ -20,14 +20,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import Mark
-from .review_evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
-from .review_projector import ProjectorChanges
-from .review_renames import find_renames
-from .review_rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
-from .review_text import reworded, scope_changes
-from .review_wire import WireChanges
-from .spec_model import Decision, Spec
+from ..errors import Mark
+from ..spec.model import Decision, Spec
+from .evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
+from .projector import ProjectorChanges
+from .renames import find_renames
+from .rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
+from .text import reworded, scope_changes
+from .wire import WireChanges
 
 
 @dataclass(frozen=True)

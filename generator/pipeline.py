@@ -1,0 +1,188 @@
+"""The generator's whole job, one entry point per command: what a checked spec is is decided here, once.
+
+    load_checked(root)            the spec every command works from, or SpecInvalid: every problem of the
+                                  three passes (schema, references and structure, the decision table against
+                                  the projector), every declared invariant it breaks, a malformed review-waivers
+                                  file; `vectors` and `conform` use it too
+    check(root)                   the above, rendered and compared with generated/ (writes nothing)
+    prepare_generate(root)        the above, after finishing or rolling back an interrupted generate
+    write(root, prepared, force)  generated/ brought in line, all or nothing
+    review_change(root, base, head, depth)
+                                  `diff`: both sides loaded through the same checks, reviewed, waivers applied
+
+Nothing here prints or exits: the command line prints what these return and maps what they raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SpecError, SpecInvalid
+from .hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
+from .render.outputs import (
+    Drift,
+    UnsafeGeneratedTree,
+    compare,
+    interrupted_leftovers,
+    recover_interrupted,
+    write_outputs,
+)
+from .render.tree import GENERATED_DIR, render_all
+from .review.collector import Review, review
+from .review.source import WORKING_TREE, default_base, side_directory
+from .review.waivers import WAIVERS_FILE, apply_waivers, parse_waivers, read_waivers
+from .spec.invariant_check import invariant_errors
+from .spec.model import Spec
+from .spec.validate import load_spec
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something a check reports at a place in a file, without refusing the spec (a run loop's hooks)."""
+
+    file: str
+    line: int
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.message}" if self.column is not None else f"{self.file}:{self.line}: {self.message}"
+
+
+def validated(root: Path, *, waivers: bool = True) -> tuple[Spec, list[SpecError]]:
+    """The spec under `root`, and every declared invariant it breaks (empty: it is a checked spec). Raises
+    SpecInvalid for anything else: the three passes, or (with `waivers`) a malformed review-waivers file."""
+    spec = load_spec(root)
+    waivers_file = root / WAIVERS_FILE
+    if waivers and waivers_file.is_file():  # read by `diff` alone, but a broken one should not wait for the review
+        parse_waivers(waivers_file)
+    return spec, invariant_errors(spec)
+
+
+def load_checked(root: Path) -> Spec:
+    """The checked spec under `root` (see the module's docstring); raises SpecInvalid."""
+    spec, violated = validated(root)
+    if violated:
+        raise SpecInvalid(violated)
+    return spec
+
+
+def hook_findings(root: Path, spec: Spec) -> list[Finding]:
+    """One finding per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none
+    when the project has no run loop of its own)."""
+    runloop = root / RUNLOOP
+    if not runloop.is_file():
+        return []
+    marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
+    findings = [
+        Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, RUNLOOP))
+        for failpoint_id in missing_hooks(marks, runloop)
+    ]
+    findings += [
+        Finding(
+            RUNLOOP,
+            line,
+            None,
+            f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the spec or "
+            "remove the hook (at run time it raises FailpointConfigError)",
+        )
+        for hook, line in unknown_hooks(marks, runloop)
+    ]
+    return findings
+
+
+@dataclass(frozen=True)
+class Checked:
+    """`check`: the spec, what it renders to, how generated/ differs, the run loop's hook findings, and what an
+    interrupted generate left (if anything, nothing else is compared)."""
+
+    spec: Spec
+    outputs: dict[str, str]
+    drift: Drift
+    hooks: tuple[Finding, ...]
+    leftovers: tuple[str, ...]
+
+    @property
+    def clean(self) -> bool:
+        return self.drift.clean and not self.hooks and not self.leftovers
+
+
+def check(root: Path) -> Checked:
+    """Validate, render and compare with generated/; writes nothing. Raises SpecInvalid, UnsafeGeneratedTree."""
+    spec = load_checked(root)
+    outputs = render_all(spec)
+    drift = compare(root, outputs)
+    return Checked(spec, outputs, drift, tuple(hook_findings(root, spec)), tuple(interrupted_leftovers(root)))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """`generate` before it writes: what an interrupted generate left and was done about, and the rest of a check."""
+
+    spec: Spec
+    outputs: dict[str, str]
+    recovered: tuple[str, ...]
+    drift: Drift
+    hooks: tuple[Finding, ...]
+
+
+def prepare_generate(root: Path) -> Prepared:
+    """Validate and render, finish or roll back an interrupted generate, and compare. Raises SpecInvalid,
+    UnsafeGeneratedTree."""
+    spec = load_checked(root)
+    outputs = render_all(spec)
+    if (root / GENERATED_DIR).is_symlink():
+        raise UnsafeGeneratedTree(f"{GENERATED_DIR} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/")
+    recovered = tuple(recover_interrupted(root))
+    return Prepared(spec, outputs, recovered, compare(root, outputs), tuple(hook_findings(root, spec)))
+
+
+def write(root: Path, prepared: Prepared, *, force: bool = False) -> list[str]:
+    """Bring generated/ in line with what `prepared` rendered, all or nothing; the paths written or removed.
+    Raises RefusedToWrite, writing nothing, rather than lose someone's work."""
+    return write_outputs(root, prepared.outputs, prepared.drift, force=force)
+
+
+class SideInvalid(SpecInvalid):
+    """One side of a review cannot be loaded; `side` is "base" or "head", `what` "spec" or "review waivers"."""
+
+    def __init__(self, side: str, source: str, errors: list[SpecError], what: str = "spec") -> None:
+        super().__init__(errors)
+        self.side = side
+        self.source = source
+        self.what = what
+
+
+@dataclass(frozen=True)
+class ChangeReview:
+    """`diff`: the review (waivers applied) of `base` -> `head`, and why the head would fail `check`, if it does."""
+
+    review: Review
+    base: str
+    head: str
+    head_check_errors: tuple[SpecError, ...]
+
+
+def review_change(root: Path, base: str | None, head: str | None, depth: int) -> ChangeReview:
+    """Review a contract change. `base` and `head` are git revisions or spec directories; by default the merge
+    base with the default branch and the working tree. Each side goes through the same checks as `check`; a
+    head that breaks a declared invariant is still reviewed (the review is where such an edit is seen), and
+    its errors are handed back. Raises SideInvalid, SpecSourceError."""
+    base_source = base if base is not None else default_base(root)
+    head_source = head if head is not None else WORKING_TREE
+    specs = []
+    violated: list[SpecError] = []
+    for side, source in (("base", base_source), ("head", head_source)):
+        try:
+            with side_directory(root, source) as project:
+                spec, violated = validated(project, waivers=False)  # the head's are read below, wherever it is
+        except SpecInvalid as invalid:
+            raise SideInvalid(side, source, invalid.errors) from None
+        specs.append(spec)
+    try:
+        waivers = read_waivers(root, head_source)
+    except SpecInvalid as invalid:
+        raise SideInvalid("head", head_source, invalid.errors, what="review waivers") from None
+    reviewed = apply_waivers(review(specs[0], specs[1], depth=depth), waivers)
+    return ChangeReview(reviewed, base_source, head_source, tuple(violated))
