@@ -275,6 +275,7 @@ def _text(run: str):
     )
 
 
+@pytest.mark.slow
 def test_a_ledger_larger_than_memory_is_read_in_bounded_memory(tmp_path: Path) -> None:
     big = tmp_path / "runtime-events.jsonl"
     with big.open("wb") as handle:
@@ -307,6 +308,7 @@ def test_bad_flags_are_usage_errors(args, run_cli) -> None:
     assert (code, out) == (2, "") and err.startswith("resume-contract: ") and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_an_audit_reads_a_run_larger_than_memory_and_goes_on(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     for run in ("big", "small"):

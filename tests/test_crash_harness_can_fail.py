@@ -15,12 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from resume_contract_generator.render.tree import render_all
 from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_tests(tmp_path: Path) -> None:
     spec = load_spec(REPO)
     blocked = next(d for d in spec.decisions if d.disposition == "blocked")

@@ -19,6 +19,7 @@ sys.path.insert(0, str(REPO / "tools"))
 from edit_drill import NESTED, main  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get(NESTED) == "1", reason="this is the suite the drill runs")
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="the drill copies the files git knows")
 def test_rewording_the_directive_and_a_boundary_needs_no_test_edit(capsys: pytest.CaptureFixture[str]) -> None:

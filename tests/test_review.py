@@ -43,6 +43,7 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
     assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
 
 
+@pytest.mark.slow
 def test_a_wording_only_change_is_neutral_and_exits_0(tmp_path: Path, run_cli) -> None:
     head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
     code, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "weakens-safety")
@@ -99,6 +100,7 @@ def _git_project(tmp_path: Path, case: str) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_git_revisions_and_the_default_merge_base(tmp_path: Path, run_cli) -> None:
     project = _git_project(tmp_path, "FAILPOINT_PREFIX_LATER")
 
@@ -230,6 +232,7 @@ def test_each_ledgers_effect_names_breaking_apart_from_weaker(before: tuple, aft
     assert effect(decided(*before), relaxed) == "weakens-safety"
 
 
+@pytest.mark.slow
 def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path: Path, run_cli) -> None:
     project = _git_project(tmp_path, "REASON_RENAMED")
     base, head = (_git(project, "rev-parse", name).strip() for name in ("main", "feature"))

@@ -68,3 +68,12 @@ def test_every_rule_has_a_case_or_a_reason() -> None:
     missing = set(RULES) - shown - set(UNREACHABLE_WITH_A_VALID_SPEC)
     assert missing == set()
     assert {rule_of(case) for case in CASES} <= set(RULES)
+
+
+def test_every_rule_is_a_named_constant_with_its_own_id() -> None:
+    # Collectors emit `rules.NAME`: grep finds every place a rule is raised, and a misspelt one fails at import.
+    from resume_contract_generator.review import rules
+
+    constants = {name: value for name, value in vars(rules).items() if isinstance(value, rules.Rule)}
+    assert constants and all(rule.id == name for name, rule in constants.items())
+    assert set(RULES) == set(constants)

@@ -1,6 +1,7 @@
 """The code's own standards, enforced by the test command: ruff (with complexity ≤ 15, and generated lines
-≤ 120 columns), mypy over the three packages and the generated tests, and no module in generator/ or
-resume_contract/ above ~350 lines.
+≤ 120 columns), mypy over the three packages and the generated tests, the packages' layering (import-linter's
+contracts in pyproject.toml: one direction of dependency, no cycle anywhere, the generator on the pure core
+only), and no module in generator/ or resume_contract/ above ~350 lines.
 
 mypy runs with its cache off (`--cache-dir /dev/null`), so the test writes nothing into the checkout.
 """
@@ -31,6 +32,14 @@ def test_ruff_is_clean_with_the_projects_config() -> None:
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
+def test_the_architecture_holds(tmp_path: Path) -> None:
+    # `--no-cache`: the check writes nothing into the checkout. The packages are found as installed.
+    result = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.slow
 def test_mypy_is_clean(tmp_path: Path) -> None:
     # The packages' import names differ from their directories (generator/ is resume_contract_generator), so
     # mypy reads them through links named as Python imports them.

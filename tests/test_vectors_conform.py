@@ -122,6 +122,7 @@ def test_the_canonical_vectors_say_what_the_decision_table_says(vectors: Path) -
             assert (expect["terminalRuntimeEventId"] is not None) == decision.terminal_fact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", [OUR_CLI, ORACLE_ADAPTER], ids=["our-cli", "independent-oracle"])
 def test_two_implementations_agree_on_every_vector(vectors: Path, run_cli, adapter: list[str]) -> None:
     code, out, err = _conform(run_cli, "--vectors", str(vectors), "--json", "--", *adapter)
@@ -149,6 +150,7 @@ def test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors(few
     assert sorted(case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None) == expected
 
 
+@pytest.mark.slow
 def test_reference_strictness_accepts_exactly_the_documented_differences(few_vectors: Path, run_cli) -> None:
     vectors = few_vectors
     documented = ",".join(_manifest(vectors)["referenceDifferences"]["anomalies"])

@@ -15,6 +15,7 @@ from resume_contract.ledger.store import read_ledger
 from resume_contract.proof import verify as verify_module
 
 
+@pytest.mark.slow
 def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path: Path) -> None:
     counterexample = tmp_path / "cx.jsonl"
     code, out, err = run_cli("verify", "--depth", "6", "--counterexample", str(counterexample))

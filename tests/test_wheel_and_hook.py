@@ -13,6 +13,7 @@ Needs git and the package index pip already uses (for the dependencies and pre-c
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,10 @@ REPO = Path(__file__).resolve().parent.parent
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 OTHER_WORDING = "A boundary only the second repository has"
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs git and a checkout")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs git and a checkout"),
+]
 
 
 def _run(*command: str | Path, cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -97,3 +101,82 @@ def test_the_shared_hook_installs_from_the_repository_and_checks_the_users_tree(
     drift = _run(installed / "pre-commit", "run", "--all-files", cwd=other_repository, env=environment, check=False)
     assert drift.returncode == 1
     assert "changed      generated/resume_contract_generated/catalog.py" in drift.stdout
+
+
+_PUBLIC_USE = '''
+import sys
+from pathlib import Path
+
+from resume_contract import (
+    CommittedLedger,
+    Diagnostic,
+    LedgerCorruption,
+    RepairResult,
+    ResumeContractError,
+    ResumePlan,
+    RuntimeEventStore,
+    ToolOperation,
+    build_resume_plan,
+    event_from_wire,
+    plan_json,
+    plan_json_pieces,
+    plan_ledger,
+    plan_run,
+    read_ledger,
+    read_run,
+    repair_ledger,
+)
+
+
+def use(workspace: Path) -> str:
+    wire = {"id": "e1", "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False,
+            "author": "agent", "role": "model", "content": {"kind": "function_call", "id": "c", "name": "w", "args": {}}}
+    with RuntimeEventStore(str(workspace)) as store:
+        appended: bool = store.append(event_from_wire(wire))
+    path = workspace / "sessions" / "s" / "runs" / "r" / "runtime-events.jsonl"
+    plan: ResumePlan = plan_ledger(path, expected_high_water=1)
+    reasons: tuple[str, ...] = plan.rejection_reasons
+    operation: ToolOperation = plan.operations[0]
+    diagnostics: tuple[Diagnostic, ...] = plan.diagnostics
+    ledger: CommittedLedger = read_ledger(str(path))
+    same: ResumePlan = build_resume_plan(ledger.events, 1, rows=ledger.rows)
+    data: bytes = plan_json(same)
+    pieces: bytes = b"".join(plan_json_pieces(plan))
+    assert data == pieces and plan_run(workspace, "s", "r") == plan and read_run(workspace, "s", "r").events == ledger.events
+    repaired: RepairResult = repair_ledger(path)
+    try:
+        read_ledger(workspace / "missing.jsonl")
+    except ResumeContractError as error:
+        assert not isinstance(error, LedgerCorruption)
+    return f"{appended} {plan.disposition} {reasons} {operation.status} {len(diagnostics)} {repaired.torn_bytes}"
+
+
+print(use(Path(sys.argv[1])))
+'''
+
+
+def _readme_public_names() -> set[str]:
+    """Every name the README's Python examples import from the package."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    names: set[str] = set()
+    for block in re.findall(r"```python\n(.*?)```", readme, re.S):
+        for imported in re.findall(r"^from resume_contract import \(?([^)\n]+(?:\n[^)]+)?)\)?", block, re.M):
+            names |= {name.strip() for name in imported.replace("\n", ",").split(",") if name.strip()}
+    return names
+
+
+def test_the_public_face_works_and_type_checks_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    # A script outside the repository, against the installed wheel only: every name the README shows imports
+    # from the package, runs, and passes mypy; a wrong type is caught (so the check can fail).
+    shown = _readme_public_names()
+    assert shown and shown <= set(re.findall(r"\b[A-Za-z_]+\b", _PUBLIC_USE)), f"the README shows names this script does not use: {sorted(shown)}"
+    script = tmp_path / "use_it.py"
+    script.write_text(_PUBLIC_USE, encoding="utf-8")
+    ran = _run(installed / "python", script, tmp_path / "ws", cwd=tmp_path)
+    assert ran.stdout == "True blocked ('dangling_tool_state',) indeterminate 1 0\n"
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", "/dev/null", "--python-executable", str(installed / "python")]
+    assert _run(*mypy, script, cwd=tmp_path).returncode == 0
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("from resume_contract import plan_json, build_resume_plan\ncount: int = plan_json(build_resume_plan([]))\n", encoding="utf-8")
+    failed = _run(*mypy, wrong, cwd=tmp_path, check=False)
+    assert failed.returncode == 1 and 'Incompatible types in assignment (expression has type "bytes", variable has type "int")' in failed.stdout

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import Mark
 from ..spec.model import Decision, Spec
+from . import rules
 from .evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
@@ -89,7 +90,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
     changes = [_classed(change, evidence_class, by_ledgers, evidence, explored) for change in collector.changes]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
-        changes.append(Change("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
+        changes.append(Change(rules.EVIDENCE_UNEXPLAINED_WEAKENING.id, WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
     order = {name: index for index, name in enumerate(CLASSES)}
     changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
     return Review(tuple(changes), tuple(evidence), explored, depth)
@@ -102,10 +103,10 @@ def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: lis
     if change.change_class == BREAKING_AT_LEAST and evidence_class == WEAKENS:
         return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST:
-        field = "rejection_reasons" if change.rule.startswith("REASON_") else "diagnostics"
+        field = "rejection_reasons" if change.rule in (rules.REASON_REMOVED.id, rules.REASON_RENAMED.id) else "diagnostics"
         named = naming_why(evidence, change.subject, field, explored) if change.subject else by_ledgers
-        return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule][1]}, so consumers matching the old name break; {named}")
-    return dataclasses.replace(change, why=f"rule: {RULES[change.rule][1]}")
+        return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule].meaning}, so consumers matching the old name break; {named}")
+    return dataclasses.replace(change, why=f"rule: {RULES[change.rule].meaning}")
 
 
 def _place(change: Change) -> tuple[int, Mark | None]:
@@ -120,10 +121,10 @@ class _Collector(ProjectorChanges, WireChanges):
         self.renames = find_renames(base, head)
         self.changes: list[Change] = []
 
-    def add(self, rule: str, message: str, base: Mark | None, head: Mark | None, subject: str = "") -> None:
-        self.changes.append(Change(rule, RULES[rule][0], message, base, head, subject=subject))
+    def add(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "") -> None:
+        self.changes.append(Change(rule.id, rule.change_class, message, base, head, subject=subject))
 
-    def _keyed(self, rule_removed: str, rule_added: str, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
+    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
         """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys."""
         renamed = renamed or {}
         for key in base:
@@ -137,60 +138,62 @@ class _Collector(ProjectorChanges, WireChanges):
     def failpoints(self) -> None:
         base = {fp.id: fp for fp in self.base.failpoints}
         head = {fp.id: fp for fp in self.head.failpoints}
-        for key in self._keyed("FAILPOINT_REMOVED", "FAILPOINT_ADDED", "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
             where = (old.mark, new.mark)
             if old.committed_prefix != new.committed_prefix:
                 old_length = self.base.ledger.prefix(old.committed_prefix).length
                 new_length = self.head.ledger.prefix(new.committed_prefix).length
-                rule = "FAILPOINT_PREFIX_LATER" if new_length > old_length else "FAILPOINT_PREFIX_EARLIER" if new_length < old_length else "FAILPOINT_PREFIX_RENAMED"
+                rule = rules.FAILPOINT_PREFIX_LATER if new_length > old_length else rules.FAILPOINT_PREFIX_EARLIER if new_length < old_length else rules.FAILPOINT_PREFIX_RENAMED
                 self.add(rule, f"failpoint {key}: committed prefix {old.committed_prefix} -> {new.committed_prefix}", *where)
             if old.boundary != new.boundary:
-                self.add("FAILPOINT_BOUNDARY_REWORDED", f"failpoint {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
+                self.add(rules.FAILPOINT_BOUNDARY_REWORDED, f"failpoint {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
             if old.note != new.note:
-                self.add("FAILPOINT_NOTE_CHANGED", f"failpoint {key}: note changed", *where)
+                self.add(rules.FAILPOINT_NOTE_CHANGED, f"failpoint {key}: note changed", *where)
 
     def ledger(self) -> None:
         base, head = self.base.ledger, self.head.ledger
         old_outcomes, new_outcomes = dict(base.outcomes), dict(head.outcomes)
         loc_b = lambda *path: self.base.location("ledger", *path)  # noqa: E731
         loc_h = lambda *path: self.head.location("ledger", *path)  # noqa: E731
-        for key in self._keyed("OUTCOME_REMOVED", "OUTCOME_ADDED", "outcome", old_outcomes, new_outcomes, lambda k: loc_b("outcomes", k), lambda k: loc_h("outcomes", k)):
+        for key in self._keyed(rules.OUTCOME_REMOVED, rules.OUTCOME_ADDED, "outcome", old_outcomes, new_outcomes, lambda k: loc_b("outcomes", k), lambda k: loc_h("outcomes", k)):
             if old_outcomes[key] != new_outcomes[key]:
-                self.add("OUTCOME_REWORDED", f"outcome '{key}': {reworded(old_outcomes[key], new_outcomes[key])}", loc_b("outcomes", key), loc_h("outcomes", key))
+                self.add(rules.OUTCOME_REWORDED, f"outcome '{key}': {reworded(old_outcomes[key], new_outcomes[key])}", loc_b("outcomes", key), loc_h("outcomes", key))
         shared = [outcome for outcome in old_outcomes if outcome in new_outcomes]
         old_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in base.events]
         new_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in head.events]
         if [_canonical(e) for e in old_events] != [_canonical(e) for e in new_events]:
-            self.add("LEDGER_EVENTS_CHANGED", "the canonical ledger's events changed", loc_b("events"), loc_h("events"))
+            self.add(rules.LEDGER_EVENTS_CHANGED, "the canonical ledger's events changed", loc_b("events"), loc_h("events"))
         old_prefixes = {prefix.name: prefix for prefix in base.prefixes}
         new_prefixes = {prefix.name: prefix for prefix in head.prefixes}
-        for key in self._keyed("PREFIX_REMOVED", "PREFIX_ADDED", "prefix", old_prefixes, new_prefixes, lambda k: old_prefixes[k].mark, lambda k: new_prefixes[k].mark):
+        for key in self._keyed(rules.PREFIX_REMOVED, rules.PREFIX_ADDED, "prefix", old_prefixes, new_prefixes, lambda k: old_prefixes[k].mark, lambda k: new_prefixes[k].mark):
             if old_prefixes[key].through != new_prefixes[key].through:
-                self.add("PREFIX_MOVED", f"prefix '{key}': through {old_prefixes[key].through or '(no event)'} -> {new_prefixes[key].through or '(no event)'}", old_prefixes[key].mark, new_prefixes[key].mark)
+                self.add(rules.PREFIX_MOVED, f"prefix '{key}': through {old_prefixes[key].through or '(no event)'} -> {new_prefixes[key].through or '(no event)'}", old_prefixes[key].mark, new_prefixes[key].mark)
 
     def decisions(self) -> None:
         base = {d.prefix: d for d in self.base.decisions}
         head = {d.prefix: d for d in self.head.decisions}
-        for key in self._keyed("DECISION_REMOVED", "DECISION_ADDED", "decision for prefix", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        for key in self._keyed(rules.DECISION_REMOVED, rules.DECISION_ADDED, "decision for prefix", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             self._decision(key, base[key], head[key])
         self._ledger_rules()
 
     def _decision(self, key: str, old: Decision, new: Decision) -> None:
         if old.disposition != new.disposition:
-            rule = "DECISION_DISPOSITION_RELAXED" if new.disposition == "safe_replay" else "DECISION_DISPOSITION_TIGHTENED"
+            rule = rules.DECISION_DISPOSITION_RELAXED if new.disposition == "safe_replay" else rules.DECISION_DISPOSITION_TIGHTENED
             self.add(rule, f"prefix '{key}': {old.disposition} -> {new.disposition}", self._loc_b(key, "disposition"), self._loc_h(key, "disposition"))
-        self._set_change(key, "rejection_reasons", "reason", old.rejection_reasons, new.rejection_reasons, "DECISION_REASON")
-        self._set_change(key, "diagnostics", "diagnostic", old.diagnostics, new.diagnostics, "DECISION_DIAGNOSTIC")
+        reason_rules = (rules.DECISION_REASON_REPLACED, rules.DECISION_REASON_DROPPED, rules.DECISION_REASON_ADDED)
+        diagnostic_rules = (rules.DECISION_DIAGNOSTIC_REPLACED, rules.DECISION_DIAGNOSTIC_DROPPED, rules.DECISION_DIAGNOSTIC_ADDED)
+        self._set_change(key, "rejection_reasons", "reason", old.rejection_reasons, new.rejection_reasons, reason_rules)
+        self._set_change(key, "diagnostics", "diagnostic", old.diagnostics, new.diagnostics, diagnostic_rules)
         self._statuses(key, old, new)
         if old.replay != new.replay:
             self._replay(key, old.replay, new.replay)
         if old.terminal_fact != new.terminal_fact:
-            rule = "DECISION_TERMINAL_FACT_DROPPED" if old.terminal_fact else "DECISION_TERMINAL_FACT_ADDED"
+            rule = rules.DECISION_TERMINAL_FACT_DROPPED if old.terminal_fact else rules.DECISION_TERMINAL_FACT_ADDED
             self.add(rule, f"prefix '{key}': terminal fact {'no longer' if old.terminal_fact else 'now'} required", self._loc_b(key, "terminal_fact"), self._loc_h(key, "terminal_fact"))
         if (old.summary, old.same_tool_decision_as) != (new.summary, new.same_tool_decision_as):
             change = reworded(old.summary, new.summary) if old.summary != new.summary else f"same decision as {old.same_tool_decision_as} -> {new.same_tool_decision_as}"
-            self.add("DECISION_REWORDED", f"prefix '{key}': {change}", self._loc_b(key, "summary"), self._loc_h(key, "summary"))
+            self.add(rules.DECISION_REWORDED, f"prefix '{key}': {change}", self._loc_b(key, "summary"), self._loc_h(key, "summary"))
 
     def _statuses(self, key: str, old: Decision, new: Decision) -> None:
         # Only outcomes both sides exercise compare; a removed or added outcome is its own change.
@@ -205,26 +208,26 @@ class _Collector(ProjectorChanges, WireChanges):
         lost = [name for name in old if name not in new]
         where = (self._loc_b(key, "replay"), self._loc_h(key, "replay"))
         if gained:
-            self.add("DECISION_REPLAY_WIDENED", f"prefix '{key}': replay now keeps {', '.join(gained)}", *where)
+            self.add(rules.DECISION_REPLAY_WIDENED, f"prefix '{key}': replay now keeps {', '.join(gained)}", *where)
         if lost:
-            self.add("DECISION_REPLAY_NARROWED", f"prefix '{key}': replay now drops {', '.join(lost)}", *where)
+            self.add(rules.DECISION_REPLAY_NARROWED, f"prefix '{key}': replay now drops {', '.join(lost)}", *where)
         if not gained and not lost:
-            self.add("DECISION_REPLAY_REORDERED", f"prefix '{key}': replay order changed", *where)
+            self.add(rules.DECISION_REPLAY_REORDERED, f"prefix '{key}': replay order changed", *where)
 
     def _ledger_rules(self) -> None:
         old_rules, new_rules = self.base.ledger_rules, self.head.ledger_rules
         hw = (self.base.location("decisions", "ledger_rules", "high_water_mismatch"), self.head.location("decisions", "ledger_rules", "high_water_mismatch"))
         if old_rules.high_water_diagnostic != new_rules.high_water_diagnostic and not self.renames.diagnostic_follows(old_rules.high_water_diagnostic, new_rules.high_water_diagnostic):
-            self.add("HIGH_WATER_DIAGNOSTIC_CHANGED", f"high-water mismatch: {old_rules.high_water_diagnostic} -> {new_rules.high_water_diagnostic}", *hw)
+            self.add(rules.HIGH_WATER_DIAGNOSTIC_CHANGED, f"high-water mismatch: {old_rules.high_water_diagnostic} -> {new_rules.high_water_diagnostic}", *hw)
         if (old_rules.high_water_rule, old_rules.corruption_rule) != (new_rules.high_water_rule, new_rules.corruption_rule):
             pairs = [(old_rules.high_water_rule, new_rules.high_water_rule), (old_rules.corruption_rule, new_rules.corruption_rule)]
-            self.add("LEDGER_RULE_REWORDED", "a ledger rule's text: " + "; ".join(reworded(a, b) for a, b in pairs if a != b), *hw)
+            self.add(rules.LEDGER_RULE_REWORDED, "a ledger rule's text: " + "; ".join(reworded(a, b) for a, b in pairs if a != b), *hw)
         old_kinds, new_kinds = dict(old_rules.corruption_kinds), dict(new_rules.corruption_kinds)
         kind_b = lambda k: self.base.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
         kind_h = lambda k: self.head.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
-        for key in self._keyed("CORRUPTION_KIND_REMOVED", "CORRUPTION_KIND_ADDED", "corruption kind", old_kinds, new_kinds, kind_b, kind_h):
+        for key in self._keyed(rules.CORRUPTION_KIND_REMOVED, rules.CORRUPTION_KIND_ADDED, "corruption kind", old_kinds, new_kinds, kind_b, kind_h):
             if old_kinds[key] != new_kinds[key]:
-                self.add("CORRUPTION_KIND_REWORDED", f"corruption kind '{key}': {reworded(old_kinds[key], new_kinds[key])}", kind_b(key), kind_h(key))
+                self.add(rules.CORRUPTION_KIND_REWORDED, f"corruption kind '{key}': {reworded(old_kinds[key], new_kinds[key])}", kind_b(key), kind_h(key))
 
     def _loc_b(self, prefix: str, field: str) -> Mark:
         return self.base.location("decisions", "prefixes", prefix, field)
@@ -232,9 +235,13 @@ class _Collector(ProjectorChanges, WireChanges):
     def _loc_h(self, prefix: str, field: str) -> Mark:
         return self.head.location("decisions", "prefixes", prefix, field)
 
-    def _set_change(self, prefix: str, field: str, what: str, old: Iterable[str], new: Iterable[str], rule: str) -> None:
+    def _set_change(
+        self, prefix: str, field: str, what: str, old: Iterable[str], new: Iterable[str], rule: tuple[rules.Rule, rules.Rule, rules.Rule]
+    ) -> None:
         """Names a decision no longer / now requires; one that only follows a rename is the rename's finding,
-        and one dropped while another is added in its place is a replacement (consumers break, nothing is lost)."""
+        and one dropped while another is added in its place is a replacement (consumers break, nothing is lost).
+        `rule`: the rules of a replaced, a dropped and an added name."""
+        replaced, dropped_rule, added_rule = rule
         old, new = list(old), list(new)
         renamed = self.renames.reasons if field == "rejection_reasons" else self.renames.diagnostics
         follows = {item: renamed[item] for item in old if item in renamed and item not in new and renamed[item] in new}
@@ -242,25 +249,25 @@ class _Collector(ProjectorChanges, WireChanges):
         added = [item for item in new if item not in old and item not in follows.values()]
         where = (self._loc_b(prefix, field), self._loc_h(prefix, field))
         for before, after in zip(dropped, added):
-            self.add(f"{rule}_REPLACED", f"prefix '{prefix}': {what} {before} -> {after}", *where)
+            self.add(replaced, f"prefix '{prefix}': {what} {before} -> {after}", *where)
         for item in dropped[len(added):]:
-            self.add(f"{rule}_DROPPED", f"prefix '{prefix}': {what} {item} no longer required", *where)
+            self.add(dropped_rule, f"prefix '{prefix}': {what} {item} no longer required", *where)
         for item in added[len(dropped):]:
-            self.add(f"{rule}_ADDED", f"prefix '{prefix}': {what} {item} now required", *where)
+            self.add(added_rule, f"prefix '{prefix}': {what} {item} now required", *where)
 
     def invariants(self) -> None:
         base = {i.name: i for i in self.base.invariants}
         head = {i.name: i for i in self.head.invariants}
-        for key in self._keyed("INVARIANT_REMOVED", "INVARIANT_ADDED", "invariant", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        for key in self._keyed(rules.INVARIANT_REMOVED, rules.INVARIANT_ADDED, "invariant", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
             for code in new.exempt_diagnostics:
                 if code not in old.exempt_diagnostics and not any(self._exemption_follows(before, code) for before in old.exempt_diagnostics):
-                    self.add("INVARIANT_EXEMPTION_ADDED", f"invariant '{key}' now exempts {code}", old.mark, new.mark)
+                    self.add(rules.INVARIANT_EXEMPTION_ADDED, f"invariant '{key}' now exempts {code}", old.mark, new.mark)
             for code in old.exempt_diagnostics:
                 if code not in new.exempt_diagnostics and not any(self._exemption_follows(code, after) for after in new.exempt_diagnostics):
-                    self.add("INVARIANT_EXEMPTION_REMOVED", f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
+                    self.add(rules.INVARIANT_EXEMPTION_REMOVED, f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
-                self.add("INVARIANT_REWORDED", f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)
+                self.add(rules.INVARIANT_REWORDED, f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)
 
     def _exemption_follows(self, old: str, new: str) -> bool:
         # An exemption follows a rename only when the renamed diagnostic covers the same events as before.
@@ -272,22 +279,22 @@ class _Collector(ProjectorChanges, WireChanges):
             if base.get(name) == head.get(name):
                 continue
             mark = Mark(f"spec/schema/{name}.schema.json", 1, 1)
-            self.add("SCHEMA_CHANGED", f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark)
+            self.add(rules.SCHEMA_CHANGED, f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark)
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:
-            self.add("SCOPE_REWORDED", f"the phase boundary: {scope_changes(self.base.scope, self.head.scope)}", self.base.location("scope", "summary"), self.head.location("scope", "summary"))
+            self.add(rules.SCOPE_REWORDED, f"the phase boundary: {scope_changes(self.base.scope, self.head.scope)}", self.base.location("scope", "summary"), self.head.location("scope", "summary"))
 
 
 def _canonical(item: tuple[str, tuple[str, ...]]) -> tuple[str, tuple[object, ...]]:
     return item[0], tuple(json.loads(wire) for wire in item[1])
 
 
-def _status_rule(before: tuple[str, ...], after: tuple[str, ...]) -> str:
+def _status_rule(before: tuple[str, ...], after: tuple[str, ...]) -> rules.Rule:
     """Relaxed if only indeterminate operations settled, tightened if only settled ones became indeterminate."""
     same_operations = len(before) == len(after)
     if same_operations and all(b == a or b == "indeterminate" for b, a in zip(before, after)):
-        return "DECISION_STATUS_RELAXED"
+        return rules.DECISION_STATUS_RELAXED
     if same_operations and all(b == a or a == "indeterminate" for b, a in zip(before, after)):
-        return "DECISION_STATUS_TIGHTENED"
-    return "DECISION_STATUS_CHANGED"
+        return rules.DECISION_STATUS_TIGHTENED
+    return rules.DECISION_STATUS_CHANGED

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ..errors import Mark
 from ..spec.model import Spec, State
+from . import rules
 from .renames import Renames
 from .text import reworded
 
@@ -26,13 +27,13 @@ class ProjectorChanges:
     def projector(self) -> None:
         base, head = self.base.projector, self.head.projector
         if base.initial != head.initial:
-            self.add("INITIAL_STATE_CHANGED", f"initial state {base.initial} -> {head.initial}", *self._in_projector("initial"))
+            self.add(rules.INITIAL_STATE_CHANGED, f"initial state {base.initial} -> {head.initial}", *self._in_projector("initial"))
         self._states()
         self._event_kinds()
         self.rules()
         self._diagnostics()
         if base.after_terminal_anomaly != head.after_terminal_anomaly and not self.renames.diagnostic_follows(base.after_terminal_anomaly, head.after_terminal_anomaly):
-            self.add("AFTER_TERMINAL_DIAGNOSTIC_CHANGED", f"after the terminal event: {base.after_terminal_anomaly} -> {head.after_terminal_anomaly}", *self._in_projector("ledger_anomalies"))
+            self.add(rules.AFTER_TERMINAL_DIAGNOSTIC_CHANGED, f"after the terminal event: {base.after_terminal_anomaly} -> {head.after_terminal_anomaly}", *self._in_projector("ledger_anomalies"))
         self._reasons()
         self._directive()
 
@@ -43,22 +44,22 @@ class ProjectorChanges:
     def _states(self) -> None:
         old_states = {state.name: state for state in self.base.projector.states}
         new_states = {state.name: state for state in self.head.projector.states}
-        for key in self._keyed("STATE_REMOVED", "STATE_ADDED", "state", old_states, new_states, lambda k: old_states[k].mark, lambda k: new_states[k].mark):
+        for key in self._keyed(rules.STATE_REMOVED, rules.STATE_ADDED, "state", old_states, new_states, lambda k: old_states[k].mark, lambda k: new_states[k].mark):
             self._state(key, old_states[key], new_states[key])
 
     def _state(self, key: str, old: State, new: State) -> None:
         where = (old.mark, new.mark)
         if old.status != new.status:
-            self.add("STATE_STATUS_CHANGED", f"state '{key}': status {old.status} -> {new.status}", *where)
+            self.add(rules.STATE_STATUS_CHANGED, f"state '{key}': status {old.status} -> {new.status}", *where)
         if old.requires_verification != new.requires_verification:
-            self.add("STATE_VERIFICATION_DROPPED" if old.requires_verification else "STATE_VERIFICATION_ADDED", f"state '{key}': requires_verification {str(old.requires_verification).lower()} -> {str(new.requires_verification).lower()}", *where)
+            self.add(rules.STATE_VERIFICATION_DROPPED if old.requires_verification else rules.STATE_VERIFICATION_ADDED, f"state '{key}': requires_verification {str(old.requires_verification).lower()} -> {str(new.requires_verification).lower()}", *where)
         if old.at_end != new.at_end and not self.renames.diagnostic_follows(old.at_end, new.at_end):
-            rule = "STATE_AT_END_DROPPED" if new.at_end is None else "STATE_AT_END_ADDED" if old.at_end is None else "STATE_AT_END_CHANGED"
+            rule = rules.STATE_AT_END_DROPPED if new.at_end is None else rules.STATE_AT_END_ADDED if old.at_end is None else rules.STATE_AT_END_CHANGED
             self.add(rule, f"state '{key}': at_end {old.at_end or 'none'} -> {new.at_end or 'none'}", *where)
         if old.final != new.final:
-            self.add("STATE_MADE_FINAL" if new.final else "STATE_MADE_NOT_FINAL", f"state '{key}': final {str(old.final).lower()} -> {str(new.final).lower()}", *where)
+            self.add(rules.STATE_MADE_FINAL if new.final else rules.STATE_MADE_NOT_FINAL, f"state '{key}': final {str(old.final).lower()} -> {str(new.final).lower()}", *where)
         if old.description != new.description:
-            self.add("STATE_REWORDED", f"state '{key}': {reworded(old.description, new.description)}", *where)
+            self.add(rules.STATE_REWORDED, f"state '{key}': {reworded(old.description, new.description)}", *where)
 
     def _event_kinds(self) -> None:
         old_events = {event.name: event for event in self.base.projector.events}
@@ -66,39 +67,39 @@ class ProjectorChanges:
         for key in old_events.keys() | new_events.keys():
             old_event, new_event = old_events.get(key), new_events.get(key)
             if old_event is None or new_event is None or (old_event.content_kind, old_event.is_error) != (new_event.content_kind, new_event.is_error):
-                self.add("EVENT_KIND_CHANGED", f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None)
+                self.add(rules.EVENT_KIND_CHANGED, f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None)
             elif old_event.description != new_event.description:
-                self.add("EVENT_KIND_REWORDED", f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark)
+                self.add(rules.EVENT_KIND_REWORDED, f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark)
 
     def _diagnostics(self) -> None:
         old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}
         new_diagnostics = {d.code: d for d in self.head.projector.diagnostics}
         renamed = self.renames.diagnostics
-        shared = self._keyed("DIAGNOSTIC_REMOVED", "DIAGNOSTIC_ADDED", "diagnostic", old_diagnostics, new_diagnostics, lambda k: old_diagnostics[k].mark, lambda k: new_diagnostics[k].mark, renamed)
+        shared = self._keyed(rules.DIAGNOSTIC_REMOVED, rules.DIAGNOSTIC_ADDED, "diagnostic", old_diagnostics, new_diagnostics, lambda k: old_diagnostics[k].mark, lambda k: new_diagnostics[k].mark, renamed)
         for old_code, new_code in renamed.items():
             old, new = old_diagnostics[old_code], new_diagnostics[new_code]
-            self.add("DIAGNOSTIC_RENAMED", f"diagnostic '{old_code}' renamed to '{new_code}'", old.mark, new.mark, subject=old_code)
+            self.add(rules.DIAGNOSTIC_RENAMED, f"diagnostic '{old_code}' renamed to '{new_code}'", old.mark, new.mark, subject=old_code)
         for old_code, new_code in [(key, key) for key in shared] + list(renamed.items()):
             old, new = old_diagnostics[old_code], new_diagnostics[new_code]
             if old.reason != new.reason and not self.renames.reason_follows(old.reason, new.reason):
-                self.add("DIAGNOSTIC_REASON_CHANGED", f"diagnostic '{new_code}': reason {old.reason} -> {new.reason}", old.mark, new.mark)
+                self.add(rules.DIAGNOSTIC_REASON_CHANGED, f"diagnostic '{new_code}': reason {old.reason} -> {new.reason}", old.mark, new.mark)
             if old.message != new.message:
-                self.add("DIAGNOSTIC_REWORDED", f"diagnostic '{new_code}': message '{old.message}' -> '{new.message}'", old.mark, new.mark)
+                self.add(rules.DIAGNOSTIC_REWORDED, f"diagnostic '{new_code}': message '{old.message}' -> '{new.message}'", old.mark, new.mark)
 
     def _reasons(self) -> None:
         old_reasons, new_reasons = dict(self.base.projector.reasons), dict(self.head.projector.reasons)
         renamed = self.renames.reasons
         old_mark = lambda k: self.base.location("projector", "reasons", k)  # noqa: E731
         new_mark = lambda k: self.head.location("projector", "reasons", k)  # noqa: E731
-        shared = self._keyed("REASON_REMOVED", "REASON_ADDED", "reason", old_reasons, new_reasons, old_mark, new_mark, renamed)
+        shared = self._keyed(rules.REASON_REMOVED, rules.REASON_ADDED, "reason", old_reasons, new_reasons, old_mark, new_mark, renamed)
         for old_name, new_name in renamed.items():
-            self.add("REASON_RENAMED", f"reason '{old_name}' renamed to '{new_name}'", old_mark(old_name), new_mark(new_name), subject=old_name)
+            self.add(rules.REASON_RENAMED, f"reason '{old_name}' renamed to '{new_name}'", old_mark(old_name), new_mark(new_name), subject=old_name)
         for old_name, new_name in [(key, key) for key in shared] + list(renamed.items()):
             if old_reasons[old_name] != new_reasons[new_name]:
-                self.add("REASON_REWORDED", f"reason '{new_name}': {reworded(old_reasons[old_name], new_reasons[new_name])}", old_mark(old_name), new_mark(new_name))
+                self.add(rules.REASON_REWORDED, f"reason '{new_name}': {reworded(old_reasons[old_name], new_reasons[new_name])}", old_mark(old_name), new_mark(new_name))
         # Order compares by the head's names, a renamed reason in its old place.
         if [renamed.get(k, k) for k in old_reasons if renamed.get(k, k) in new_reasons] != [k for k in new_reasons if k in old_reasons or k in renamed.values()]:
-            self.add("REASONS_REORDERED", "rejection reasons are listed in another order", *self._in_projector("reasons"))
+            self.add(rules.REASONS_REORDERED, "rejection reasons are listed in another order", *self._in_projector("reasons"))
 
     def _directive(self) -> None:
         base, head = self.base.projector.directive, self.head.projector.directive
@@ -106,26 +107,26 @@ class ProjectorChanges:
             return
         where = self._in_projector("directive")
         if base in head:
-            self.add("DIRECTIVE_EXTENDED", f"the directive only adds text: {reworded(base, head)}", *where)
+            self.add(rules.DIRECTIVE_EXTENDED, f"the directive only adds text: {reworded(base, head)}", *where)
         else:
             # It is what the operator is told to do: any other change could tell them to do less.
-            self.add("DIRECTIVE_CHANGED", f"the operator is told something else: {reworded(base, head)}", *where)
+            self.add(rules.DIRECTIVE_CHANGED, f"the operator is told something else: {reworded(base, head)}", *where)
 
     def rules(self) -> None:
-        def named(rules):
-            return {f"{r.source} on {r.event}" + (f" when {r.when}" if r.when else ""): r for r in rules}
+        def named(spec_rules):
+            return {f"{r.source} on {r.event}" + (f" when {r.when}" if r.when else ""): r for r in spec_rules}
 
         base, head = named(self.base.projector.rules), named(self.head.projector.rules)
-        for key in self._keyed("RULE_REMOVED", "RULE_ADDED", "rule", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        for key in self._keyed(rules.RULE_REMOVED, rules.RULE_ADDED, "rule", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
             if old.anomaly is not None and new.target is not None:
-                self.add("RULE_ANOMALY_BECAME_TRANSITION", f"{key}: anomaly {old.anomaly} -> transition to {new.target}", old.mark, new.mark)
+                self.add(rules.RULE_ANOMALY_BECAME_TRANSITION, f"{key}: anomaly {old.anomaly} -> transition to {new.target}", old.mark, new.mark)
             elif old.target is not None and new.anomaly is not None:
-                self.add("RULE_TRANSITION_BECAME_ANOMALY", f"{key}: transition to {old.target} -> anomaly {new.anomaly}", old.mark, new.mark)
+                self.add(rules.RULE_TRANSITION_BECAME_ANOMALY, f"{key}: transition to {old.target} -> anomaly {new.anomaly}", old.mark, new.mark)
             elif old.target != new.target:
-                self.add("RULE_RETARGETED", f"{key}: transition to {old.target} -> {new.target}", old.mark, new.mark)
+                self.add(rules.RULE_RETARGETED, f"{key}: transition to {old.target} -> {new.target}", old.mark, new.mark)
             elif old.anomaly != new.anomaly and not self.renames.diagnostic_follows(old.anomaly, new.anomaly):
-                self.add("RULE_ANOMALY_CHANGED", f"{key}: anomaly {old.anomaly} -> {new.anomaly}", old.mark, new.mark)
+                self.add(rules.RULE_ANOMALY_CHANGED, f"{key}: anomaly {old.anomaly} -> {new.anomaly}", old.mark, new.mark)
         if [k for k in base if k in head] != [k for k in head if k in base]:
-            self.add("RULES_REORDERED", "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
+            self.add(rules.RULES_REORDERED, "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
 

@@ -124,7 +124,7 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
             {
                 "rule": change.rule,
                 "class": change.change_class,
-                "about": RULES[change.rule][1],
+                "about": RULES[change.rule].meaning,
                 "message": change.message,
                 "why": change.why,
                 "base": str(change.base) if change.base else None,

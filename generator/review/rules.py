@@ -13,6 +13,8 @@ always breaks its consumers, and is weakens-safety when the ledgers also decide 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 WEAKENS = "weakens-safety"
 BREAKING = "breaking"
 TIGHTENS = "tightens"
@@ -22,101 +24,211 @@ BREAKING_AT_LEAST = "breaking-at-least"
 # In order of severity: a review's verdict is the first class it has.
 CLASSES = (WEAKENS, BREAKING, TIGHTENS, NEUTRAL)
 
-# Every rule, its class and what it means: `diff --format json` gives each change's meaning ("about") from here.
-RULES: dict[str, tuple[str, str]] = {
-    "FAILPOINT_REMOVED": (WEAKENS, "a failpoint is no longer covered"),
-    "FAILPOINT_ADDED": (TIGHTENS, "a new failpoint is covered"),
-    "FAILPOINT_PREFIX_LATER": (WEAKENS, "a failpoint claims a later (longer) committed prefix"),
-    "FAILPOINT_PREFIX_EARLIER": (TIGHTENS, "a failpoint claims an earlier (shorter) committed prefix"),
-    "FAILPOINT_PREFIX_RENAMED": (BY_EVIDENCE, "a failpoint names another prefix of the same length"),
-    "FAILPOINT_BOUNDARY_REWORDED": (NEUTRAL, "a failpoint's boundary text changed"),
-    "FAILPOINT_NOTE_CHANGED": (NEUTRAL, "a failpoint's note changed"),
-    "OUTCOME_REMOVED": (WEAKENS, "a tool outcome is no longer exercised"),
-    "OUTCOME_ADDED": (TIGHTENS, "a new tool outcome is exercised"),
-    "OUTCOME_REWORDED": (NEUTRAL, "an outcome's description changed"),
-    "LEDGER_EVENTS_CHANGED": (BY_EVIDENCE, "the canonical ledger's events changed"),
-    "PREFIX_REMOVED": (BY_EVIDENCE, "a committed prefix was removed"),
-    "PREFIX_ADDED": (BY_EVIDENCE, "a committed prefix was added"),
-    "PREFIX_MOVED": (BY_EVIDENCE, "a prefix ends at another event"),
-    "DECISION_REMOVED": (WEAKENS, "a prefix lost its required decision"),
-    "DECISION_ADDED": (TIGHTENS, "a prefix gained a required decision"),
-    "DECISION_DISPOSITION_RELAXED": (WEAKENS, "a prefix's decision went from blocked to safe_replay"),
-    "DECISION_DISPOSITION_TIGHTENED": (TIGHTENS, "a prefix's decision went from safe_replay to blocked"),
-    "DECISION_REASON_DROPPED": (WEAKENS, "a decision no longer requires a rejection reason"),
-    "DECISION_REASON_ADDED": (TIGHTENS, "a decision requires a new rejection reason"),
-    "DECISION_DIAGNOSTIC_DROPPED": (WEAKENS, "a decision no longer requires a diagnostic"),
-    "DECISION_DIAGNOSTIC_ADDED": (TIGHTENS, "a decision requires a new diagnostic"),
-    "DECISION_REASON_REPLACED": (BREAKING, "a decision requires another rejection reason in place of one it dropped"),
-    "DECISION_DIAGNOSTIC_REPLACED": (BREAKING, "a decision requires another diagnostic in place of one it dropped"),
-    "DECISION_STATUS_RELAXED": (WEAKENS, "an operation the decision called indeterminate is now settled"),
-    "DECISION_STATUS_TIGHTENED": (TIGHTENS, "a settled operation is now indeterminate"),
-    "DECISION_STATUS_CHANGED": (WEAKENS, "the operations a decision records changed"),
-    "DECISION_REPLAY_WIDENED": (WEAKENS, "provider replay keeps events it used to drop"),
-    "DECISION_REPLAY_NARROWED": (TIGHTENS, "provider replay drops events it used to keep"),
-    "DECISION_REPLAY_REORDERED": (NEUTRAL, "provider replay keeps the same events in another order"),
-    "DECISION_TERMINAL_FACT_DROPPED": (WEAKENS, "the terminal fact is no longer required"),
-    "DECISION_TERMINAL_FACT_ADDED": (TIGHTENS, "the terminal fact is now required"),
-    "DECISION_REWORDED": (NEUTRAL, "a decision's summary or same-as reference changed"),
-    "HIGH_WATER_DIAGNOSTIC_CHANGED": (BY_EVIDENCE, "a high-water mismatch raises another diagnostic"),
-    "LEDGER_RULE_REWORDED": (NEUTRAL, "a ledger rule's text changed"),
-    "CORRUPTION_KIND_REMOVED": (WEAKENS, "a kind of storage corruption is no longer named"),
-    "CORRUPTION_KIND_ADDED": (TIGHTENS, "a new kind of storage corruption is named"),
-    "CORRUPTION_KIND_REWORDED": (NEUTRAL, "a corruption kind's description changed"),
-    "INITIAL_STATE_CHANGED": (BY_EVIDENCE, "the projector starts in another state"),
-    "STATE_ADDED": (BY_EVIDENCE, "the projector has a new state"),
-    "STATE_REMOVED": (BY_EVIDENCE, "the projector lost a state"),
-    "STATE_STATUS_CHANGED": (BY_EVIDENCE, "a state reports another operation status"),
-    "STATE_VERIFICATION_DROPPED": (WEAKENS, "a state no longer requires verification"),
-    "STATE_VERIFICATION_ADDED": (TIGHTENS, "a state now requires verification"),
-    "STATE_AT_END_DROPPED": (WEAKENS, "a state left at the end of a prefix no longer raises a diagnostic"),
-    "STATE_AT_END_ADDED": (TIGHTENS, "a state left at the end of a prefix now raises a diagnostic"),
-    "STATE_AT_END_CHANGED": (BY_EVIDENCE, "a state left at the end of a prefix raises another diagnostic"),
-    "STATE_MADE_FINAL": (WEAKENS, "a state now settles its operation, so its call and response are replayed"),
-    "STATE_MADE_NOT_FINAL": (TIGHTENS, "a state no longer settles its operation"),
-    "STATE_REWORDED": (NEUTRAL, "a state's description changed"),
-    "EVENT_KIND_CHANGED": (BY_EVIDENCE, "an event kind matches other committed events"),
-    "EVENT_KIND_REWORDED": (NEUTRAL, "an event kind's description changed"),
-    "RULE_ANOMALY_BECAME_TRANSITION": (WEAKENS, "an anomaly is now a normal transition"),
-    "RULE_TRANSITION_BECAME_ANOMALY": (TIGHTENS, "a normal transition is now an anomaly"),
-    "RULE_RETARGETED": (BY_EVIDENCE, "a transition leads to another state"),
-    "RULE_ANOMALY_CHANGED": (BY_EVIDENCE, "an anomaly raises another diagnostic"),
-    "RULE_ADDED": (BY_EVIDENCE, "a rule was added"),
-    "RULE_REMOVED": (BY_EVIDENCE, "a rule was removed"),
-    "RULES_REORDERED": (NEUTRAL, "the same rules are listed in another order"),
-    "DIAGNOSTIC_REMOVED": (BREAKING_AT_LEAST, "a diagnostic no longer exists"),
-    "DIAGNOSTIC_RENAMED": (BREAKING_AT_LEAST, "a diagnostic has a new code; its reason and its message or every place that raises it are the same"),
-    "DIAGNOSTIC_ADDED": (NEUTRAL, "a diagnostic was defined (the rules that raise it are classed on their own)"),
-    "DIAGNOSTIC_REASON_CHANGED": (BY_EVIDENCE, "a diagnostic rejects with another reason"),
-    "DIAGNOSTIC_REWORDED": (NEUTRAL, "a diagnostic's message changed"),
-    "AFTER_TERMINAL_DIAGNOSTIC_CHANGED": (BY_EVIDENCE, "an event after the terminal event raises another diagnostic"),
-    "REASON_REMOVED": (BREAKING_AT_LEAST, "a rejection reason was removed"),
-    "REASON_RENAMED": (BREAKING_AT_LEAST, "a rejection reason has a new name; its description or the diagnostics rejecting with it are the same"),
-    "REASON_ADDED": (BY_EVIDENCE, "a rejection reason was added"),
-    "REASON_REWORDED": (NEUTRAL, "a reason's description changed"),
-    "REASONS_REORDERED": (NEUTRAL, "rejection reasons are listed in another order"),
-    "DIRECTIVE_CHANGED": (WEAKENS, "what the operator is told to do about an indeterminate operation changed"),
-    "DIRECTIVE_EXTENDED": (TIGHTENS, "the directive keeps its text and adds to it"),
-    "SCHEMA_CHANGED": (WEAKENS, "the JSON Schema a spec file is checked against changed (a relaxed one lets specs through)"),
-    "INVARIANT_REMOVED": (WEAKENS, "verify no longer proves an invariant"),
-    "INVARIANT_ADDED": (TIGHTENS, "verify proves a new invariant"),
-    "INVARIANT_EXEMPTION_ADDED": (WEAKENS, "an invariant exempts another diagnostic"),
-    "INVARIANT_EXEMPTION_REMOVED": (TIGHTENS, "an invariant exempts one diagnostic fewer"),
-    "INVARIANT_REWORDED": (NEUTRAL, "an invariant's description changed"),
-    "SCOPE_REWORDED": (NEUTRAL, "the phase boundary's text changed"),
-    "WIRE_UNKNOWN_KEYS_RELAXED": (WEAKENS, "rows with undeclared keys are read instead of refused"),
-    "WIRE_UNKNOWN_KEYS_TIGHTENED": (TIGHTENS, "rows with undeclared keys are refused"),
-    "WIRE_FIELD_ADDED": (NEUTRAL, "a row may carry a new optional field (rows the reader refused are now read)"),
-    "WIRE_FIELD_REMOVED": (TIGHTENS, "a field is no longer part of a row (rows carrying it are refused)"),
-    "WIRE_FIELD_MADE_REQUIRED": (TIGHTENS, "a field is now required (rows without it are refused)"),
-    "WIRE_FIELD_MADE_OPTIONAL": (NEUTRAL, "a field may now be absent (rows the reader refused are now read)"),
-    "WIRE_FIELD_TYPE_CHANGED": (BY_EVIDENCE, "a field holds another type"),
-    "WIRE_ENUM_NARROWED": (TIGHTENS, "a field allows fewer values (rows with the others are refused)"),
-    "WIRE_ENUM_WIDENED": (NEUTRAL, "a field allows more values (rows the reader refused are now read)"),
-    "WIRE_CONTENT_KIND_REMOVED": (TIGHTENS, "a content kind is no longer read (rows carrying it are refused)"),
-    "WIRE_CONTENT_KIND_ADDED": (NEUTRAL, "a new content kind is read (a tool kind must also be a projector event)"),
-    "WIRE_TOOL_CALL_CHANGED": (BY_EVIDENCE, "which fields of a content kind name a tool call changed"),
-    "WIRE_TERMINAL_CHANGED": (BY_EVIDENCE, "what makes an event terminal changed"),
-    "WIRE_PARTIAL_FLAG_CHANGED": (BY_EVIDENCE, "what makes an event partial changed"),
-    "WIRE_REWORDED": (NEUTRAL, "a description in the wire format changed"),
-    "EVIDENCE_UNEXPLAINED_WEAKENING": (WEAKENS, "ledgers decide less safely and no other rule explains it"),
-}
+
+
+class Rule(NamedTuple):
+    """A review rule: its class, what it means (`diff --format json` gives it as "about"), and its stable id."""
+
+    change_class: str
+    meaning: str
+    id: str
+
+
+def _rule(rule_id: str, change_class: str, meaning: str) -> Rule:
+    return Rule(change_class, meaning, rule_id)
+
+
+# Every rule, by the name its findings carry: a collector emits `rules.NAME`, never an id spelt at run time.
+FAILPOINT_REMOVED = _rule("FAILPOINT_REMOVED", WEAKENS, "a failpoint is no longer covered")
+FAILPOINT_ADDED = _rule("FAILPOINT_ADDED", TIGHTENS, "a new failpoint is covered")
+FAILPOINT_PREFIX_LATER = _rule("FAILPOINT_PREFIX_LATER", WEAKENS, "a failpoint claims a later (longer) committed prefix")
+FAILPOINT_PREFIX_EARLIER = _rule("FAILPOINT_PREFIX_EARLIER", TIGHTENS, "a failpoint claims an earlier (shorter) committed prefix")
+FAILPOINT_PREFIX_RENAMED = _rule("FAILPOINT_PREFIX_RENAMED", BY_EVIDENCE, "a failpoint names another prefix of the same length")
+FAILPOINT_BOUNDARY_REWORDED = _rule("FAILPOINT_BOUNDARY_REWORDED", NEUTRAL, "a failpoint's boundary text changed")
+FAILPOINT_NOTE_CHANGED = _rule("FAILPOINT_NOTE_CHANGED", NEUTRAL, "a failpoint's note changed")
+OUTCOME_REMOVED = _rule("OUTCOME_REMOVED", WEAKENS, "a tool outcome is no longer exercised")
+OUTCOME_ADDED = _rule("OUTCOME_ADDED", TIGHTENS, "a new tool outcome is exercised")
+OUTCOME_REWORDED = _rule("OUTCOME_REWORDED", NEUTRAL, "an outcome's description changed")
+LEDGER_EVENTS_CHANGED = _rule("LEDGER_EVENTS_CHANGED", BY_EVIDENCE, "the canonical ledger's events changed")
+PREFIX_REMOVED = _rule("PREFIX_REMOVED", BY_EVIDENCE, "a committed prefix was removed")
+PREFIX_ADDED = _rule("PREFIX_ADDED", BY_EVIDENCE, "a committed prefix was added")
+PREFIX_MOVED = _rule("PREFIX_MOVED", BY_EVIDENCE, "a prefix ends at another event")
+DECISION_REMOVED = _rule("DECISION_REMOVED", WEAKENS, "a prefix lost its required decision")
+DECISION_ADDED = _rule("DECISION_ADDED", TIGHTENS, "a prefix gained a required decision")
+DECISION_DISPOSITION_RELAXED = _rule("DECISION_DISPOSITION_RELAXED", WEAKENS, "a prefix's decision went from blocked to safe_replay")
+DECISION_DISPOSITION_TIGHTENED = _rule("DECISION_DISPOSITION_TIGHTENED", TIGHTENS, "a prefix's decision went from safe_replay to blocked")
+DECISION_REASON_DROPPED = _rule("DECISION_REASON_DROPPED", WEAKENS, "a decision no longer requires a rejection reason")
+DECISION_REASON_ADDED = _rule("DECISION_REASON_ADDED", TIGHTENS, "a decision requires a new rejection reason")
+DECISION_DIAGNOSTIC_DROPPED = _rule("DECISION_DIAGNOSTIC_DROPPED", WEAKENS, "a decision no longer requires a diagnostic")
+DECISION_DIAGNOSTIC_ADDED = _rule("DECISION_DIAGNOSTIC_ADDED", TIGHTENS, "a decision requires a new diagnostic")
+DECISION_REASON_REPLACED = _rule("DECISION_REASON_REPLACED", BREAKING, "a decision requires another rejection reason in place of one it dropped")
+DECISION_DIAGNOSTIC_REPLACED = _rule("DECISION_DIAGNOSTIC_REPLACED", BREAKING, "a decision requires another diagnostic in place of one it dropped")
+DECISION_STATUS_RELAXED = _rule("DECISION_STATUS_RELAXED", WEAKENS, "an operation the decision called indeterminate is now settled")
+DECISION_STATUS_TIGHTENED = _rule("DECISION_STATUS_TIGHTENED", TIGHTENS, "a settled operation is now indeterminate")
+DECISION_STATUS_CHANGED = _rule("DECISION_STATUS_CHANGED", WEAKENS, "the operations a decision records changed")
+DECISION_REPLAY_WIDENED = _rule("DECISION_REPLAY_WIDENED", WEAKENS, "provider replay keeps events it used to drop")
+DECISION_REPLAY_NARROWED = _rule("DECISION_REPLAY_NARROWED", TIGHTENS, "provider replay drops events it used to keep")
+DECISION_REPLAY_REORDERED = _rule("DECISION_REPLAY_REORDERED", NEUTRAL, "provider replay keeps the same events in another order")
+DECISION_TERMINAL_FACT_DROPPED = _rule("DECISION_TERMINAL_FACT_DROPPED", WEAKENS, "the terminal fact is no longer required")
+DECISION_TERMINAL_FACT_ADDED = _rule("DECISION_TERMINAL_FACT_ADDED", TIGHTENS, "the terminal fact is now required")
+DECISION_REWORDED = _rule("DECISION_REWORDED", NEUTRAL, "a decision's summary or same-as reference changed")
+HIGH_WATER_DIAGNOSTIC_CHANGED = _rule("HIGH_WATER_DIAGNOSTIC_CHANGED", BY_EVIDENCE, "a high-water mismatch raises another diagnostic")
+LEDGER_RULE_REWORDED = _rule("LEDGER_RULE_REWORDED", NEUTRAL, "a ledger rule's text changed")
+CORRUPTION_KIND_REMOVED = _rule("CORRUPTION_KIND_REMOVED", WEAKENS, "a kind of storage corruption is no longer named")
+CORRUPTION_KIND_ADDED = _rule("CORRUPTION_KIND_ADDED", TIGHTENS, "a new kind of storage corruption is named")
+CORRUPTION_KIND_REWORDED = _rule("CORRUPTION_KIND_REWORDED", NEUTRAL, "a corruption kind's description changed")
+INITIAL_STATE_CHANGED = _rule("INITIAL_STATE_CHANGED", BY_EVIDENCE, "the projector starts in another state")
+STATE_ADDED = _rule("STATE_ADDED", BY_EVIDENCE, "the projector has a new state")
+STATE_REMOVED = _rule("STATE_REMOVED", BY_EVIDENCE, "the projector lost a state")
+STATE_STATUS_CHANGED = _rule("STATE_STATUS_CHANGED", BY_EVIDENCE, "a state reports another operation status")
+STATE_VERIFICATION_DROPPED = _rule("STATE_VERIFICATION_DROPPED", WEAKENS, "a state no longer requires verification")
+STATE_VERIFICATION_ADDED = _rule("STATE_VERIFICATION_ADDED", TIGHTENS, "a state now requires verification")
+STATE_AT_END_DROPPED = _rule("STATE_AT_END_DROPPED", WEAKENS, "a state left at the end of a prefix no longer raises a diagnostic")
+STATE_AT_END_ADDED = _rule("STATE_AT_END_ADDED", TIGHTENS, "a state left at the end of a prefix now raises a diagnostic")
+STATE_AT_END_CHANGED = _rule("STATE_AT_END_CHANGED", BY_EVIDENCE, "a state left at the end of a prefix raises another diagnostic")
+STATE_MADE_FINAL = _rule("STATE_MADE_FINAL", WEAKENS, "a state now settles its operation, so its call and response are replayed")
+STATE_MADE_NOT_FINAL = _rule("STATE_MADE_NOT_FINAL", TIGHTENS, "a state no longer settles its operation")
+STATE_REWORDED = _rule("STATE_REWORDED", NEUTRAL, "a state's description changed")
+EVENT_KIND_CHANGED = _rule("EVENT_KIND_CHANGED", BY_EVIDENCE, "an event kind matches other committed events")
+EVENT_KIND_REWORDED = _rule("EVENT_KIND_REWORDED", NEUTRAL, "an event kind's description changed")
+RULE_ANOMALY_BECAME_TRANSITION = _rule("RULE_ANOMALY_BECAME_TRANSITION", WEAKENS, "an anomaly is now a normal transition")
+RULE_TRANSITION_BECAME_ANOMALY = _rule("RULE_TRANSITION_BECAME_ANOMALY", TIGHTENS, "a normal transition is now an anomaly")
+RULE_RETARGETED = _rule("RULE_RETARGETED", BY_EVIDENCE, "a transition leads to another state")
+RULE_ANOMALY_CHANGED = _rule("RULE_ANOMALY_CHANGED", BY_EVIDENCE, "an anomaly raises another diagnostic")
+RULE_ADDED = _rule("RULE_ADDED", BY_EVIDENCE, "a rule was added")
+RULE_REMOVED = _rule("RULE_REMOVED", BY_EVIDENCE, "a rule was removed")
+RULES_REORDERED = _rule("RULES_REORDERED", NEUTRAL, "the same rules are listed in another order")
+DIAGNOSTIC_REMOVED = _rule("DIAGNOSTIC_REMOVED", BREAKING_AT_LEAST, "a diagnostic no longer exists")
+DIAGNOSTIC_RENAMED = _rule("DIAGNOSTIC_RENAMED", BREAKING_AT_LEAST, "a diagnostic has a new code; its reason and its message or every place that raises it are the same")
+DIAGNOSTIC_ADDED = _rule("DIAGNOSTIC_ADDED", NEUTRAL, "a diagnostic was defined (the rules that raise it are classed on their own)")
+DIAGNOSTIC_REASON_CHANGED = _rule("DIAGNOSTIC_REASON_CHANGED", BY_EVIDENCE, "a diagnostic rejects with another reason")
+DIAGNOSTIC_REWORDED = _rule("DIAGNOSTIC_REWORDED", NEUTRAL, "a diagnostic's message changed")
+AFTER_TERMINAL_DIAGNOSTIC_CHANGED = _rule("AFTER_TERMINAL_DIAGNOSTIC_CHANGED", BY_EVIDENCE, "an event after the terminal event raises another diagnostic")
+REASON_REMOVED = _rule("REASON_REMOVED", BREAKING_AT_LEAST, "a rejection reason was removed")
+REASON_RENAMED = _rule("REASON_RENAMED", BREAKING_AT_LEAST, "a rejection reason has a new name; its description or the diagnostics rejecting with it are the same")
+REASON_ADDED = _rule("REASON_ADDED", BY_EVIDENCE, "a rejection reason was added")
+REASON_REWORDED = _rule("REASON_REWORDED", NEUTRAL, "a reason's description changed")
+REASONS_REORDERED = _rule("REASONS_REORDERED", NEUTRAL, "rejection reasons are listed in another order")
+DIRECTIVE_CHANGED = _rule("DIRECTIVE_CHANGED", WEAKENS, "what the operator is told to do about an indeterminate operation changed")
+DIRECTIVE_EXTENDED = _rule("DIRECTIVE_EXTENDED", TIGHTENS, "the directive keeps its text and adds to it")
+SCHEMA_CHANGED = _rule("SCHEMA_CHANGED", WEAKENS, "the JSON Schema a spec file is checked against changed (a relaxed one lets specs through)")
+INVARIANT_REMOVED = _rule("INVARIANT_REMOVED", WEAKENS, "verify no longer proves an invariant")
+INVARIANT_ADDED = _rule("INVARIANT_ADDED", TIGHTENS, "verify proves a new invariant")
+INVARIANT_EXEMPTION_ADDED = _rule("INVARIANT_EXEMPTION_ADDED", WEAKENS, "an invariant exempts another diagnostic")
+INVARIANT_EXEMPTION_REMOVED = _rule("INVARIANT_EXEMPTION_REMOVED", TIGHTENS, "an invariant exempts one diagnostic fewer")
+INVARIANT_REWORDED = _rule("INVARIANT_REWORDED", NEUTRAL, "an invariant's description changed")
+SCOPE_REWORDED = _rule("SCOPE_REWORDED", NEUTRAL, "the phase boundary's text changed")
+WIRE_UNKNOWN_KEYS_RELAXED = _rule("WIRE_UNKNOWN_KEYS_RELAXED", WEAKENS, "rows with undeclared keys are read instead of refused")
+WIRE_UNKNOWN_KEYS_TIGHTENED = _rule("WIRE_UNKNOWN_KEYS_TIGHTENED", TIGHTENS, "rows with undeclared keys are refused")
+WIRE_FIELD_ADDED = _rule("WIRE_FIELD_ADDED", NEUTRAL, "a row may carry a new optional field (rows the reader refused are now read)")
+WIRE_FIELD_REMOVED = _rule("WIRE_FIELD_REMOVED", TIGHTENS, "a field is no longer part of a row (rows carrying it are refused)")
+WIRE_FIELD_MADE_REQUIRED = _rule("WIRE_FIELD_MADE_REQUIRED", TIGHTENS, "a field is now required (rows without it are refused)")
+WIRE_FIELD_MADE_OPTIONAL = _rule("WIRE_FIELD_MADE_OPTIONAL", NEUTRAL, "a field may now be absent (rows the reader refused are now read)")
+WIRE_FIELD_TYPE_CHANGED = _rule("WIRE_FIELD_TYPE_CHANGED", BY_EVIDENCE, "a field holds another type")
+WIRE_ENUM_NARROWED = _rule("WIRE_ENUM_NARROWED", TIGHTENS, "a field allows fewer values (rows with the others are refused)")
+WIRE_ENUM_WIDENED = _rule("WIRE_ENUM_WIDENED", NEUTRAL, "a field allows more values (rows the reader refused are now read)")
+WIRE_CONTENT_KIND_REMOVED = _rule("WIRE_CONTENT_KIND_REMOVED", TIGHTENS, "a content kind is no longer read (rows carrying it are refused)")
+WIRE_CONTENT_KIND_ADDED = _rule("WIRE_CONTENT_KIND_ADDED", NEUTRAL, "a new content kind is read (a tool kind must also be a projector event)")
+WIRE_TOOL_CALL_CHANGED = _rule("WIRE_TOOL_CALL_CHANGED", BY_EVIDENCE, "which fields of a content kind name a tool call changed")
+WIRE_TERMINAL_CHANGED = _rule("WIRE_TERMINAL_CHANGED", BY_EVIDENCE, "what makes an event terminal changed")
+WIRE_PARTIAL_FLAG_CHANGED = _rule("WIRE_PARTIAL_FLAG_CHANGED", BY_EVIDENCE, "what makes an event partial changed")
+WIRE_REWORDED = _rule("WIRE_REWORDED", NEUTRAL, "a description in the wire format changed")
+EVIDENCE_UNEXPLAINED_WEAKENING = _rule("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "ledgers decide less safely and no other rule explains it")
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in [
+    FAILPOINT_REMOVED,
+    FAILPOINT_ADDED,
+    FAILPOINT_PREFIX_LATER,
+    FAILPOINT_PREFIX_EARLIER,
+    FAILPOINT_PREFIX_RENAMED,
+    FAILPOINT_BOUNDARY_REWORDED,
+    FAILPOINT_NOTE_CHANGED,
+    OUTCOME_REMOVED,
+    OUTCOME_ADDED,
+    OUTCOME_REWORDED,
+    LEDGER_EVENTS_CHANGED,
+    PREFIX_REMOVED,
+    PREFIX_ADDED,
+    PREFIX_MOVED,
+    DECISION_REMOVED,
+    DECISION_ADDED,
+    DECISION_DISPOSITION_RELAXED,
+    DECISION_DISPOSITION_TIGHTENED,
+    DECISION_REASON_DROPPED,
+    DECISION_REASON_ADDED,
+    DECISION_DIAGNOSTIC_DROPPED,
+    DECISION_DIAGNOSTIC_ADDED,
+    DECISION_REASON_REPLACED,
+    DECISION_DIAGNOSTIC_REPLACED,
+    DECISION_STATUS_RELAXED,
+    DECISION_STATUS_TIGHTENED,
+    DECISION_STATUS_CHANGED,
+    DECISION_REPLAY_WIDENED,
+    DECISION_REPLAY_NARROWED,
+    DECISION_REPLAY_REORDERED,
+    DECISION_TERMINAL_FACT_DROPPED,
+    DECISION_TERMINAL_FACT_ADDED,
+    DECISION_REWORDED,
+    HIGH_WATER_DIAGNOSTIC_CHANGED,
+    LEDGER_RULE_REWORDED,
+    CORRUPTION_KIND_REMOVED,
+    CORRUPTION_KIND_ADDED,
+    CORRUPTION_KIND_REWORDED,
+    INITIAL_STATE_CHANGED,
+    STATE_ADDED,
+    STATE_REMOVED,
+    STATE_STATUS_CHANGED,
+    STATE_VERIFICATION_DROPPED,
+    STATE_VERIFICATION_ADDED,
+    STATE_AT_END_DROPPED,
+    STATE_AT_END_ADDED,
+    STATE_AT_END_CHANGED,
+    STATE_MADE_FINAL,
+    STATE_MADE_NOT_FINAL,
+    STATE_REWORDED,
+    EVENT_KIND_CHANGED,
+    EVENT_KIND_REWORDED,
+    RULE_ANOMALY_BECAME_TRANSITION,
+    RULE_TRANSITION_BECAME_ANOMALY,
+    RULE_RETARGETED,
+    RULE_ANOMALY_CHANGED,
+    RULE_ADDED,
+    RULE_REMOVED,
+    RULES_REORDERED,
+    DIAGNOSTIC_REMOVED,
+    DIAGNOSTIC_RENAMED,
+    DIAGNOSTIC_ADDED,
+    DIAGNOSTIC_REASON_CHANGED,
+    DIAGNOSTIC_REWORDED,
+    AFTER_TERMINAL_DIAGNOSTIC_CHANGED,
+    REASON_REMOVED,
+    REASON_RENAMED,
+    REASON_ADDED,
+    REASON_REWORDED,
+    REASONS_REORDERED,
+    DIRECTIVE_CHANGED,
+    DIRECTIVE_EXTENDED,
+    SCHEMA_CHANGED,
+    INVARIANT_REMOVED,
+    INVARIANT_ADDED,
+    INVARIANT_EXEMPTION_ADDED,
+    INVARIANT_EXEMPTION_REMOVED,
+    INVARIANT_REWORDED,
+    SCOPE_REWORDED,
+    WIRE_UNKNOWN_KEYS_RELAXED,
+    WIRE_UNKNOWN_KEYS_TIGHTENED,
+    WIRE_FIELD_ADDED,
+    WIRE_FIELD_REMOVED,
+    WIRE_FIELD_MADE_REQUIRED,
+    WIRE_FIELD_MADE_OPTIONAL,
+    WIRE_FIELD_TYPE_CHANGED,
+    WIRE_ENUM_NARROWED,
+    WIRE_ENUM_WIDENED,
+    WIRE_CONTENT_KIND_REMOVED,
+    WIRE_CONTENT_KIND_ADDED,
+    WIRE_TOOL_CALL_CHANGED,
+    WIRE_TERMINAL_CHANGED,
+    WIRE_PARTIAL_FLAG_CHANGED,
+    WIRE_REWORDED,
+    EVIDENCE_UNEXPLAINED_WEAKENING,
+]}

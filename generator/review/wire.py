@@ -10,13 +10,14 @@ from collections.abc import Callable
 
 from ..errors import Mark
 from ..spec.model import Spec, WireField
+from . import rules
 
 
 class WireChanges:
     # Provided by the collector this is mixed into.
     base: Spec
     head: Spec
-    add: Callable[[str, str, Mark | None, Mark | None], None]
+    add: Callable[[rules.Rule, str, Mark | None, Mark | None], None]
     _keyed: Callable[..., list[str]]
 
     def wire(self) -> None:
@@ -24,40 +25,40 @@ class WireChanges:
         loc_b = lambda *path: self.base.location("runtime_event", *path)  # noqa: E731
         loc_h = lambda *path: self.head.location("runtime_event", *path)  # noqa: E731
         if base.unknown_keys != head.unknown_keys:
-            rule = "WIRE_UNKNOWN_KEYS_RELAXED" if head.unknown_keys == "ignore" else "WIRE_UNKNOWN_KEYS_TIGHTENED"
+            rule = rules.WIRE_UNKNOWN_KEYS_RELAXED if head.unknown_keys == "ignore" else rules.WIRE_UNKNOWN_KEYS_TIGHTENED
             self.add(rule, f"unknown keys: {base.unknown_keys} -> {head.unknown_keys}", loc_b("unknown_keys"), loc_h("unknown_keys"))
         self._wire_fields("event", base.fields, head.fields, ("fields",))
         old_kinds = {kind.name: kind for kind in base.content_kinds}
         new_kinds = {kind.name: kind for kind in head.content_kinds}
-        for key in self._keyed("WIRE_CONTENT_KIND_REMOVED", "WIRE_CONTENT_KIND_ADDED", "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
+        for key in self._keyed(rules.WIRE_CONTENT_KIND_REMOVED, rules.WIRE_CONTENT_KIND_ADDED, "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
             old, new = old_kinds[key], new_kinds[key]
             self._wire_fields(f"content kind '{key}'", old.fields, new.fields, ("content", "kinds", key, "fields"))
             if old.tool_call != new.tool_call:
-                self.add("WIRE_TOOL_CALL_CHANGED", f"content kind '{key}': tool_call {old.tool_call} -> {new.tool_call}", old.mark, new.mark)
+                self.add(rules.WIRE_TOOL_CALL_CHANGED, f"content kind '{key}': tool_call {old.tool_call} -> {new.tool_call}", old.mark, new.mark)
             if old.description != new.description:
-                self.add("WIRE_REWORDED", f"content kind '{key}': description changed", old.mark, new.mark)
+                self.add(rules.WIRE_REWORDED, f"content kind '{key}': description changed", old.mark, new.mark)
         if (base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key) != (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key):
-            self.add("WIRE_TERMINAL_CHANGED", "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"))
+            self.add(rules.WIRE_TERMINAL_CHANGED, "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"))
         if base.partial_flag != head.partial_flag:
-            self.add("WIRE_PARTIAL_FLAG_CHANGED", f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
+            self.add(rules.WIRE_PARTIAL_FLAG_CHANGED, f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
 
     def _wire_fields(self, owner: str, base: tuple[WireField, ...], head: tuple[WireField, ...], path: tuple[str, ...]) -> None:
         old = {field.name: field for field in base}
         new = {field.name: field for field in head}
-        for key in self._keyed("WIRE_FIELD_REMOVED", "WIRE_FIELD_ADDED", f"{owner}: field", old, new, lambda k: old[k].mark, lambda k: new[k].mark):
+        for key in self._keyed(rules.WIRE_FIELD_REMOVED, rules.WIRE_FIELD_ADDED, f"{owner}: field", old, new, lambda k: old[k].mark, lambda k: new[k].mark):
             before, after = old[key], new[key]
             where = (before.mark, after.mark)
             if before.required != after.required:
-                rule = "WIRE_FIELD_MADE_REQUIRED" if after.required else "WIRE_FIELD_MADE_OPTIONAL"
+                rule = rules.WIRE_FIELD_MADE_REQUIRED if after.required else rules.WIRE_FIELD_MADE_OPTIONAL
                 self.add(rule, f"{owner}: field '{key}' {'now required' if after.required else 'now optional'}", *where)
             if before.type != after.type:
-                self.add("WIRE_FIELD_TYPE_CHANGED", f"{owner}: field '{key}' type {before.type} -> {after.type}", *where)
+                self.add(rules.WIRE_FIELD_TYPE_CHANGED, f"{owner}: field '{key}' type {before.type} -> {after.type}", *where)
             if before.enum != after.enum:
                 lost = [value for value in before.enum if value not in after.enum] if before.enum else ["(any)"]
                 gained = [value for value in after.enum if value not in before.enum] if after.enum else ["(any)"]
                 if lost and after.enum:
-                    self.add("WIRE_ENUM_NARROWED", f"{owner}: field '{key}' no longer allows {', '.join(lost)}", *where)
+                    self.add(rules.WIRE_ENUM_NARROWED, f"{owner}: field '{key}' no longer allows {', '.join(lost)}", *where)
                 if gained and before.enum:
-                    self.add("WIRE_ENUM_WIDENED", f"{owner}: field '{key}' now allows {', '.join(gained)}", *where)
+                    self.add(rules.WIRE_ENUM_WIDENED, f"{owner}: field '{key}' now allows {', '.join(gained)}", *where)
             if before.description != after.description:
-                self.add("WIRE_REWORDED", f"{owner}: field '{key}': description changed", *where)
+                self.add(rules.WIRE_REWORDED, f"{owner}: field '{key}': description changed", *where)
