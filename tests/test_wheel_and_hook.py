@@ -160,8 +160,8 @@ def _readme_public_names() -> set[str]:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     names: set[str] = set()
     for block in re.findall(r"```python\n(.*?)```", readme, re.S):
-        for imported in re.findall(r"^from resume_contract import \(?([^)\n]+(?:\n[^)]+)?)\)?", block, re.M):
-            names |= {name.strip() for name in imported.replace("\n", ",").split(",") if name.strip()}
+        for grouped, single in re.findall(r"^from resume_contract import (?:\(([^)]*)\)|(.+))$", block, re.M):
+            names |= {name.strip() for name in (grouped or single).replace("\n", ",").split(",") if name.strip()}
     return names
 
 
