@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resume_contract.errors import LedgerCorruption
-from resume_contract.ledger.reader import decode_ledger
+from resume_contract.ledger.reader import decode_rows
 
 PATH = Path("ledger.jsonl")
 NUMBERS = ["1", "-0", "1e15", "1E+2", "0.5", "1.50", "18446744073709552000", "5e-324", "1e+21"]
@@ -65,7 +65,7 @@ def _repeat_a_key(row: str, position: int) -> str | None:
 
 def _verdict(data: bytes) -> str:
     try:
-        decode_ledger(PATH, data)
+        decode_rows(PATH, data)[0]
     except LedgerCorruption as corruption:
         return corruption.kind
     return "ok"

@@ -17,7 +17,7 @@ from resume_contract_generated.runtime_event import RuntimeEvent
 
 from resume_contract.contract import encode_event
 from resume_contract.errors import LedgerCorruption
-from resume_contract.ledger.reader import decode_ledger
+from resume_contract.ledger.reader import decode_rows
 
 PATH = Path("fuzz/runtime-events.jsonl")
 EVENTS = [msgspec.json.decode(row, type=RuntimeEvent) for row in CANONICAL_LEDGER_ROWS["error"]]
@@ -28,7 +28,7 @@ ROW_ENDS = [sum(len(row) for row in ROWS[: n + 1]) for n in range(len(ROWS))]
 
 def _read(data: bytes) -> tuple[RuntimeEvent, ...] | LedgerCorruption:
     try:
-        return decode_ledger(PATH, data)
+        return decode_rows(PATH, data)[0]
     except LedgerCorruption as corruption:
         return corruption
 

@@ -8,8 +8,6 @@ from typing import Any
 
 from ..spec.model import WireField, WireFormat
 
-SCHEMA_PATH = "runtime-event.schema.json"
-
 _SCHEMA_TYPES: dict[str, dict[str, Any]] = {
     "string": {"type": "string"},
     "boolean": {"type": "boolean"},

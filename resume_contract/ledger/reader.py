@@ -220,11 +220,6 @@ def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_byt
         yield chunk
 
 
-def decode_ledger(path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None) -> tuple[Any, ...]:
-    """The committed events of a whole ledger's bytes (see `decode_rows`)."""
-    return decode_rows(path, data, run=run, model=model)[0]
-
-
 def decode_rows(
     path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
 ) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
