@@ -12,9 +12,6 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-# A project's own run loop, relative to its root (this repository's layout).
-RUNLOOP = "resume_contract/crash/runloop.py"
-
 
 def hook_lines(path: Path) -> dict[str, int]:
     """Each id of a `<anything>.hit("<id>")` call in the file -> the line of its first call (a syntax error: none)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SpecError, SpecInvalid
-from .hooks import RUNLOOP, missing_hook_message, missing_hooks, unknown_hooks
+from .hooks import missing_hook_message, missing_hooks, unknown_hooks
 from .render.outputs import (
     Drift,
     UnsafeGeneratedTree,
@@ -34,6 +34,7 @@ from .review.source import WORKING_TREE, default_base, side_directory
 from .review.waivers import WAIVERS_FILE, apply_waivers, parse_waivers, read_waivers
 from .spec.invariant_check import invariant_errors
 from .spec.model import Spec
+from .spec.oracle_file import project_oracle
 from .spec.validate import load_spec
 
 
@@ -57,7 +58,10 @@ def validated(root: Path, *, waivers: bool = True) -> tuple[Spec, list[SpecError
     waivers_file = root / WAIVERS_FILE
     if waivers and waivers_file.is_file():  # read by `diff` alone, but a broken one should not wait for the review
         parse_waivers(waivers_file)
-    return spec, invariant_errors(spec)
+    oracle, problems = project_oracle(root, spec)
+    if problems:
+        raise SpecInvalid(problems)
+    return spec, invariant_errors(spec, oracle=oracle)
 
 
 def load_checked(root: Path) -> Spec:
@@ -69,19 +73,25 @@ def load_checked(root: Path) -> Spec:
 
 
 def hook_findings(root: Path, spec: Spec) -> list[Finding]:
-    """One finding per failpoint the project's run loop has no hook for, and per hook naming no failpoint (none
-    when the project has no run loop of its own)."""
-    runloop = root / RUNLOOP
+    """One finding per failpoint the project's run loop (spec/failpoints.yaml `run_loop`) has no hook for, and per
+    hook naming no failpoint; one when the run loop named does not exist. None when the spec names no run loop,
+    or one in another language than Python (its hooks are found by `crash`, which kills it at each)."""
+    if spec.run_loop is None:
+        return []
+    runloop = root / spec.run_loop
     if not runloop.is_file():
+        mark = spec.location("failpoints", "run_loop")
+        return [Finding(mark.file, mark.line, mark.column, f"the run loop {spec.run_loop!r} does not exist in the project")]
+    if runloop.suffix != ".py":
         return []
     marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
     findings = [
-        Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, RUNLOOP))
+        Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, spec.run_loop))
         for failpoint_id in missing_hooks(marks, runloop)
     ]
     findings += [
         Finding(
-            RUNLOOP,
+            spec.run_loop,
             line,
             None,
             f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the spec or "

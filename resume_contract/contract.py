@@ -1,9 +1,10 @@
 """The contract this process runs: a generated package (`resume_contract_generated`), bound in one place.
 
 Everything that decides (the projector table, the decoding model, the failpoint catalog, the
-python-statemachine class) is generated from a spec; this module is the only one that imports the generated
-package, so which contract runs is decided here and nowhere else. The pure core never imports it: it is
-handed a table and a model.
+python-statemachine class) is generated from a spec; this module is the only one that loads a generated
+package, so which contract runs is decided here and nowhere else: the one packaged with this installation, or
+a project's own (its `generated/`, loaded from its files). The pure core never imports either: it is handed a
+table and a model.
 
     from resume_contract import build_resume_plan, event_from_wire
     plan = build_resume_plan([event_from_wire(row) for row in rows])
@@ -11,10 +12,17 @@ handed a table and a model.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import importlib
+import importlib.util
+import os
+import sys
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -22,46 +30,155 @@ import msgspec
 
 from .core.plan import ResumePlan
 from .core.project import project
+from .core.spec_layout import SPEC_DIR, spec_digest
 from .core.table import ProjectorTable
 from .core.wire import WireModel
 
 PACKAGE = "resume_contract_generated"
+GENERATED_PACKAGE_DIR = "generated/resume_contract_generated"
+# A child process (the crash harness's child, a project's run loop) runs the contract of the project named here.
+ROOT_VARIABLE = "RESUME_CONTRACT_ROOT"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Which contract decided: its name and phase (spec/scope.yaml) and the sha256 of the spec it was made from."""
+
+    name: str
+    phase: str
+    spec_sha256: str
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.phase}), spec sha256 {self.spec_sha256[:12]}"
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "phase": self.phase, "specSha256": self.spec_sha256}
 
 
 @dataclass(frozen=True)
 class Contract:
-    """One generated contract: its package, projector table, decoding model and catalog."""
+    """One generated contract: where it comes from, its projector table, decoding model and catalog.
+
+    `root` is the project it was loaded from (its spec/ and generated/), None for the one packaged with this
+    installation of resume-contract.
+    """
 
     package: str
+    root: Path | None
+    modules: Path  # the directory its generated modules are in
     table: ProjectorTable
     model: WireModel
     catalog: ModuleType
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        # Crosses to a worker process by its package's name (modules do not pickle); loaded there once.
-        return (_loaded, (self.package,))
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Crosses to a worker process by where it comes from (modules do not pickle); loaded there once.
+        return (_packaged, ()) if self.root is None else (load_generated, (self.root,))
+
+    @functools.cached_property
+    def identity(self) -> Identity:
+        spec_dir = packaged_spec_dir() if self.root is None else self.root / SPEC_DIR
+        # Relative to the spec directory: the packaged one is installed as `resume_contract_spec`, not `spec`.
+        digest = spec_digest(lambda relative: _read_or_none(spec_dir / Path(relative).relative_to(SPEC_DIR)))
+        return Identity(self.catalog.CONTRACT_NAME, self.catalog.PHASE, digest)
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, as a person reads it: the project's root, or this installation."""
+        return "packaged with resume-contract" if self.root is None else f"project {self.root}"
 
     def machine_class(self) -> type:
-        """The generated python-statemachine class (imported when asked: python-statemachine is slow to import)."""
-        return importlib.import_module(f"{self.package}.projector_machine").ToolOperationMachine
+        """The generated python-statemachine class (loaded when asked: python-statemachine is slow to import)."""
+        return _module(self.package, self.modules, "projector_machine").ToolOperationMachine
+
+    def file(self, relative: str | None) -> Path | None:
+        """A file the spec names relative to the project (the run loop, the oracle), or None."""
+        return None if relative is None or self.root is None else self.root / relative
+
+    def child_environment(self, environment: dict[str, str]) -> dict[str, str]:
+        """`environment` for a child process that must run this contract (see ROOT_VARIABLE)."""
+        child = {key: value for key, value in environment.items() if key != ROOT_VARIABLE}
+        if self.root is not None:
+            child[ROOT_VARIABLE] = str(self.root)
+        return child
 
 
 def packaged() -> Contract:
     """The contract generated into this installation of resume-contract."""
-    return _loaded(PACKAGE)
+    return _packaged()
 
 
 def active() -> Contract:
-    """The contract the API and the commands use when none is given: the one installed with resume-contract."""
-    return packaged()
+    """The contract used when none is given: the project's named by RESUME_CONTRACT_ROOT (a child process of a
+    command run in that project), else the one packaged with resume-contract. Commands select the contract of
+    the project they run in (`resume_contract.project`) and pass it explicitly."""
+    root = os.environ.get(ROOT_VARIABLE)
+    return load_generated(Path(root)) if root else _packaged()
+
+
+def packaged_spec_dir() -> Path:
+    """The spec this installation's contract was generated from (shipped with it as `resume_contract_spec`)."""
+    found = importlib.util.find_spec("resume_contract_spec")  # YAML only: a directory shipped as a package, never imported
+    locations = [] if found is None else list(found.submodule_search_locations or [])
+    return next(Path(entry) for entry in locations if Path(entry).is_dir())
 
 
 @functools.cache
-def _loaded(package: str) -> Contract:
-    runtime_event = importlib.import_module(f"{package}.runtime_event")
-    table = importlib.import_module(f"{package}.projector_table").TABLE
-    catalog = importlib.import_module(f"{package}.catalog")
-    return Contract(package, table, WireModel(runtime_event), catalog)
+def _packaged() -> Contract:
+    package = importlib.import_module(PACKAGE)
+    return _bound(PACKAGE, None, Path(str(package.__file__)).parent)
+
+
+@functools.cache
+def load_generated(root: Path) -> Contract:
+    """The contract generated into a project's `generated/`, loaded from its files (not checked against its spec:
+    `resume_contract.project.load_project` does that). Raises FileNotFoundError when it has none."""
+    root = Path(root).resolve()
+    modules = root / GENERATED_PACKAGE_DIR
+    packaged_contract = _packaged()
+    if modules.resolve() == packaged_contract.modules.resolve():  # this installation's own checkout
+        return dataclasses.replace(packaged_contract, root=root)
+    if not (modules / "catalog.py").is_file():
+        raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
+    # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.
+    package = "_resume_contract_project_" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    if package not in sys.modules:
+        parent = types.ModuleType(package)
+        parent.__path__ = [str(modules)]
+        sys.modules[package] = parent
+    return _bound(package, root, modules)
+
+
+def _bound(package: str, root: Path | None, modules: Path) -> Contract:
+    runtime_event = _module(package, modules, "runtime_event")
+    table = _module(package, modules, "projector_table").TABLE
+    catalog = _module(package, modules, "catalog")
+    return Contract(package, root, modules, table, WireModel(runtime_event), catalog)
+
+
+def _module(package: str, directory: Path, name: str) -> ModuleType:
+    full = f"{package}.{name}"
+    module = sys.modules.get(full)
+    if module is not None:
+        return module
+    if package == PACKAGE:
+        return importlib.import_module(full)
+    spec = importlib.util.spec_from_file_location(full, directory / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module  # msgspec resolves a struct's annotations through sys.modules
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[full]
+        raise
+    return module
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def build_resume_plan(

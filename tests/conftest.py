@@ -6,6 +6,8 @@ import hashlib
 import io
 import os
 import shutil
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,9 +20,15 @@ settings.register_profile("ci", max_examples=150, deadline=None, database=None, 
 settings.register_profile("long", max_examples=20_000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# A project's in-sync verdicts are remembered in a cache outside it (resume_contract/project/locate.py): the
+# suite keeps its own, in a temporary directory, so that it writes nothing into the user's home.
+os.environ.setdefault("RESUME_CONTRACT_CACHE_DIR", tempfile.mkdtemp(prefix="resume-contract-test-cache-"))
+
 from resume_contract.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+# Helpers the tests share as modules (`import spec_names`): importlib mode keeps tests/ off sys.path otherwise.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The tool tests' own spec: a frozen copy of the contract, never updated along with spec/. Tests of the tool
 # (generator, drift check, review, bad-spec messages) read it, so editing the contract cannot break them.
 FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"

@@ -100,13 +100,14 @@ def test_verify_json_and_junit_name_the_violated_invariant(tmp_path: Path, run_c
     import dataclasses
     import types
 
+    from resume_contract.cli import proof_commands
     from resume_contract.proof import verify as verify_module
 
-    contract = verify_module.active()
+    contract = verify_module.active()  # the contract the commands run here, broken in one step
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)  # accept a response naming another tool
     broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
-    monkeypatch.setattr(verify_module, "active", lambda: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
     junit, counterexample = tmp_path / "verify.xml", tmp_path / "cx.jsonl"
     code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--json", "--junit", str(junit), "--counterexample", str(counterexample))
     document = json.loads(out)

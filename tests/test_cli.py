@@ -64,13 +64,14 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     import dataclasses
     import types
 
+    from resume_contract.cli import proof_commands
     from resume_contract.proof import verify as verify_module
 
-    contract = verify_module.active()
+    contract = verify_module.active()  # the contract the commands run here, broken in one step
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)
     broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
-    monkeypatch.setattr(verify_module, "active", lambda: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
     target = tmp_path / "missing-dir" / "cx.jsonl"
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
     assert code == 2

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
+import spec_names as names
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, PREFIX_LENGTHS
 from resume_contract_generated.runtime_event import RuntimeEvent
 
+from resume_contract.project.locate import contract_for
 from resume_contract.ledger.store import RuntimeEventStore
 
 
@@ -27,11 +29,12 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
     code, out, err = run_cli("plan", str(safe))
     assert (code, err) == (0, "") and "disposition:   safe_replay" in out
     code, out, _ = run_cli("plan", "--workspace", str(tmp_path), "--session", "s", "--run", "blocked")
-    assert code == 1 and "disposition:   blocked" in out and "reasons:       dangling_tool_state" in out
+    assert code == 1 and "disposition:   blocked" in out and f"reasons:       {names.DANGLING}" in out
     code, out, _ = run_cli("plan", str(blocked), "--json")
     plan = json.loads(out)
     assert code == 1
-    # The reference ResumePlan's keys, in its order; terminalRuntimeEventId is ours (null: no terminal fact).
+    # The reference ResumePlan's keys, in its order; terminalRuntimeEventId is ours (null: no terminal fact), and so
+    # is the contract that decided, last.
     assert list(plan) == [
         "disposition",
         "operations",
@@ -43,7 +46,9 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
         "terminalRuntimeEventId",
         "runtimeEvents",
         "replayRuntimeEvents",
+        "contract",
     ]
+    assert plan["contract"] == contract_for(None).identity.as_json() and len(plan["contract"]["specSha256"]) == 64
     assert plan["terminalRuntimeEventId"] is None
     assert [json.dumps(row, separators=(",", ":")) for row in plan["runtimeEvents"]] == blocked.read_text().splitlines()
     assert plan["operations"][0]["status"] == "indeterminate" and "directive" in plan
@@ -52,7 +57,7 @@ def test_safe_replay_exits_0_and_blocked_exits_1(tmp_path: Path, run_cli) -> Non
 def test_expected_high_water_mismatch_is_blocked(tmp_path: Path, run_cli) -> None:
     safe = _write(tmp_path, "s", "r", "after_function_response")
     code, out, _ = run_cli("plan", str(safe), "--expected-high-water", "2", "--json")
-    assert code == 1 and json.loads(out)["rejectionReasons"] == ["runtime_offset_mismatch"]
+    assert code == 1 and json.loads(out)["rejectionReasons"] == [names.OFFSET_MISMATCH]
     assert run_cli("plan", str(safe), "--expected-high-water", "3")[0] == 0
 
 
@@ -137,7 +142,7 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
     code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--jobs", "2")
     assert code == 3
     assert out.splitlines() == [
-        "blocked    s2/blocked: dangling_tool_state",
+        f"blocked    s2/blocked: {names.DANGLING}",
         f"corrupt    s2/corrupt: {corrupt}:3: byte offset {corrupt.stat().st_size - 1}: torn_row: the last 1 bytes have no terminating newline",
         "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 live, 0 unreadable, 1 skipped",
     ]
@@ -147,7 +152,8 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 3
     assert [line["status"] for line in lines[:-1]] == ["safe_replay"] * 6 + ["blocked", "corrupt"]
-    assert lines[-1] == {"summary": {"safe_replay": 6, "blocked": 1, "corrupt": 1, "live": 0, "unreadable": 0, "total": 8, "skipped": 1}}
+    counts = {"safe_replay": 6, "blocked": 1, "corrupt": 1, "live": 0, "unreadable": 0, "total": 8, "skipped": 1}
+    assert lines[-1] == {"summary": {**counts, "contract": contract_for(None).identity.as_json()}}
 
 
 def test_an_all_safe_workspace_exits_0(tmp_path: Path, run_cli) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import spec_names as names
 
 HERE = Path(__file__).parent / "conformance" / "reference"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
@@ -28,11 +29,11 @@ CASES = {case["name"]: case for case in MANIFEST["cases"]}
 
 # The manifest's documented anomalies -> the diagnostic our contract raises for each (spec/projector.yaml).
 STRICTER = {
-    "duplicate_call": "duplicate_tool_call",
-    "duplicate_response": "duplicate_tool_result",
-    "after_terminal": "event_after_terminal",
-    "response_before_call": "unmatched_tool_result",
-    "name_mismatch": "tool_name_mismatch",
+    "duplicate_call": names.CALL_AGAIN,
+    "duplicate_response": names.ANSWER_AGAIN,
+    "after_terminal": names.AFTER_TERMINAL,
+    "response_before_call": names.UNMATCHED,
+    "name_mismatch": names.MISNAMED,
 }
 # The manifest's reader strictness kinds -> our corruption kind (spec/decisions.yaml).
 STRICT = {

@@ -30,7 +30,10 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
     mutant = dataclasses.replace(spec, decisions=tuple(relaxed if d.prefix == blocked.prefix else d for d in spec.decisions))
     module = render_all(mutant)["generated/tests/test_contract.py"]
     assert "'disposition': 'safe_replay'" in module
-    (tmp_path / "test_mutant_crash.py").write_text(module)
+    # It runs against this repository's own contract (in sync), not a project above the temporary directory.
+    own_project = "load_project(Path(__file__).resolve().parents[2])"
+    assert own_project in module
+    (tmp_path / "test_mutant_crash.py").write_text(module.replace(own_project, f"load_project(Path({str(REPO)!r}))"))
 
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mutant_crash.py"],

@@ -15,6 +15,23 @@ FROZEN_SPEC = Path(__file__).resolve().parent / "frozen_spec" / "spec"
 FAILPOINT_IDS = [item["id"] for item in yaml.safe_load((FROZEN_SPEC / "failpoints.yaml").read_text(encoding="utf-8"))["failpoints"]]
 
 
+RUN_LOOP = "runloop.py"
+
+
+def _declared(project: Path, run_cli, run_loop: str = RUN_LOOP) -> Path:
+    """The project's spec names its run loop (spec/failpoints.yaml `run_loop`), regenerated: where `check` and
+    `crash` look for hooks."""
+    failpoints = project / "spec" / "failpoints.yaml"
+    failpoints.write_text(failpoints.read_text(encoding="utf-8").replace("\nfailpoints:\n", f"\nrun_loop: {run_loop}\nfailpoints:\n", 1), encoding="utf-8")
+    assert run_cli("--root", str(project), "generate")[0] == 0
+    return project / run_loop
+
+
+def _failpoint_line(project: Path, failpoint_id: str) -> int:
+    text = (project / "spec" / "failpoints.yaml").read_text(encoding="utf-8")
+    return next(n for n, line in enumerate(text.splitlines(), 1) if line == f"  - id: {failpoint_id}")
+
+
 def _run_loop(path: Path, ids: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f'    failpoints.hit("{failpoint_id}")\n' for failpoint_id in ids)
@@ -33,14 +50,14 @@ def test_hooks_are_read_from_the_source_without_running_it(tmp_path: Path) -> No
 
 def test_check_names_a_failpoint_without_a_hook_at_its_line_and_fails(project: Path, run_cli, snapshot) -> None:
     missing = FAILPOINT_IDS[3]
-    _run_loop(project / hooks.RUNLOOP, [i for i in FAILPOINT_IDS if i != missing])
+    _run_loop(_declared(project, run_cli), [i for i in FAILPOINT_IDS if i != missing])
     before = snapshot(project)
 
     code, out, _ = run_cli("--root", str(project), "check")
-    line = next(n for n, text in enumerate((FROZEN_SPEC / "failpoints.yaml").read_text().splitlines(), 1) if text == f"  - id: {missing}")
+    line = _failpoint_line(project, missing)
     assert code == 1
     assert out.startswith(f"spec/failpoints.yaml:{line}:5: failpoint {missing} has no hook in the run loop: "
-                          f"add `failpoints.hit(\"{missing}\")` to resume_contract/crash/runloop.py where its boundary is crossed")
+                          f"add `failpoints.hit(\"{missing}\")` to {RUN_LOOP} where its boundary is crossed")
     assert out.endswith("to fix: make the run loop's failpoint hooks match spec/failpoints.yaml, as named above\n")
 
     code, out, err = run_cli("--root", str(project), "generate")
@@ -50,25 +67,42 @@ def test_check_names_a_failpoint_without_a_hook_at_its_line_and_fails(project: P
 
 
 def test_check_names_a_hook_that_is_no_failpoint_of_the_spec(project: Path, run_cli) -> None:
-    runloop = _run_loop(project / hooks.RUNLOOP, FAILPOINT_IDS + ["P99"])
+    runloop = _run_loop(_declared(project, run_cli), FAILPOINT_IDS + ["P99"])
     line = next(n for n, text in enumerate(runloop.read_text().splitlines(), 1) if '"P99"' in text)
     code, out, _ = run_cli("--root", str(project), "check")
     assert code == 1
-    assert out.startswith(f"resume_contract/crash/runloop.py:{line}: failpoints.hit('P99') names no failpoint of spec/failpoints.yaml")
+    assert out.startswith(f"{RUN_LOOP}:{line}: failpoints.hit('P99') names no failpoint of spec/failpoints.yaml")
 
 
 def test_check_is_clean_when_every_failpoint_has_its_hook(project: Path, run_cli) -> None:
-    _run_loop(project / hooks.RUNLOOP, FAILPOINT_IDS)
+    _run_loop(_declared(project, run_cli), FAILPOINT_IDS)
+    assert run_cli("--root", str(project), "check")[0] == 0
+
+
+def test_a_run_loop_named_but_missing_is_a_finding(project: Path, run_cli) -> None:
+    _declared(project, run_cli, "loops/gone.py")
+    code, out, _ = run_cli("--root", str(project), "check")
+    line = next(n for n, text in enumerate((project / "spec" / "failpoints.yaml").read_text().splitlines(), 1) if text.startswith("run_loop:"))
+    assert code == 1 and out.startswith(f"spec/failpoints.yaml:{line}:1: the run loop 'loops/gone.py' does not exist in the project")
+
+
+def test_a_project_without_a_run_loop_checks_no_hooks(project: Path, run_cli) -> None:
+    (project / RUN_LOOP).write_text('failpoints.hit("P99")\n', encoding="utf-8")  # not named by the spec: not its run loop
     assert run_cli("--root", str(project), "check")[0] == 0
 
 
 def test_crash_refuses_to_run_when_a_hook_is_missing(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    from resume_contract_generated.catalog import FAILPOINTS_BY_ID
+    # The reference run loop without its last hook, in the harness's place.
+    from resume_contract.contract import active
+    from resume_contract.crash import harness
 
-    ids = list(FAILPOINTS_BY_ID)
-    from resume_contract.crash import catalog_run
-
-    monkeypatch.setattr(catalog_run, "RUNLOOP_SOURCE", _run_loop(tmp_path / "runloop.py", ids[:-1]))
+    ids = list(active().catalog.FAILPOINTS_BY_ID)
+    real = harness.PACKAGED_RUN_LOOP.read_text(encoding="utf-8")
+    line = f'        failpoints.hit("{ids[-1]}")'
+    assert real.count(line) == 1
+    loop = tmp_path / "runloop.py"
+    loop.write_text("\n".join(text for text in real.splitlines() if not text.startswith(line)) + "\n", encoding="utf-8")
+    monkeypatch.setattr(harness, "run_loop_of", lambda contract: loop)
     code, out, err = run_cli("crash")
     assert (code, out) == (1, "")
     assert f"resume-contract crash: failpoint {ids[-1]} has no hook in the run loop: add `failpoints.hit(\"{ids[-1]}\")` to {tmp_path / 'runloop.py'}" in err

@@ -76,5 +76,5 @@ def test_a_reason_renamed_away_from_the_oracle_says_to_rename_it_there(tmp_path:
         path.write_text(path.read_text().replace("dangling_tool_state", "unresolved_tool_state"))
     messages = [error.message for error in invariant_errors(load_spec(tmp_path))]
     assert len(messages) == 1 and "invariant 'matches_oracle'" in messages[0]
-    assert "rename it there too" in messages[0] and "resume_contract/core/oracle.py" in messages[0]
+    assert "rename it there too" in messages[0] and "resume_contract/core/oracle.py" in messages[0] and "oracle: <path>" in messages[0]
     assert "change this invariant too" not in messages[0]

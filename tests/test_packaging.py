@@ -37,10 +37,20 @@ def test_the_public_api_is_importable_from_the_package_and_lazy() -> None:
 def test_version_is_the_installed_distributions() -> None:
     import subprocess
     import sys
+    import tempfile
     from importlib.metadata import version
 
-    result = subprocess.run([sys.executable, "-m", "resume_contract", "--version"], capture_output=True, text=True)
-    assert (result.returncode, result.stdout) == (0, f"resume-contract {version('resume-contract')}\n")
+    from resume_contract.contract import packaged
+
+    # Outside any project (a temporary directory): the packaged contract, named with its spec's sha256.
+    with tempfile.TemporaryDirectory() as elsewhere:
+        result = subprocess.run([sys.executable, "-m", "resume_contract", "--version"], capture_output=True, text=True, cwd=elsewhere)
+    identity = packaged().identity
+    assert (result.returncode, result.stdout) == (
+        0,
+        f"resume-contract {version('resume-contract')}\ncontract: {identity.name} ({identity.phase}), spec sha256 "
+        f"{identity.spec_sha256[:12]}; packaged with resume-contract\n",
+    )
 
 
 def test_every_package_is_marked_typed() -> None:

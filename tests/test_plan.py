@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+import spec_names as names
 import yaml
 from resume_contract_generated.catalog import (
     CANONICAL_LEDGER_ROWS,
@@ -51,7 +52,7 @@ def test_the_contract_examples_by_hand(events) -> None:
     plan = build_resume_plan(call_only)
     assert plan.disposition == "blocked"
     assert [op.status for op in plan.operations] == ["indeterminate"]
-    assert plan.rejection_reasons == ("dangling_tool_state",)
+    assert plan.rejection_reasons == (names.DANGLING,)
     assert plan.requires_verification and plan.directive == SPEC_DIRECTIVE
     assert list(plan.replay_event_ids) == ["u"]
 
@@ -67,28 +68,28 @@ def _codes(plan) -> list[str]:
 
 def test_every_anomaly_raises_its_diagnostic_and_blocks(events) -> None:
     cases = {
-        "unmatched_tool_result": [events.response("r", "nobody")],
-        "tool_name_mismatch": [events.call("c", "k"), events.response("r", "k", name="rm_rf")],
-        "duplicate_tool_call": [events.call("c", "k"), events.response("r", "k"), events.call("c2", "k")],
-        "duplicate_tool_result": [events.call("c", "k"), events.response("r", "k"), events.response("r2", "k")],
-        "event_after_terminal": [events.text("u"), events.terminal("t"), events.text("late")],
-        "pending_tool_result": [events.call("c", "k")],
+        names.UNMATCHED: [events.response("r", "nobody")],
+        names.MISNAMED: [events.call("c", "k"), events.response("r", "k", name="rm_rf")],
+        names.CALL_AGAIN: [events.call("c", "k"), events.response("r", "k"), events.call("c2", "k")],
+        names.ANSWER_AGAIN: [events.call("c", "k"), events.response("r", "k"), events.response("r2", "k")],
+        names.AFTER_TERMINAL: [events.text("u"), events.terminal("t"), events.text("late")],
+        names.PENDING: [events.call("c", "k")],
     }
-    expected_reason = {"event_after_terminal": "ledger_sequence_violation"}
+    assert len(cases) == 6, "the anomalies are distinct diagnostics"
     for code, ledger in cases.items():
         plan = build_resume_plan(ledger)
         assert code in _codes(plan), code
         assert plan.disposition == "blocked", code
-        assert expected_reason.get(code, "dangling_tool_state") in plan.rejection_reasons, code
+        assert names.reason_of(code) in plan.rejection_reasons, code
 
 
 def test_a_name_mismatch_names_both_tools_and_keeps_the_call_out_of_replay(events) -> None:
     plan = build_resume_plan([events.call("c", "k", name="read"), events.response("r", "k", name="delete")])
-    mismatch = next(d for d in plan.diagnostics if d.code == "tool_name_mismatch")
+    mismatch = next(d for d in plan.diagnostics if d.code == names.MISNAMED)
     assert mismatch.detail == {"callToolName": "read", "responseToolName": "delete"}
     assert (mismatch.event_id, mismatch.tool_call_id) == ("r", "k")
     assert plan.replay_runtime_events == ()
-    assert _codes(plan) == ["tool_name_mismatch", "pending_tool_result"]
+    assert _codes(plan) == [names.MISNAMED, names.PENDING]
 
 
 def test_a_high_water_mismatch_is_always_runtime_offset_mismatch(events) -> None:
@@ -96,7 +97,7 @@ def test_a_high_water_mismatch_is_always_runtime_offset_mismatch(events) -> None
     for expected in (0, 2, 100):
         plan = build_resume_plan(ledger, expected_high_water=expected)
         assert plan.disposition == "blocked"
-        assert plan.rejection_reasons == ("runtime_offset_mismatch",)
+        assert plan.rejection_reasons == (names.OFFSET_MISMATCH,)
         assert plan.diagnostics[0].detail == {"expectedRuntimeEventHighWater": expected, "actualRuntimeEventHighWater": 1}
     assert build_resume_plan(ledger, expected_high_water=1).disposition == "safe_replay"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import spec_names as names
 from resume_contract_generated.projector_machine import ToolOperationMachine
 from resume_contract_generated.projector_table import INITIAL_STATE, STATES, STEP
 from statemachine import StateChart, StateMachine
@@ -48,7 +49,7 @@ def test_a_call_then_a_response_naming_another_tool_is_an_anomaly() -> None:
     machine.call_tool_name = "write_file"
     machine.send("function_call", tool_name="write_file")
     machine.send("function_response", tool_name="delete_file")
-    assert machine.raised == ["tool_name_mismatch"]
+    assert machine.raised == [names.MISNAMED]
     assert [state.id for state in machine.configuration] == ["indeterminate"]
     machine.send("function_response", tool_name="write_file")
     assert [state.id for state in machine.configuration] == ["succeeded"]

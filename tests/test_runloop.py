@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import msgspec
@@ -52,6 +53,7 @@ def test_resume_contract_crash_prints_the_table_and_verifies(run_cli) -> None:
     code, out, err = run_cli("crash", "--failpoint", failpoint.id, "--outcome", "error")
     assert (code, err) == (0, "")
     lines = out.splitlines()
+    assert lines.pop(0).startswith("contract: ")  # which contract was crashed
     assert lines[0].split() == ["ID", "outcome", "boundary", "committed", "prefix", "decision", "reasons", "sigkill", "real", "boundary"]
     assert lines[1].split()[:2] == [failpoint.id, "error"] and lines[1].split()[-4:] == ["blocked", reasons, "verified", "verified"]
     assert lines[2].startswith(f"torn write after {failpoint.committed_prefix}: verified (corruption at byte ")
@@ -74,7 +76,7 @@ def test_a_child_that_never_signals_fails_the_case_with_its_stderr(monkeypatch) 
 
     # A prefix the child cannot commit (an invalid run id): it dies before saying "committed".
     bad = [msgspec.structs.replace(event, run_id="no such/run") for event in crash.canonical_prefix("ok", "after_function_call")]
-    monkeypatch.setattr(crash, "canonical_prefix", lambda outcome, prefix: bad)
+    monkeypatch.setattr(crash, "canonical_prefix", lambda outcome, prefix, contract=None: bad)
     observation = crash.run_crash_case("P3", "ok", "after_function_call")
     assert observation.plan is None
     assert observation.problems[0].startswith("the child never signalled its appends committed; stderr: ")
@@ -84,7 +86,7 @@ def test_a_child_that_never_signals_fails_the_case_with_its_stderr(monkeypatch) 
 def test_a_wait_for_a_silent_child_is_bounded() -> None:
     from resume_contract.crash.harness import Children, _Child, died_by_kill
 
-    child = _Child(Children(), ["-c", "import sys, time; print('still starting', file=sys.stderr, flush=True); time.sleep(60)"])
+    child = _Child(Children(), [sys.executable, "-c", "import sys, time; print('still starting', file=sys.stderr, flush=True); time.sleep(60)"])
     try:
         assert child.wait_for("committed", timeout=0.5) is False
         assert died_by_kill(child.kill())
@@ -93,10 +95,10 @@ def test_a_wait_for_a_silent_child_is_bounded() -> None:
     assert child.stderr() == "still starting\n"
 
 
-@pytest.mark.parametrize("command", ["crash", "verify"])
-def test_crash_and_verify_refuse_a_root_they_would_not_check(command: str, project, run_cli) -> None:
-    # Both run the generated code installed with the tool; another project's spec would be silently ignored.
-    code, out, err = run_cli("--root", str(project), command)
-    assert (code, out) == (2, "")
-    assert err.startswith(f"resume-contract: {command} runs the contract generated into this installation (")
-    assert f"not --root {project}" in err
+def test_crash_and_verify_run_the_contract_of_the_project_they_are_given(project, run_cli) -> None:
+    # Another project's contract is what runs (its own generated/), never the installed one, and both say so.
+    code, out, _ = run_cli("--root", str(project), "verify", "--depth", "1", "--jobs", "1")
+    assert code == 0 and "contract: runtime-resume (Phase 0), spec sha256 " in out and f"; project {project.resolve()}\n" in out
+    code, out, err = run_cli("--root", str(project), "crash")  # the frozen spec names no run loop to kill
+    assert (code, out) == (1, "")
+    assert err.startswith("resume-contract crash: the spec names no run loop to kill at each failpoint's hook")

@@ -8,7 +8,9 @@ import types
 from pathlib import Path
 
 import pytest
+import spec_names as names
 
+from resume_contract.cli import proof_commands
 from resume_contract.core.explore import ALPHABET, count_words, spell
 from resume_contract.core.oracle import decide
 from resume_contract.ledger.store import read_ledger
@@ -26,20 +28,21 @@ def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path
     assert progress[-1].startswith("verify: subtrees 11/11 (100%)")
     lines = out.splitlines()
     assert lines[0] == f"exploring {count_words(6):,} ledgers up to 6 events on {lines[0].split(' on ')[1].split()[0]} worker(s)"
-    assert lines[1].startswith(f"explored {count_words(6):,} ledgers in ")
+    assert lines[1].startswith("contract: runtime-resume (Phase 0), spec sha256 ")  # which contract was proven
+    assert lines[2].startswith(f"explored {count_words(6):,} ledgers in ")
     reachable = len(verify_module.reachable_steps(verify_module.active().table))
-    assert lines[1].endswith(f"transition-table entries reached: {reachable} of {reachable}")
+    assert lines[2].endswith(f"transition-table entries reached: {reachable} of {reachable}")
     assert lines[-1] == "no violation"
     assert not counterexample.exists(), "verify writes only a counterexample"
 
 
 def _broken(monkeypatch: pytest.MonkeyPatch, key: tuple[str, str, bool], outcome: tuple[str, str | None]) -> None:
     """Make verify's copy of the table accept `key` as `outcome`, as a wrong generator would."""
-    contract = verify_module.active()
+    contract = verify_module.active()  # the contract the commands run here, broken in one step
     step = dict(contract.table.step)
     step[key] = outcome
     broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
-    monkeypatch.setattr(verify_module, "active", lambda: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
 
 
 def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_ledger(monkeypatch, run_cli, tmp_path: Path) -> None:
@@ -56,7 +59,7 @@ def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_le
     assert [(event.content.id, event.content.name) for event in ledger.events] == [("a", "write"), ("a", "delete")]
     # The counterexample replays through the real command, which (with the real table) blocks it.
     code, out, _ = run_cli("plan", str(counterexample))
-    assert code == 1 and "tool_name_mismatch" in out
+    assert code == 1 and names.MISNAMED in out
 
 
 def test_a_table_that_forgets_an_anomaly_breaks_monotonic_evidence(monkeypatch, run_cli, tmp_path: Path) -> None:

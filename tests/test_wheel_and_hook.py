@@ -67,7 +67,16 @@ def other_repository(tmp_path: Path) -> Path:
 
 def test_the_wheel_generates_and_checks_another_repositorys_own_spec(installed: Path, other_repository: Path) -> None:
     tool = installed / "resume-contract"
-    assert _run(tool, "--version", cwd=other_repository).stdout.startswith("resume-contract ")
+    # Before its generate: the version, and why it has no contract yet (exit 0: the version still stands).
+    version = _run(tool, "--version", cwd=other_repository).stdout
+    assert version.startswith("resume-contract ") and "contract: none (" in version and "run `resume-contract generate` there" in version
+    # Outside any project: the packaged contract, whose spec is this repository's (its sha256 as a checkout reads it).
+    elsewhere = other_repository.parent / "elsewhere"
+    elsewhere.mkdir()
+    from resume_contract.project.locate import load_project
+
+    packaged = load_project(REPO).identity
+    assert f"contract: {packaged}; packaged with resume-contract" in _run(tool, "--version", cwd=elsewhere).stdout
     generate = _run(tool, "generate", cwd=other_repository)
     assert "wrote generated/tests/test_contract.py" in generate.stdout  # the template a wheel once lacked
     assert OTHER_WORDING in (other_repository / "generated" / "CONTRACT.md").read_text(encoding="utf-8")
@@ -180,3 +189,91 @@ def test_the_public_face_works_and_type_checks_from_the_wheel(installed: Path, t
     wrong.write_text("from resume_contract import plan_json, build_resume_plan\ncount: int = plan_json(build_resume_plan([]))\n", encoding="utf-8")
     failed = _run(*mypy, wrong, cwd=tmp_path, check=False)
     assert failed.returncode == 1 and 'Incompatible types in assignment (expression has type "bytes", variable has type "int")' in failed.stdout
+
+
+def _tree_digest(directory: Path) -> dict[str, str]:
+    import hashlib
+
+    return {
+        path.relative_to(directory).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_a_team_adopts_the_tool_from_the_wheel_and_every_command_runs_their_contract(installed: Path, tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    tool = installed / "resume-contract"
+    _run(installed / "pip", "install", "-q", "pytest", "pre-commit", cwd=tmp_path)
+    site_packages = next((installed.parent / "lib").glob("python3*/site-packages"))
+    environment = {**os.environ, "PATH": f"{installed}{os.pathsep}{os.environ.get('PATH', '')}", "RESUME_CONTRACT_CACHE_DIR": str(tmp_path / "cache"),
+                   "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    environment.pop("RESUME_CONTRACT_ROOT", None)
+
+    _run(tool, "init", "team", cwd=tmp_path, env=environment)
+    repo = tmp_path / "team"
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    before = _tree_digest(site_packages)
+
+    def run(*arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return _run(*arguments, cwd=repo, env=environment, check=check)
+
+    # Right after init: everything passes, against the project's own contract.
+    assert run(str(tool), "check").stdout.startswith("generated/ matches spec/")
+    assert f"project {repo.resolve()}" in run(str(tool), "--version").stdout
+    assert re.search(r"^(\d+) of \1 cases verified$", run(str(tool), "crash").stdout, re.M)
+    assert run(str(tool), "verify", "--depth", "3").stdout.rstrip().endswith("no violation")
+    assert " passed" in run(str(installed / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "generated/tests").stdout
+    hook = run(str(installed / "pre-commit"), "run", "--all-files")
+    assert "resume-contract check" in hook.stdout and "Passed" in hook.stdout
+
+    ledger = tmp_path / "dangling.jsonl"
+    wire = {"id": "e1", "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False,
+            "author": "agent", "role": "model", "content": {"kind": "function_call", "id": "c", "name": "w", "args": {}}}
+    ledger.write_text(json.dumps(wire) + "\n", encoding="utf-8")
+
+    def spec_sha256() -> str:
+        digest = hashlib.sha256()
+        for name in ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope"):
+            digest.update(f"spec/{name}.yaml\0".encode() + (repo / "spec" / f"{name}.yaml").read_bytes() + b"\0")
+        return digest.hexdigest()
+
+    # A reworded directive: plan prints it, and names the new spec.
+    _replace(repo / "spec" / "projector.yaml", "Do not retry the tool call immediately.", "Never retry the tool call until verified.")
+    out_of_sync = run(str(tool), "plan", "--json", str(ledger), check=False)
+    assert out_of_sync.returncode == 2 and out_of_sync.stdout == ""
+    assert "generated/ does not match spec/ (changed generated/" in out_of_sync.stderr and "resume-contract generate" in out_of_sync.stderr
+    run(str(tool), "generate")
+    planned = run(str(tool), "plan", "--json", str(ledger), check=False)
+    plan = json.loads(planned.stdout)
+    assert planned.returncode == 1 and "Never retry the tool call until verified." in plan["directive"]
+    assert plan["contract"] == {"name": "runtime-resume", "phase": "Phase 0", "specSha256": spec_sha256()}
+
+    # A new failpoint and its hook in their run loop: crash kills it there.
+    _replace(repo / "spec" / "failpoints.yaml", "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n",
+             "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n"
+             "  - id: P12\n    boundary: Continuation run created, not yet started\n    committed_prefix: after_terminal_event\n")
+    _replace(repo / "runloop.py", '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n',
+             '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n        failpoints.hit("P12")\n')
+    run(str(tool), "generate")
+    crashed = run(str(tool), "crash", "--failpoint", "P12")
+    assert "P12" in crashed.stdout and "5 of 5 cases verified" in crashed.stdout
+
+    # A renamed rejection reason, in their spec and their oracle: every check passes and plans give the new name.
+    for name in ("spec/projector.yaml", "spec/decisions.yaml", "oracle.py"):
+        _replace(repo / name, "dangling_tool_state", "unresolved_tool_state")
+    run(str(tool), "generate")
+    assert run(str(tool), "check").stdout.startswith("generated/ matches spec/")
+    assert json.loads(run(str(tool), "plan", "--json", str(ledger), check=False).stdout)["rejectionReasons"] == ["unresolved_tool_state"]
+    assert run(str(tool), "verify", "--depth", "3").stdout.rstrip().endswith("no violation")
+    assert " passed" in run(str(installed / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "generated/tests").stdout
+    assert _tree_digest(site_packages) == before, "no file outside their repository changed"

@@ -2,13 +2,12 @@
 
 On a copy of the project, spec/runtime_event.yaml gains a content-less `tool_not_dispatched` marker naming a
 call id, and spec/projector.yaml an event and a settled state for it; `generate` writes the new model, and a
-fresh interpreter that imports the copy's generated package plans a ledger holding the marker.
+fresh interpreter run with `--root` (the copy's own contract) plans a ledger holding the marker.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,10 +86,9 @@ def test_a_new_event_kind_is_a_yaml_edit(project: Path, run_cli, tmp_path: Path)
     ]
     ledger = tmp_path / "ledger.jsonl"
     ledger.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
-    # A fresh interpreter whose `resume_contract_generated` is the copy's (PYTHONPATH comes before the install).
-    environment = {**os.environ, "PYTHONPATH": str(project / "generated")}
+    # Planned with the copy's own contract (its generated/, loaded from its files), in a fresh interpreter.
     result = subprocess.run(
-        [sys.executable, "-m", "resume_contract", "plan", "--json", str(ledger)], capture_output=True, text=True, env=environment
+        [sys.executable, "-m", "resume_contract", "--root", str(project), "plan", "--json", str(ledger)], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)

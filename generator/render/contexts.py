@@ -56,6 +56,10 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
             for fp in spec.failpoints
         ],
         "outcomes": py(outcomes),
+        "contract_name": py(spec.scope.name),
+        "phase": py(spec.scope.phase),
+        "run_loop": py(spec.run_loop),
+        "oracle": py(spec.oracle),
         "prefix_lengths": py({prefix.name: prefix.length for prefix in spec.ledger.prefixes}, 0, TOP_LEVEL_LEAD),
         "canonical_rows": py(
             {outcome: tuple(event.wire(outcome) for event in spec.ledger.events) for outcome in outcomes}, 0, TOP_LEVEL_LEAD
@@ -159,6 +163,12 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
     return {
         **_wire_contract_context(spec),
         "phase": md_cell(spec.scope.phase),
+        "contract_name": md_code(spec.scope.name),
+        "run_loop": (
+            f"The run loop it kills at each failpoint's hook is {md_code(spec.run_loop)}."
+            if spec.run_loop is not None
+            else "The spec names no run loop: `resume-contract crash` runs only the cases it needs none for."
+        ),
         "summary": md_text(spec.scope.summary),
         "pipeline": " -> ".join(md_cell(step) for step in spec.scope.pipeline),
         "failpoint_rows": [

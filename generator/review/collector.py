@@ -83,6 +83,7 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.projector()
     collector.invariants()
     collector.scope()
+    collector.project_files()
     collector.schemas()
     evidence, explored = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence}
@@ -280,6 +281,15 @@ class _Collector(ProjectorChanges, WireChanges):
                 continue
             mark = Mark(f"spec/schema/{name}.schema.json", 1, 1)
             self.add(rules.SCHEMA_CHANGED, f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark)
+
+    def project_files(self) -> None:
+        """The run loop and the oracle the spec names (the files themselves are reviewed as the code they are)."""
+        if self.base.run_loop != self.head.run_loop:
+            where = (self.base.location("failpoints", "run_loop"), self.head.location("failpoints", "run_loop"))
+            self.add(rules.RUN_LOOP_CHANGED, f"run loop {self.base.run_loop or '(none)'} -> {self.head.run_loop or '(none)'}", *where)
+        if self.base.oracle != self.head.oracle:
+            where = (self.base.location("invariants", "oracle"), self.head.location("invariants", "oracle"))
+            self.add(rules.ORACLE_CHANGED, f"oracle {self.base.oracle or '(the packaged one)'} -> {self.head.oracle or '(the packaged one)'}", *where)
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:

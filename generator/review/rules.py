@@ -117,6 +117,8 @@ INVARIANT_ADDED = _rule("INVARIANT_ADDED", TIGHTENS, "verify proves a new invari
 INVARIANT_EXEMPTION_ADDED = _rule("INVARIANT_EXEMPTION_ADDED", WEAKENS, "an invariant exempts another diagnostic")
 INVARIANT_EXEMPTION_REMOVED = _rule("INVARIANT_EXEMPTION_REMOVED", TIGHTENS, "an invariant exempts one diagnostic fewer")
 INVARIANT_REWORDED = _rule("INVARIANT_REWORDED", NEUTRAL, "an invariant's description changed")
+RUN_LOOP_CHANGED = _rule("RUN_LOOP_CHANGED", NEUTRAL, "the crash harness kills another run loop (its hooks are checked, and killed, as before)")
+ORACLE_CHANGED = _rule("ORACLE_CHANGED", WEAKENS, "matches_oracle compares plans with another oracle (a weaker one lets a wrong spec through)")
 SCOPE_REWORDED = _rule("SCOPE_REWORDED", NEUTRAL, "the phase boundary's text changed")
 WIRE_UNKNOWN_KEYS_RELAXED = _rule("WIRE_UNKNOWN_KEYS_RELAXED", WEAKENS, "rows with undeclared keys are read instead of refused")
 WIRE_UNKNOWN_KEYS_TIGHTENED = _rule("WIRE_UNKNOWN_KEYS_TIGHTENED", TIGHTENS, "rows with undeclared keys are refused")
@@ -214,6 +216,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     INVARIANT_EXEMPTION_ADDED,
     INVARIANT_EXEMPTION_REMOVED,
     INVARIANT_REWORDED,
+    RUN_LOOP_CHANGED,
+    ORACLE_CHANGED,
     SCOPE_REWORDED,
     WIRE_UNKNOWN_KEYS_RELAXED,
     WIRE_UNKNOWN_KEYS_TIGHTENED,

@@ -55,6 +55,8 @@ class SpecBuilder:
             scope=_scope(files["scope"]),
             source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
             sha256=spec_sha256(root),
+            run_loop=files["failpoints"].data.get("run_loop"),
+            oracle=files["invariants"].data.get("oracle"),
             locations=self._locations(),
             schemas=tuple((name, canonical_schema(root, name)) for name in SPEC_FILES),
         )
@@ -127,6 +129,7 @@ class SpecBuilder:
 def _scope(file: LoadedFile) -> Scope:
     data = file.data
     return Scope(
+        name=data["name"],
         phase=data["phase"],
         summary=data["summary"],
         pipeline=tuple(data["pipeline"]),

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
+
+from resume_contract.core.spec_layout import SCHEMA_DIR, SPEC_DIR, SPEC_FILES, spec_digest
 
 from ..errors import Mark, SpecError, SpecInvalid
 from .loader import LoadedFile, load_spec_file
 from .schema_check import load_schema, schema_errors
 
-SPEC_DIR = "spec"
-SCHEMA_DIR = "spec/schema"
-SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
+__all__ = ["SCHEMA_DIR", "SPEC_DIR", "SPEC_FILES", "canonical_schema", "read_spec_files", "spec_sha256"]
 
 
 def spec_sha256(root: Path) -> str:
-    """sha256 over every spec YAML file's name and bytes, in name order."""
-    digest = hashlib.sha256()
-    for name in SPEC_FILES:
-        path = root / SPEC_DIR / f"{name}.yaml"
-        digest.update(f"{SPEC_DIR}/{name}.yaml\0".encode())
-        digest.update(path.read_bytes() if path.exists() else b"<missing>")
-        digest.update(b"\0")
-    return digest.hexdigest()
+    """The spec's sha256 (`core.spec_layout.spec_digest`) over the files under `root/spec`."""
+    return spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None)
 
 
 def read_spec_files(root: Path) -> dict[str, LoadedFile]:

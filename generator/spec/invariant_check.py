@@ -12,6 +12,10 @@ generated tests.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
 from resume_contract.core.invariants import SelfAdvised, Subject, violations_of
 
 from ..errors import SpecError
@@ -23,10 +27,14 @@ from .tables import decoder_of, table_of
 FAST_DEPTH = 2
 
 
-def invariant_errors(spec: Spec, depth: int = FAST_DEPTH) -> list[SpecError]:
+def invariant_errors(
+    spec: Spec, depth: int = FAST_DEPTH, *, oracle: Callable[..., Any] | None = None
+) -> list[SpecError]:
     """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
     table = table_of(spec)
     subject = Subject(table, decoder_of(spec).decode_row, table.anomalies)
+    if oracle is not None:  # the project's own, beside its spec (spec/invariants.yaml `oracle:`)
+        subject = dataclasses.replace(subject, oracle=oracle, oracle_file=spec.oracle)
     declared = {invariant.name: invariant for invariant in spec.invariants}
     errors = []
     for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):

@@ -218,6 +218,7 @@ class Invariant:
 
 @dataclass(frozen=True)
 class Scope:
+    name: str  # the contract's name (with the phase and the spec's sha256: its identity)
     phase: str
     summary: str
     pipeline: tuple[str, ...]
@@ -239,6 +240,10 @@ class Spec:
     scope: Scope
     source_files: tuple[str, ...]
     sha256: str
+    # Files of the project the spec names, relative to its root: the run loop the crash harness kills (None:
+    # none declared) and the oracle `matches_oracle` compares with (None: the packaged Phase 0 oracle).
+    run_loop: str | None = None
+    oracle: str | None = None
     # "file:key/path" -> where that key stands, e.g. "projector:diagnostics/pending_tool_result/message".
     locations: Mapping[str, Mark] = field(default_factory=dict)
     # (spec file name, its JSON Schema as canonical JSON): what the spec is checked against, for the review.

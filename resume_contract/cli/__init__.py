@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from . import conformance_commands, ledger_commands, proof_commands, spec_commands
@@ -51,7 +52,17 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
         import resume_contract
 
+        from ..errors import ResumeContractError
+        from ..project.locate import contract_for
+
         parser._print_message(f"resume-contract {resume_contract.__version__}\n", sys.stdout)
+        root = getattr(namespace, "root", None)
+        try:
+            contract = contract_for(None if root is None else Path(root))
+        except ResumeContractError as error:  # an out-of-sync or invalid project: say so (the version still stands)
+            parser._print_message(f"contract: none ({error})\n", sys.stdout)
+            parser.exit()
+        parser._print_message(f"contract: {contract.identity}; {contract.origin}\n", sys.stdout)
         parser.exit()
 
 

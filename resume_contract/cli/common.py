@@ -6,10 +6,13 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..output.terminal import raw_stream
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from ..contract import Contract
 
 MAX_JOBS = 64
 
@@ -23,21 +26,30 @@ def jobs(value: int | None, default: int) -> int:
     return value
 
 
-def find_root(start: Path) -> Path:
-    """The nearest directory at or above `start` that holds spec/projector.yaml."""
-    for candidate in (start, *start.parents):
-        if (candidate / "spec" / "projector.yaml").is_file():
-            return candidate
-    raise UsageError(f"no spec/projector.yaml in {start} or any parent; run inside a resume-contract project or pass --root")
-
-
 def project_root(args: argparse.Namespace) -> Path:
+    """The project a spec command works on: --root, or the nearest directory upward holding spec/projector.yaml."""
+    from ..project.locate import find_root
+
     if args.root is not None:
         root = Path(args.root).resolve()
         if not (root / "spec").is_dir():
             raise UsageError(f"--root {args.root}: no spec/ directory there")
         return root
-    return find_root(Path.cwd().resolve())
+    found = find_root(Path.cwd())
+    if found is None:
+        raise UsageError(f"no spec/projector.yaml in {Path.cwd()} or any parent; run inside a resume-contract project or pass --root")
+    return found
+
+
+def selected_contract(args: argparse.Namespace) -> Contract:
+    """The contract a command runs: the project's it runs in (--root, or found upward), in sync with its spec;
+    outside any project, the one packaged with resume-contract."""
+    from ..project.locate import NotAProject, contract_for
+
+    try:
+        return contract_for(None if args.root is None else Path(args.root))
+    except NotAProject as error:
+        raise UsageError(str(error)) from None
 
 
 def ledger_from_args(args: argparse.Namespace) -> Path:

@@ -57,6 +57,7 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
     from resume_contract_generator.errors import SpecInvalid
 
     from ..errors import LedgerCorruption, UnsupportedPlatform
+    from ..project.locate import ProjectOutOfSync
     from ..system.interrupts import Terminated
 
     if isinstance(error, CliError):
@@ -65,7 +66,7 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
         count = len(error.errors)
         summary = f"resume-contract: the spec has {count} error{'s' if count != 1 else ''}; nothing was written"
         return EXIT_USAGE, [str(item) for item in error.errors] + [summary]
-    if isinstance(error, UnsupportedPlatform):
+    if isinstance(error, (UnsupportedPlatform, ProjectOutOfSync)):
         return EXIT_USAGE, [f"resume-contract: {error}"]
     if isinstance(error, LedgerCorruption):
         return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}"]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import add_ledger_arguments, jobs, ledger_from_args, progress_reporter
+from .common import add_ledger_arguments, jobs, ledger_from_args, progress_reporter, selected_contract
 from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
 
 
-def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
+def _plan(args: argparse.Namespace, contract: Any) -> tuple[Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
     from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger
@@ -24,8 +25,9 @@ def _plan(args: argparse.Namespace) -> tuple[Path, Any]:
     processes = jobs(args.jobs, 1)  # one ledger: one process unless asked (parts pay off only on idle cores)
     try:
         if args.ledger is not None:
-            return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes)
-        return path, plan_run(Path(args.workspace), args.session, args.run, args.expected_high_water, refuse_live=True, processes=processes)
+            return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
+        workspace = Path(args.workspace)
+        return path, plan_run(workspace, args.session, args.run, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
     except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
     except MemoryError:
@@ -41,16 +43,33 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _audit_workspace(args, out, err)
     if args.expected_high_water is not None and args.expected_high_water < 0:
         raise UsageError("--expected-high-water must be 0 or more")
-    path, plan = _plan(args)
+    contract = selected_contract(args)
+    path, plan = _plan(args, contract)
     if args.json:
-        for piece in plan_json_pieces(plan):
+        # The reference's ResumePlan, then (ours, after its keys) the contract that decided it.
+        for piece in _with_contract(plan_json_pieces(plan), contract):
             out.write_bytes(piece)  # type: ignore[attr-defined]  # a JsonStream: rows copied, never decoded
         out.write("\n")
     else:
         from ..output.plan_text import plan_text
 
         out.write(plan_text(path, plan))
+        out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
+
+
+def _with_contract(pieces: Iterator[bytes], contract: Any) -> Iterator[bytes]:
+    """The plan's JSON pieces with `"contract": {name, phase, specSha256}` as its last member."""
+    import msgspec
+
+    last = b""
+    for piece in pieces:
+        if last:
+            yield last
+        last = piece
+    if last != b"}":
+        raise AssertionError("a plan's JSON no longer ends with its own closing brace")
+    yield b',"contract":' + msgspec.json.encode(contract.identity.as_json()) + b"}"
 
 
 def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -71,7 +90,8 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workers = jobs(args.jobs, default_workers())
     progress = None if args.json else progress_reporter(err, "plan: runs", 1, "runs")
     counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
-    planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress)
+    contract = selected_contract(args)
+    planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress, contract=contract)
     try:
         for summary in itertools.chain(found.unreadable, planned):
             counts[summary.status] += 1
@@ -84,7 +104,8 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         planned.close()  # on Ctrl-C, stop the workers now, not whenever the generator is collected
     total = sum(counts.values())
     if args.json:
-        out.write(msgspec.json.encode({"summary": {**counts, "total": total, "skipped": len(found.skipped)}}).decode() + "\n")
+        summary_line = {**counts, "total": total, "skipped": len(found.skipped), "contract": contract.identity.as_json()}
+        out.write(msgspec.json.encode({"summary": summary_line}).decode() + "\n")
     else:
         out.write(
             f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "

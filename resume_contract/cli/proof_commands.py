@@ -7,27 +7,11 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import jobs, progress_reporter
+from .common import jobs, progress_reporter, selected_contract
 from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
-def _installed_contract_only(args: argparse.Namespace, command: str) -> None:
-    """verify and crash run the generated code installed with this resume-contract, not another project's spec:
-    refuse a --root that names another project rather than silently checking the wrong contract."""
-    if args.root is None:
-        return
-    from ..contract import active
-
-    installed = Path(str(active().catalog.__file__)).resolve().parents[2]
-    if Path(args.root).resolve() != installed:
-        raise UsageError(
-            f"{command} runs the contract generated into this installation ({installed}), not --root {args.root}: "
-            f"run it from that project's own environment (pip install -e . there)"
-        )
-
-
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    _installed_contract_only(args, "verify")
     from ..core.explore import ALPHABET, count_words
     from ..proof.verify import counterexample_rows, verify
     from ..system.interrupts import default_workers
@@ -35,18 +19,20 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
+    contract = selected_contract(args)
     # One unit is the subtree under one first letter (the empty ledger is one more).
     progress = None if args.json else progress_reporter(err, "verify: subtrees", count_words(args.depth) / (len(ALPHABET) + 1), "ledgers")
     if not args.json:
         out.write(f"exploring {count_words(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
-    result = verify(args.depth, workers=workers, on_progress=progress)
+        out.write(f"contract: {contract.identity}; {contract.origin}\n")
+    result = verify(args.depth, workers=workers, on_progress=progress, contract=contract)
     counterexample = Path(args.counterexample) if result.violations else None
     if counterexample is not None:
-        counterexample.write_bytes(counterexample_rows(result.violations[0]))
+        counterexample.write_bytes(counterexample_rows(result.violations[0], contract))
     if args.junit:
         Path(args.junit).write_text(_verify_junit(result), encoding="utf-8")
     if args.json:
-        out.write(_verify_json(result, counterexample) + "\n")
+        out.write(_verify_json(result, counterexample, contract) + "\n")
         return EXIT_FAIL if result.violations else EXIT_OK
     out.write(
         f"explored {result.explored:,} ledgers in {result.seconds:.1f} s; {result.distinct_plans} distinct plans; "
@@ -69,29 +55,36 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    _installed_contract_only(args, "crash")
     from resume_contract_generator.hooks import missing_hook_message, missing_hooks
 
-    from ..contract import active
-    from ..crash.catalog_run import RUNLOOP_SOURCE, run_catalog
+    from ..crash.catalog_run import run_catalog
+    from ..crash.harness import run_loop_of
 
-    catalog = active().catalog
-    FAILPOINTS_BY_ID, OUTCOMES = catalog.FAILPOINTS_BY_ID, catalog.OUTCOMES  # noqa: N806
-
-    if args.failpoint is not None and args.failpoint not in FAILPOINTS_BY_ID:
-        raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(FAILPOINTS_BY_ID)}")
-    if args.outcome is not None and args.outcome not in OUTCOMES:
-        raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(OUTCOMES)}")
-    missing = missing_hooks(FAILPOINTS_BY_ID if args.failpoint is None else [args.failpoint], RUNLOOP_SOURCE)
+    contract = selected_contract(args)
+    failpoints, outcomes = contract.catalog.FAILPOINTS_BY_ID, contract.catalog.OUTCOMES
+    if args.failpoint is not None and args.failpoint not in failpoints:
+        raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(failpoints)}")
+    if args.outcome is not None and args.outcome not in outcomes:
+        raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(outcomes)}")
+    run_loop = run_loop_of(contract)
+    if run_loop is None:
+        raise Refused("the spec names no run loop to kill at each failpoint's hook: add `run_loop: <path>` to spec/failpoints.yaml",
+                      "nothing was run", command="crash")
+    if not run_loop.is_file():
+        raise Refused(f"the run loop {run_loop} (spec/failpoints.yaml `run_loop`) does not exist", "nothing was run", command="crash")
+    # A Python run loop's hooks are read from its source first (another language's are found by the kill itself).
+    missing = missing_hooks(failpoints if args.failpoint is None else [args.failpoint], run_loop) if run_loop.suffix == ".py" else []
     if missing:
-        lines = [missing_hook_message(failpoint_id, str(RUNLOOP_SOURCE)) for failpoint_id in missing]
+        lines = [missing_hook_message(failpoint_id, str(run_loop)) for failpoint_id in missing]
         raise Refused(*lines, "nothing was run", command="crash")
-    run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=None if args.jobs is None else jobs(args.jobs, 1))
+    workers = None if args.jobs is None else jobs(args.jobs, 1)
+    run = run_catalog(args.failpoint, args.outcome, torn=not args.no_torn, workers=workers, contract=contract)
     if args.junit:
         Path(args.junit).write_text(_crash_junit(run), encoding="utf-8")
     if args.json:
-        out.write(_crash_json(run) + "\n")
+        out.write(_crash_json(run, contract) + "\n")
         return EXIT_FAIL if run.failures else EXIT_OK
+    out.write(f"contract: {contract.identity}; {contract.origin}\n")
     widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
     for row in run.table:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
@@ -107,8 +100,9 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL if run.failures else EXIT_OK
 
 
-def _verify_json(result: Any, counterexample: Path | None) -> str:
+def _verify_json(result: Any, counterexample: Path | None, contract: Any) -> str:
     document = {
+        "contract": contract.identity.as_json(),
         "depth": result.depth,
         "explored": result.explored,
         "seconds": round(result.seconds, 3),
@@ -157,9 +151,10 @@ def _crash_junit(run: Any) -> str:
     return junit_xml("resume-contract crash", cases)
 
 
-def _crash_json(run: Any) -> str:
+def _crash_json(run: Any, contract: Any) -> str:
     header = run.table[0]
     document = {
+        "contract": contract.identity.as_json(),
         "cases": run.cases,
         "verified": run.cases - run.failed_cases,
         "seconds": round(run.seconds, 3),

@@ -40,6 +40,10 @@ class Subject:
     decode_row: Callable[[bytes], RuntimeEvent]
     anomalies: frozenset[str]
     machine: Callable[..., ResumePlan] | None = None
+    # The independent oracle `matches_oracle` compares with: the packaged Phase 0 one (oracle.py), or the one a
+    # project keeps beside its spec (`oracle:` in spec/invariants.yaml), with the same `decide`.
+    oracle: Callable[..., Any] = decide
+    oracle_file: str | None = None  # where `oracle` is written, relative to the project (None: the packaged one)
 
 
 class SelfAdvised(str):
@@ -167,7 +171,7 @@ def _table_matches_machine(case: _Case) -> str | None:
 
 def _matches_oracle(case: _Case) -> str | None:
     plan = case.plan
-    oracle = decide([letter.wire for letter in case.letters], case.expected_high_water)
+    oracle = case.subject.oracle([letter.wire for letter in case.letters], case.expected_high_water)
     ours = (
         plan.disposition,
         tuple((op.tool_call_id, op.status) for op in plan.operations),
@@ -178,13 +182,23 @@ def _matches_oracle(case: _Case) -> str | None:
     if ours != theirs:
         return f"projector {ours[0]} {list(ours[1])} replay {list(ours[2])}; oracle {theirs[0]} {list(theirs[1])} replay {list(theirs[2])}"
     if not oracle.required_reasons <= set(plan.rejection_reasons):
-        # The oracle names the contract's two reasons itself (core/oracle.py): a renamed reason ends here.
+        # The oracle names the contract's two reasons itself: a renamed reason ends here.
         return SelfAdvised(
             f"the projector gives reasons {list(plan.rejection_reasons)}, but the independent oracle requires "
-            f"{sorted(oracle.required_reasons)} (named in resume_contract/core/oracle.py; if you renamed one of them, "
-            "rename it there too: the oracle is written by hand on purpose)"
+            f"{sorted(oracle.required_reasons)} ({_where_the_oracle_names_them(case.subject.oracle_file)}: the oracle "
+            "is written by hand on purpose)"
         )
     return None
+
+
+def _where_the_oracle_names_them(oracle_file: str | None) -> str:
+    if oracle_file is not None:
+        return f"named in {oracle_file}; if you renamed one of them, rename it there too"
+    return (
+        "named in the packaged Phase 0 oracle, resume_contract/core/oracle.py; if you renamed one of them, keep an "
+        "oracle of your own beside the spec (copy that file into the project, name it in spec/invariants.yaml as "
+        "`oracle: <path>`) and rename it there too"
+    )
 
 
 def _monotonic_evidence(case: _Case) -> str | None:

@@ -10,15 +10,11 @@ import functools
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from ..contract import active
+from ..contract import Contract, active
 from .harness import CrashObservation, run_boundary_case, run_crash_case, run_in_parallel, run_torn_write_case
 from .report import CatalogRun, catalog_report
 from .verdict import judge_catalog
-
-# The reference run loop the harness kills at each failpoint's hook (`crash` refuses to run without them all).
-RUNLOOP_SOURCE = Path(__file__).with_name("runloop.py")
 
 
 def _bare_spawn() -> CrashObservation:
@@ -26,23 +22,26 @@ def _bare_spawn() -> CrashObservation:
     return CrashObservation("bare", "", "")
 
 
-def run_catalog(failpoint: str | None, outcome: str | None, *, torn: bool = True, workers: int | None = None) -> CatalogRun:
+def run_catalog(
+    failpoint: str | None, outcome: str | None, *, torn: bool = True, workers: int | None = None, contract: Contract | None = None
+) -> CatalogRun:
     """Every selected failpoint x outcome through the SIGKILL and real-boundary harnesses, plus torn writes,
     judged against the catalog's decision table (`verdict`); then as many bare interpreter spawns, for scale."""
-    catalog = active().catalog
+    contract = contract or active()
+    catalog = contract.catalog
     failpoints = [fp for fp in catalog.RUNTIME_RESUME_FAILPOINTS if failpoint in (None, fp.id)]
     outcomes = [name for name in catalog.OUTCOMES if outcome in (None, name)]
     cases = [(fp, name) for fp in failpoints for name in outcomes]
     prefixes = list(dict.fromkeys(fp.committed_prefix for fp in failpoints)) if torn else []
     torn_cases = [(prefix, outcomes[0]) for prefix in prefixes]
-    jobs = [functools.partial(run_crash_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
-    jobs += [functools.partial(run_boundary_case, fp.id, name, fp.committed_prefix) for fp, name in cases]
-    jobs += [functools.partial(run_torn_write_case, prefix, name) for prefix, name in torn_cases]
+    jobs = [functools.partial(run_crash_case, fp.id, name, fp.committed_prefix, contract=contract) for fp, name in cases]
+    jobs += [functools.partial(run_boundary_case, fp.id, name, fp.committed_prefix, contract=contract) for fp, name in cases]
+    jobs += [functools.partial(run_torn_write_case, prefix, name, contract=contract) for prefix, name in torn_cases]
 
     started = time.perf_counter()
     observations = run_in_parallel(jobs, workers)
     seconds = time.perf_counter() - started
-    table, torn_lines, failures = catalog_report(*judge_catalog(cases, torn_cases, observations))
+    table, torn_lines, failures = catalog_report(*judge_catalog(cases, torn_cases, observations, contract))
 
     spawn_started = time.perf_counter()
     run_in_parallel([_bare_spawn] * len(jobs), workers)

@@ -111,7 +111,7 @@ class _Child:
         self.children = children
         children.add(self)
         self.process = subprocess.Popen(
-            [sys.executable, *arguments],
+            [*arguments],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -172,26 +172,42 @@ def _fingerprint(path: Path) -> tuple[str, int]:
 _CHILDREN: contextvars.ContextVar[Children | None] = contextvars.ContextVar("crash_children", default=None)
 
 
-def _child(arguments: Sequence[str], stdin: bytes = b"", environment: dict[str, str] | None = None) -> _Child:
-    return _Child(_CHILDREN.get() or Children(), [*arguments], stdin, environment)
+# The reference run loop packaged with resume-contract: the packaged contract's (a project names its own).
+PACKAGED_RUN_LOOP = Path(__file__).with_name("runloop.py")
 
 
-def _canonical_ledger_path(workspace: Path) -> Path:
-    catalog = active().catalog
-    return RuntimeEventStore(workspace).path(catalog.CANONICAL_SESSION_ID, catalog.CANONICAL_RUN_ID)
+def run_loop_of(contract: Contract) -> Path | None:
+    """The run loop the harness kills at each failpoint's hook: the one the project's spec names
+    (spec/failpoints.yaml `run_loop`), the packaged one for the packaged contract, or None."""
+    if contract.root is None:
+        return PACKAGED_RUN_LOOP
+    return contract.file(contract.catalog.RUN_LOOP)
 
 
-def _reopen_and_project(observation: CrashObservation, workspace: Path) -> None:
+def _child(
+    arguments: Sequence[str], contract: Contract, stdin: bytes = b"", environment: dict[str, str] | None = None
+) -> _Child:
+    """A child process running `contract` (a Python module of resume-contract's, or any command)."""
+    command = [sys.executable, "-m", *arguments[1:]] if arguments[0] == "-m" else [*arguments]
+    return _Child(_CHILDREN.get() or Children(), command, stdin, contract.child_environment(dict(environment or os.environ)))
+
+
+def _canonical_ledger_path(workspace: Path, contract: Contract) -> Path:
+    catalog = contract.catalog
+    return RuntimeEventStore(workspace, contract=contract).path(catalog.CANONICAL_SESSION_ID, catalog.CANONICAL_RUN_ID)
+
+
+def _reopen_and_project(observation: CrashObservation, workspace: Path, contract: Contract) -> None:
     """Steps 7-9: reopen with a new store, project twice, and prove the ledger was not touched."""
-    catalog = active().catalog
-    path = _canonical_ledger_path(workspace)
+    catalog = contract.catalog
+    path = _canonical_ledger_path(workspace, contract)
     before = _fingerprint(path) if path.exists() else None
-    ledger = RuntimeEventStore(workspace).read(catalog.CANONICAL_SESSION_ID, catalog.CANONICAL_RUN_ID)
+    ledger = RuntimeEventStore(workspace, contract=contract).read(catalog.CANONICAL_SESSION_ID, catalog.CANONICAL_RUN_ID)
     observation.reopened_ids = tuple(event.id for event in ledger.events)
     if observation.reopened_ids != observation.committed_ids:
         observation.problems.append(f"reopened ids {list(observation.reopened_ids)} != committed {list(observation.committed_ids)}")
-    first = build_resume_plan(ledger.events)
-    second = build_resume_plan(ledger.events)
+    first = build_resume_plan(ledger.events, contract=contract)
+    second = build_resume_plan(ledger.events, contract=contract)
     if first != second or msgspec.json.encode(first) != msgspec.json.encode(second):
         observation.problems.append("projecting the reopened prefix twice gave different plans")
     observation.plan = first
@@ -199,15 +215,16 @@ def _reopen_and_project(observation: CrashObservation, workspace: Path) -> None:
         observation.problems.append("projection changed the durable ledger")
 
 
-def run_crash_case(failpoint: str, outcome: str, prefix: str) -> CrashObservation:
-    """The contract's process harness for one failpoint and tool outcome."""
+def run_crash_case(failpoint: str, outcome: str, prefix: str, *, contract: Contract | None = None) -> CrashObservation:
+    """The contract's process harness for one failpoint and tool outcome (of `contract`, by default the active one)."""
+    contract = contract or active()
     observation = CrashObservation(failpoint, outcome, prefix)
-    events = canonical_prefix(outcome, prefix)
+    events = canonical_prefix(outcome, prefix, contract)
     observation.committed_ids = tuple(event.id for event in events)
     with tempfile.TemporaryDirectory(prefix=f"crash-{failpoint}-") as scratch:
         workspace, marker = Path(scratch) / "workspace", Path(scratch) / "cleanup-marker"
-        rows = b"".join(active().model.encode(event) + b"\n" for event in events)
-        child = _child(["-m", "resume_contract.crash.child", str(workspace), str(marker)], stdin=rows)
+        rows = b"".join(contract.model.encode(event) + b"\n" for event in events)
+        child = _child(["-m", "resume_contract.crash.child", str(workspace), str(marker)], contract, stdin=rows)
         try:
             if not child.wait_for("committed"):
                 child.kill()
@@ -221,23 +238,25 @@ def run_crash_case(failpoint: str, outcome: str, prefix: str) -> CrashObservatio
         observation.child_stderr = child.stderr()
         if marker.exists():
             observation.problems.append("the child's finally cleanup ran: it was not killed hard")
-        _reopen_and_project(observation, workspace)
+        _reopen_and_project(observation, workspace, contract)
     return observation
 
 
-def run_torn_write_case(prefix: str, outcome: str = "ok") -> CrashObservation:
+def run_torn_write_case(prefix: str, outcome: str = "ok", *, contract: Contract | None = None) -> CrashObservation:
     """Kill the child while it appends a multi-megabyte row after the committed prefix; retry until torn."""
+    contract = contract or active()
     observation = CrashObservation("torn", outcome, prefix)
-    events = canonical_prefix(outcome, prefix)
+    events = canonical_prefix(outcome, prefix, contract)
     observation.committed_ids = tuple(event.id for event in events)
-    acknowledged = b"".join(active().model.encode(event) + b"\n" for event in events)
+    acknowledged = b"".join(contract.model.encode(event) + b"\n" for event in events)
     observation.committed_bytes = len(acknowledged)
     for attempt in range(1, TORN_ATTEMPTS + 1):
         observation.attempts = attempt
         with tempfile.TemporaryDirectory(prefix="crash-torn-") as scratch:
             workspace, marker = Path(scratch) / "workspace", Path(scratch) / "cleanup-marker"
-            path = _canonical_ledger_path(workspace)
-            child = _child(["-m", "resume_contract.crash.child", str(workspace), str(marker), str(LARGE_ROW_BYTES)], stdin=acknowledged)
+            path = _canonical_ledger_path(workspace, contract)
+            arguments = ["-m", "resume_contract.crash.child", str(workspace), str(marker), str(LARGE_ROW_BYTES)]
+            child = _child(arguments, contract, stdin=acknowledged)
             try:
                 if not (child.wait_for("committed") and child.wait_for("tearing")):
                     child.kill()
@@ -256,7 +275,7 @@ def run_torn_write_case(prefix: str, outcome: str = "ok") -> CrashObservation:
                 observation.problems.append("the acknowledged rows are not byte-identical after the crash")
             before = _fingerprint(path)
             try:
-                read_ledger(path)
+                read_ledger(path, contract=contract)
                 observation.problems.append("a torn ledger was read as a committed prefix")
             except LedgerCorruption as corruption:
                 observation.corruption = corruption
@@ -265,20 +284,28 @@ def run_torn_write_case(prefix: str, outcome: str = "ok") -> CrashObservation:
             result = repair_ledger(path)
             if result.quarantine is None or result.quarantine.read_bytes() != data[len(acknowledged) :]:
                 observation.problems.append("repair did not quarantine exactly the torn bytes")
-            _reopen_and_project(observation, workspace)
+            _reopen_and_project(observation, workspace, contract)
             return observation
     observation.problems.append(f"no kill landed mid-row in {TORN_ATTEMPTS} attempts")
     return observation
 
 
-def run_boundary_case(failpoint: str, outcome: str, prefix: str, action: str = "kill") -> CrashObservation:
-    """Run the reference run loop with RESUME_FAILPOINTS=<failpoint>=<action> and let it die there."""
+def run_boundary_case(
+    failpoint: str, outcome: str, prefix: str, action: str = "kill", *, contract: Contract | None = None
+) -> CrashObservation:
+    """Run the contract's run loop with RESUME_FAILPOINTS=<failpoint>=<action> and let it die there."""
+    contract = contract or active()
     observation = CrashObservation(failpoint, outcome, prefix)
-    observation.committed_ids = tuple(event.id for event in canonical_prefix(outcome, prefix))
+    observation.committed_ids = tuple(event.id for event in canonical_prefix(outcome, prefix, contract))
+    run_loop = run_loop_of(contract)
+    if run_loop is None:
+        observation.problems.append("the spec names no run loop (spec/failpoints.yaml `run_loop`): nothing to kill at a real boundary")
+        return observation
     with tempfile.TemporaryDirectory(prefix=f"boundary-{failpoint}-") as scratch:
         workspace = Path(scratch) / "workspace"
         environment = {**os.environ, "RESUME_FAILPOINTS": f"{failpoint}={action}"}
-        child = _child(["-m", "resume_contract.crash.runloop", str(workspace), outcome], environment=environment)
+        command = [sys.executable, str(run_loop)] if run_loop.suffix == ".py" else [str(run_loop)]
+        child = _child([*command, str(workspace), outcome], contract, environment=environment)
         try:
             if action == "pause":
                 if not child.wait_for(f"paused at {failpoint}"):
@@ -296,7 +323,7 @@ def run_boundary_case(failpoint: str, outcome: str, prefix: str, action: str = "
             child.close()
         observation.child_stderr = child.stderr()
         observation.side_effect_written = (workspace / "side-effects").exists()
-        _reopen_and_project(observation, workspace)
+        _reopen_and_project(observation, workspace, contract)
     return observation
 
 

@@ -6,7 +6,13 @@ canonical response for the outcome, and every RuntimeEvent goes through the real
 crash harness kills it at each hook and checks that the ledger left behind is exactly the catalog's
 committed prefix for that failpoint.
 
-    RESUME_FAILPOINTS=P3=kill python -m resume_contract.crash.runloop WORKSPACE ok
+    RESUME_FAILPOINTS=P3=kill python resume_contract/crash/runloop.py WORKSPACE ok
+
+It is also what `resume-contract init` gives a new project as its run loop to start from. A run loop, in any
+language, must: take WORKSPACE and an OUTCOME (one of the catalog's outcomes) as its arguments; append every
+RuntimeEvent of the contract's canonical script through a store that commits as this project's does; call the
+hook of each failpoint where its boundary is crossed, doing what RESUME_FAILPOINTS asks (`kill`: SIGKILL itself;
+`pause`: print "paused at <id>" and wait to be killed); and otherwise run to the end.
 """
 
 from __future__ import annotations
@@ -16,10 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..contract import active
-from ..errors import FailpointConfigError
-from ..ledger.store import RuntimeEventStore
-from .failpoints import Failpoints
+# Absolute imports: the harness runs this file as a script, as it runs a project's own run loop.
+from resume_contract import RuntimeEventStore
+from resume_contract.contract import active
+from resume_contract.crash.failpoints import Failpoints
+from resume_contract.errors import FailpointConfigError
 
 RuntimeEvent = Any  # an event of the bound contract's decoding model
 
@@ -98,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     outcomes = active().catalog.CANONICAL_LEDGER_ROWS
     if len(args) != 2 or args[1] not in outcomes:
-        print(f"usage: python -m resume_contract.crash.runloop WORKSPACE {{{'|'.join(outcomes)}}}", file=sys.stderr)
+        print(f"usage: python runloop.py WORKSPACE {{{'|'.join(outcomes)}}}", file=sys.stderr)
         return 2
     try:
         failpoints = Failpoints()

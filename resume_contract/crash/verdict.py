@@ -10,17 +10,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import active
+from ..contract import Contract, active
 from ..core.summary import PlanSummary
 from .harness import CrashObservation, canonical_prefix
 
 Failpoint = Any  # a failpoint of the contract's catalog (`Contract.catalog.RUNTIME_RESUME_FAILPOINTS`)
 
 
-def expected_from_catalog(prefix: str, outcome: str) -> dict[str, object]:
+def expected_from_catalog(prefix: str, outcome: str, contract: Contract | None = None) -> dict[str, object]:
     """The decision table's expectations for one prefix and outcome, from the generated catalog."""
-    committed = tuple(event.id for event in canonical_prefix(outcome, prefix))
-    return {"committed_event_ids": committed, **active().catalog.DECISIONS[prefix].summary(outcome)._asdict()}
+    contract = contract or active()
+    committed = tuple(event.id for event in canonical_prefix(outcome, prefix, contract))
+    return {"committed_event_ids": committed, **contract.catalog.DECISIONS[prefix].summary(outcome)._asdict()}
 
 
 def mismatches(observation: CrashObservation, expected: dict[str, object]) -> list[str]:
@@ -71,16 +72,17 @@ def judge_catalog(
     cases: Sequence[tuple[Failpoint, str]],
     torn_cases: Sequence[tuple[str, str]],
     observations: Sequence[CrashObservation],
+    contract: Contract | None = None,
 ) -> tuple[list[CaseVerdict], list[TornVerdict]]:
     """Judge `run_catalog`'s observations: those of the SIGKILL cases, then of the real-boundary cases (both
     one per failpoint x outcome in `cases`), then of the torn writes (one per (prefix, outcome) in `torn_cases`)."""
     verdicts = []
     for index, (failpoint, outcome) in enumerate(cases):
-        expected = expected_from_catalog(failpoint.committed_prefix, outcome)
+        expected = expected_from_catalog(failpoint.committed_prefix, outcome, contract)
         crashed, looped = observations[index], observations[len(cases) + index]
         verdicts.append(CaseVerdict(failpoint, outcome, crashed, mismatches(crashed, expected), mismatches(looped, expected)))
     torn = [
-        TornVerdict(prefix, observation, torn_write_mismatches(observation, expected_from_catalog(prefix, outcome)))
+        TornVerdict(prefix, observation, torn_write_mismatches(observation, expected_from_catalog(prefix, outcome, contract)))
         for (prefix, outcome), observation in zip(torn_cases, observations[2 * len(cases) :])
     ]
     return verdicts, torn

@@ -9,6 +9,7 @@ and by the independent oracle. The shortest violating ledger found is reported, 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Mapping
@@ -34,9 +35,17 @@ def reachable_steps(table: ProjectorTable) -> frozenset[tuple[str, str, bool]]:
 
 
 def generated_subject(contract: Contract) -> Subject:
-    """The generated code of `contract`: its table, its decoding model and its python-statemachine class."""
+    """The generated code of `contract`: its table, its decoding model and its python-statemachine class, checked
+    against the oracle its spec names (the packaged Phase 0 one when it names none)."""
     machine = functools.partial(build_resume_plan_with_machine, contract=contract)
-    return Subject(contract.table, contract.model.decode_row, contract.table.anomalies, machine=machine)
+    subject = Subject(contract.table, contract.model.decode_row, contract.table.anomalies, machine=machine)
+    oracle_file = contract.file(contract.catalog.ORACLE)
+    if oracle_file is None:
+        return subject
+    from resume_contract_generator.spec.oracle_file import load_module_file  # the project's own oracle
+
+    decide = load_module_file(oracle_file, "oracle").decide
+    return dataclasses.replace(subject, oracle=decide, oracle_file=contract.catalog.ORACLE)
 
 
 def verify_generated_subtree(first: int | None, depth: int, invariants: Mapping[str, tuple[str, ...]], contract: Contract) -> SubtreeResult:

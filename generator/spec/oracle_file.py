@@ -1,0 +1,58 @@
+"""The oracle a project keeps beside its spec (`oracle:` in spec/invariants.yaml), loaded from its file.
+
+The oracle is the check that a consistent but wrong spec shows up, so it is written by hand, independently of
+the spec; a project whose contract legitimately differs from Phase 0 (a renamed reason) keeps its own copy and
+edits it there, never an installed file. The file is Python defining `decide(rows, expected_high_water)` with
+the packaged oracle's result fields (resume_contract/core/oracle.py); it is the project's own code, run as its
+tests are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from .model import Spec
+
+
+def load_module_file(path: Path, purpose: str) -> Any:
+    """The Python module in the file at `path`, executed under a name of its own (its path's and bytes' hash: two
+    files never share one). Raises OSError, SyntaxError or whatever the module raises while it runs."""
+    data = path.read_bytes()
+    name = f"_resume_contract_{purpose}_" + hashlib.sha256(str(path.resolve()).encode() + b"\0" + data).hexdigest()[:16]
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def project_oracle(root: Path, spec: Spec) -> tuple[Callable[..., Any] | None, list[SpecError]]:
+    """(the oracle the spec names, or None for the packaged one; the errors that keep it from loading)."""
+    if spec.oracle is None:
+        return None, []
+    mark = spec.location("invariants", "oracle")
+    path = root / spec.oracle
+    if not path.is_file():
+        return None, [SpecError(mark, f"oracle {spec.oracle!r}: no such file in the project (relative to {root})")]
+    try:
+        module = load_module_file(path, "oracle")
+    except Exception as error:  # noqa: BLE001 - the project's code: whatever it raises is reported at the key
+        return None, [SpecError(mark, f"oracle {spec.oracle!r} cannot be loaded: {type(error).__name__}: {error}")]
+    decide = getattr(module, "decide", None)
+    if not callable(decide):
+        return None, [SpecError(mark, f"oracle {spec.oracle!r} defines no function decide(rows, expected_high_water)")]
+    return decide, []

@@ -1,0 +1,29 @@
+"""What a contract's spec directory holds, and its identity: the one place both the generator (which reads the
+spec) and the runtime (which names the contract a plan was decided by) learn it from.
+
+A spec is `spec/<name>.yaml` for each name in SPEC_FILES, each checked against `spec/schema/<name>.schema.json`.
+Its sha256 is taken over the YAML files' names and bytes in that order: comments and wording count (the
+contract's text is part of it), the review waivers beside it do not (they are not the contract).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+SPEC_DIR = "spec"
+SCHEMA_DIR = "spec/schema"
+SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
+
+
+def spec_digest(read: Callable[[str], bytes | None]) -> str:
+    """sha256 over every spec YAML file's name and bytes; `read(relative_path)` gives a file's bytes, or None when
+    it is missing."""
+    digest = hashlib.sha256()
+    for name in SPEC_FILES:
+        relative = f"{SPEC_DIR}/{name}.yaml"
+        data = read(relative)
+        digest.update(f"{relative}\0".encode())
+        digest.update(data if data is not None else b"<missing>")
+        digest.update(b"\0")
+    return digest.hexdigest()
