@@ -169,6 +169,61 @@ def test_a_writer_that_starts_during_a_read_makes_the_read_refuse(tmp_path: Path
         read_ledger(path, refuse_live=True)
 
 
+_WRITER_STOPPED_MID_ROW = """
+import os, sys
+from resume_contract.contract import event_from_wire
+from resume_contract.ledger import store
+real_write = os.write
+pieces = []
+
+def write_then_stop(fd, data):
+    pieces.append(len(data))
+    if len(pieces) == 3:  # between the second and third piece of the row
+        print("mid-row", flush=True)
+        sys.stdin.readline()
+    return real_write(fd, data)
+
+store.os.write = write_then_stop
+writer = store.RuntimeEventStore(sys.argv[1], write_piece_bytes=1 << 16)
+writer.append(event_from_wire({"id": "e9", "ts": 1, "partial": False, "author": "user", "role": "user", "sessionId": "s1",
+    "invocationId": "i1", "runId": "r1", "turnId": "t1", "content": {"kind": "text", "text": "x" * (1 << 20)}}))
+"""
+
+
+@pytest.mark.parametrize("command", ["plan", "plan --workspace"])
+def test_a_writer_that_starts_after_the_probe_and_stops_mid_row_is_live_not_torn(tmp_path: Path, events, monkeypatch, run_cli, command: str) -> None:
+    # Issue 23, item 3: the reader's probe found no writer; a writer then started and is between two pieces of
+    # one row when the reader reads. The row is torn only in the middle of being written: "live" (exit 2),
+    # never `torn_row` (exit 3), which would send on-call to `repair` under a live writer.
+    store, path = _committed(tmp_path, events)
+    store.close()
+    real_probe = store_module.has_live_writer
+    writers: list[subprocess.Popen[str]] = []
+
+    def probe_then_a_writer_starts(fd: int) -> bool:
+        live = real_probe(fd)
+        if not writers:
+            writer = subprocess.Popen([sys.executable, "-c", _WRITER_STOPPED_MID_ROW, str(tmp_path / "ws")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            writers.append(writer)
+            assert writer.stdout is not None and writer.stdout.readline() == "mid-row\n"
+        return live
+
+    monkeypatch.setattr(store_module, "has_live_writer", probe_then_a_writer_starts)
+    try:
+        if command == "plan":
+            code, out, err = run_cli("plan", str(path))
+            assert (code, out) == (2, "") and "started writing this ledger while it was read" in err, err
+        else:
+            code, out, err = run_cli("plan", "--workspace", str(tmp_path / "ws"), "--jobs", "1", "--json")
+            run = json.loads(out.splitlines()[0])
+            assert code == 2 and run["status"] == "live", out
+        assert not path.read_bytes().endswith(b"\n")  # the premise: the reader did see a torn row
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait()
+
+
 # -- 4. repair is idempotent and crash-safe -------------------------------------------------------------------
 def _torn(tmp_path: Path, events) -> tuple[Path, bytes]:
     store, path = _committed(tmp_path, events)

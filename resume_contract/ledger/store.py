@@ -30,6 +30,7 @@ from ..contract import Contract, active
 from ..errors import (
     DuplicateEventId,
     InvalidLedgerId,
+    LedgerCorruption,
     LedgerInUse,
     LedgerLocked,
     LedgerMissing,
@@ -100,6 +101,9 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
     running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
     then waits for it, never fails), and is taken again when the block ends: a writer that started
     meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
+    The probe decides first: a corruption the block found (a row torn because a writer that started
+    meanwhile is between its pieces) or a file that shrank under it is LedgerInUse when the second probe
+    finds a writer or a changed file.
     """
     path = Path(path)
     try:
@@ -114,13 +118,22 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
             raise NotALedger(f"{path}: not a regular file")
         if refuse_live and has_live_writer(fd):
             raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-        yield fd
+        try:
+            yield fd
+        except (LedgerCorruption, OSError) as error:
+            if refuse_live:
+                _refuse_if_written_meanwhile(path, fd, before, cause=error)
+            raise
         if refuse_live:
-            after = os.fstat(fd)
-            if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-                raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped")
+            _refuse_if_written_meanwhile(path, fd, before)
     finally:
         os.close(fd)
+
+
+def _refuse_if_written_meanwhile(path: Path, fd: int, before: os.stat_result, cause: BaseException | None = None) -> None:
+    after = os.fstat(fd)
+    if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+        raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped") from cause
 
 
 def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
