@@ -42,6 +42,7 @@ from .containment import open_directory, open_in, refuse_other_names, split_belo
 from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import CommittedLedger, RunIdentity, decode_rows
 from .repair import RepairResult, repair_ledger
+from .row_check import checked_row
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -185,8 +186,9 @@ class _Writer:
             if data and not data.endswith(b"\n"):
                 torn_at = data.rfind(b"\n") + 1
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
-            events, rows = decode_rows(path, data, run=run_identity(path), model=self.model)
-            self.digests = {event.id: self._row_digest(event, row) for event, row in zip(events, rows)}
+            events, _ = decode_rows(path, data, run=run_identity(path), model=self.model)
+            # An exact retry is the same event, whoever wrote the row: canonical encodings are compared.
+            self.digests = {event.id: _digest(self.model.encode(event)) for event in events}
         except BaseException:
             self.close()
             raise
@@ -196,7 +198,7 @@ class _Writer:
     def append(self, event: Any) -> bool:
         if self.poisoned is not None:
             raise TornTail(self.poisoned)
-        row = self.model.encode(event)
+        row = checked_row(self.path, event, self.model)
         digest = _digest(row)
         existing = self.digests.get(event.id)
         if existing is not None:
@@ -229,15 +231,6 @@ class _Writer:
                 os.close(self.fd)
                 os.close(self.directory_fd)
                 self.fd = -1
-
-
-    def _row_digest(self, event: Any, row: object) -> bytes:
-        # An exact retry is the same event, whoever wrote the row: compare canonical encodings. A row whose
-        # strings hold lone surrogates has none; its own bytes stand in (a retry then differs, and is refused).
-        try:
-            return _digest(self.model.encode(event))
-        except UnicodeEncodeError:
-            return _digest(bytes(row))  # type: ignore[call-overload]
 
 
 def _digest(row: bytes) -> bytes:
@@ -273,8 +266,10 @@ class RuntimeEventStore:
     def append(self, event: Any) -> bool:
         """Commit one event to its run's ledger; return False when it was an exact retry already committed.
 
-        Returns only once the whole row is written (the commit point). Raises InvalidLedgerId, LedgerLocked,
-        TornTail, DuplicateEventId or LedgerCorruption, having written nothing.
+        Returns only once the whole row is written (the commit point). What is written is exactly one row that
+        the reader reads back as this very event: an event it would not (free JSON that is not one compact
+        JSON value, a NaN, a value outside the wire format) raises EventRefused. Raises InvalidLedgerId,
+        LedgerLocked, TornTail, DuplicateEventId, EventRefused or LedgerCorruption, having written nothing.
         """
         event_type: Any = self.contract.model.event_type
         if not isinstance(event, event_type):
