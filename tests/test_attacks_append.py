@@ -212,3 +212,119 @@ def test_whatever_append_is_given_the_reader_reads_back_exactly_what_it_acknowle
             assert read_ledger(path).events == tuple(acknowledged)
     finally:
         shutil.rmtree(workspace)
+
+
+# -- item 2: exactly once under Ctrl-C -----------------------------------------------------------------------
+_APPEND_UNDER_SIGINT = r"""
+import json, sys, time
+import msgspec
+from resume_contract.errors import TornTail
+from resume_contract.ledger.store import RuntimeEventStore
+from resume_contract_generated import runtime_event as wire
+
+store = RuntimeEventStore(sys.argv[1])
+rounds, size = int(sys.argv[2]), int(sys.argv[3])
+for number in range(rounds):
+    blob = msgspec.Raw(msgspec.json.encode("x" * size + str(number)))
+    event = wire.RuntimeEvent(id=f"big{number}", session_id="s1", invocation_id="i1", run_id="r1", turn_id="t1", ts=number,
+                              partial=False, role="tool", author="tool", actions={"blob": blob})
+    interrupted = False
+    try:
+        print("appending", flush=True)
+        store.append(event)
+        time.sleep(0.3)  # a SIGINT that lands after append returned is raised here
+    except KeyboardInterrupt:
+        interrupted = True
+    try:
+        retry = store.append(event)
+    except TornTail:
+        retry = "torn"
+    print(json.dumps({"interrupted": interrupted, "retry": retry}), flush=True)
+    if retry == "torn":
+        break
+"""
+
+
+def test_ctrl_c_while_a_large_row_is_in_write_leaves_it_exactly_once_and_an_exact_retry_returns_false(tmp_path: Path) -> None:
+    # Issue 23, item 2: a real SIGINT that lands while the row's write() is in the kernel is raised once the
+    # bytes reached the file, before the writer recorded them: the retry wrote the row again, and the ledger
+    # was a duplicate_event_id for good. Whatever the moment the signal lands, the writer must know: an exact
+    # retry returns False when the row is in the file, True when none of it is, and TornTail when part is.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rounds, size = 5, 8 << 20
+    path = RuntimeEventStore(tmp_path).path("s1", "r1")
+    child = subprocess.Popen([sys.executable, "-c", _APPEND_UNDER_SIGINT, str(tmp_path), str(rounds), str(size)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    outcomes = []
+    try:
+        committed = 0
+        for _ in range(rounds):
+            assert child.stdout.readline() == "appending\n", child.stderr.read() if child.stderr else ""
+            deadline = time.monotonic() + 30
+            while (path.stat().st_size if path.exists() else 0) <= committed and time.monotonic() < deadline:
+                pass  # until the row's bytes start reaching the file: the write is in the kernel
+            child.send_signal(signal.SIGINT)
+            outcome = json.loads(child.stdout.readline())
+            outcomes.append(outcome)
+            committed = path.stat().st_size
+            if outcome["retry"] == "torn":
+                break
+        assert child.wait(timeout=60) == 0
+    finally:
+        child.kill()
+        child.wait()
+    assert all(outcome["retry"] in (False, True, "torn") for outcome in outcomes), outcomes
+    # The premise: some signal did land mid-append, and the row it cut short had reached the file whole.
+    assert any(outcome["interrupted"] and outcome["retry"] is False for outcome in outcomes), outcomes
+    if outcomes[-1]["retry"] == "torn":
+        from resume_contract.ledger.repair import repair_ledger
+
+        repair_ledger(path)
+    ids = [event.id for event in read_ledger(path).events]  # no duplicate_event_id
+    assert ids == [f"big{number}" for number in range(len(ids))] and len(ids) >= len(outcomes) - 1
+
+
+@pytest.mark.parametrize("durable", [False, True])
+@pytest.mark.parametrize("landing", ["after the whole row", "after part of the row", "before any byte"])
+def test_an_interruption_raised_as_write_returns_is_settled_from_what_reached_the_file(tmp_path: Path, monkeypatch, durable: bool, landing: str) -> None:
+    # The same moment, made deterministic: write() hands the OS some bytes, then Ctrl-C is raised before the
+    # count is returned to the writer, which therefore cannot count on it.
+    from resume_contract.errors import TornTail
+    from resume_contract.ledger import store as store_module
+
+    store = RuntimeEventStore(tmp_path, durable=durable)
+    store.append(_event("e1", content=wire.TextContent(text="hi")))
+    path = store.path("s1", "r1")
+    acknowledged = path.read_bytes()
+    real_write = store_module.os.write
+
+    def write_then_interrupt(fd: int, data: bytes) -> int:
+        monkeypatch.setattr(store_module.os, "write", real_write)
+        if landing != "before any byte":
+            real_write(fd, data if landing == "after the whole row" else data[:10])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store_module.os, "write", write_then_interrupt)
+    event = _event("e2", content=wire.TextContent(text="the row"))
+    with pytest.raises(KeyboardInterrupt):
+        store.append(event)
+    if landing == "after the whole row":
+        assert store.append(event) is False  # committed: an exact retry is a no-op
+    elif landing == "before any byte":
+        assert store.append(event) is True
+    else:
+        with pytest.raises(TornTail, match="after 10 of"):
+            store.append(event)
+        store.close()
+        from resume_contract.ledger.repair import repair_ledger
+
+        repair_ledger(path)
+        assert path.read_bytes() == acknowledged
+        return
+    store.close()
+    assert [e.id for e in read_ledger(path).events] == ["e1", "e2"]

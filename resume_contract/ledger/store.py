@@ -9,8 +9,10 @@ Power-loss durability is beyond Phase 0: `durable=True` also fsyncs the file and
 
 One writer per ledger: the writer holds an exclusive `flock` on the ledger file for as long as it is open, so
 a second writer fails (after a bounded wait: a reader's probe never makes a writer fail), and the kernel drops
-the lock when the writer dies, even by SIGKILL. An append that fails after part of its row reached the file,
-for any reason (an OSError, Ctrl-C), poisons the writer: nothing more is appended after torn bytes.
+the lock when the writer dies, even by SIGKILL. An append cut short, for any reason and at any moment (an
+OSError, a Ctrl-C raised as the row's write() returns, before the writer could count the bytes), is decided
+from the file: none of its row there, it was not appended; all of it, it is committed and an exact retry
+returns False; part of it, the writer is poisoned: nothing more is appended after torn bytes.
 
 Containment: the store never follows a symlink below its workspace (see `containment`).
 """
@@ -37,7 +39,7 @@ from ..errors import (
     NotALedger,
     TornTail,
 )
-from .bytes import StrPath, read_all
+from .bytes import StrPath, file_reader, read_all
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import CommittedLedger, RunIdentity, decode_rows
@@ -181,8 +183,13 @@ class _Writer:
             os.close(self.directory_fd)
             raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
         self.poisoned: str | None = None
+        # The append under way, (event id, row digest, bytes), until the writer has recorded it: an exception
+        # can cut the bookkeeping short anywhere (a SIGINT is raised just after the write() it landed in
+        # returns), so what the file holds decides, by `_settle`.
+        self.pending: tuple[str, bytes, int] | None = None
         try:
             data = read_all(self.fd)
+            self.size = len(data)  # the bytes of recorded rows: the file's size unless an append was cut short
             if data and not data.endswith(b"\n"):
                 torn_at = data.rfind(b"\n") + 1
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
@@ -196,6 +203,8 @@ class _Writer:
             os.fsync(self.directory_fd)
 
     def append(self, event: Any) -> bool:
+        if self.pending is not None:
+            self._settle(None)
         if self.poisoned is not None:
             raise TornTail(self.poisoned)
         row = checked_row(self.path, event, self.model)
@@ -206,22 +215,48 @@ class _Writer:
                 return False  # an exact retry of a committed event
             raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
         payload = row + b"\n"
-        written = 0
+        self.pending = (event.id, digest, len(payload))
         try:
             piece = self.write_piece_bytes or len(payload)
+            written = 0
             while written < len(payload):
                 written += os.write(self.fd, payload[written : written + piece])
             if self.durable:
                 os.fsync(self.fd)
         except BaseException as error:
-            # Any failure once bytes reached the file (an OSError, Ctrl-C between two pieces): the next row
-            # must not follow torn bytes, so nothing more is appended until `repair`.
-            if written:
-                cause = type(error).__name__ + (f": {error}" if str(error) else "")
-                self.poisoned = f"{self.path}: an append failed after {written} of {len(payload)} bytes ({cause}); run `resume-contract repair`"
+            self._settle(error)
             raise
-        self.digests[event.id] = digest
+        self._record()
         return True
+
+    def _record(self) -> None:
+        # In an order that a cut anywhere leaves settleable: the file's size against `size` says what is left.
+        assert self.pending is not None
+        event_id, digest, length = self.pending
+        self.digests[event_id] = digest
+        self.size += length
+        self.pending = None
+
+    def _settle(self, error: BaseException | None) -> None:
+        """Decide an append its bookkeeping did not finish from what reached the file: none of the row (it was
+        not appended), all of it (it is committed, and an exact retry returns False), or part (the writer is
+        poisoned: nothing more is appended after torn bytes until `repair`)."""
+        assert self.pending is not None
+        event_id, digest, length = self.pending
+        reached = os.fstat(self.fd).st_size - self.size
+        if reached == 0:
+            self.pending = None
+            return
+        if reached == length:
+            written = file_reader(self.fd)(self.size, length)
+            if written.endswith(b"\n") and _digest(written[:-1]) == digest:  # the writer holds the lock: its own row
+                if self.durable:
+                    os.fsync(self.fd)
+                self._record()
+                return
+        cause = "interrupted" if error is None else type(error).__name__ + (f": {error}" if str(error) else "")
+        self.poisoned = f"{self.path}: an append failed after {reached} of {length} bytes ({cause}); run `resume-contract repair`"
+        self.pending = None
 
     def close(self) -> None:
         if self.fd >= 0:
