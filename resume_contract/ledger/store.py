@@ -19,12 +19,13 @@ Containment: the store never follows a symlink below its workspace (see `contain
 
 from __future__ import annotations
 
-import hashlib
+import operator
 import os
 import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,11 @@ from ..errors import (
     NotALedger,
     TornTail,
 )
-from .bytes import StrPath, file_reader, read_all
+from .bytes import StrPath, file_reader, last_row_end, read_all, row_at
+from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import has_live_writer, lock_for_writing, unlock
-from .reader import CommittedLedger, RunIdentity, decode_rows
+from .reader import CommittedLedger, RunIdentity, decode_rows, scan_ledger
 from .repair import RepairResult, repair_ledger
 from .row_check import checked_row
 
@@ -153,7 +155,7 @@ def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
 
 
 class _Writer:
-    """An open, locked ledger: its descriptor and the digests of the rows already in it, by event id."""
+    """An open, locked ledger: its descriptor, its size, and where the row of each event id already in it starts."""
 
     def __init__(self, workspace: Path, path: Path, durable: bool, contract: Contract, write_piece_bytes: int | None) -> None:
         Path(workspace).mkdir(parents=True, exist_ok=True)
@@ -183,19 +185,20 @@ class _Writer:
             os.close(self.directory_fd)
             raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
         self.poisoned: str | None = None
-        # The append under way, (event id, row digest, bytes), until the writer has recorded it: an exception
+        # The append under way, (event id, its row and newline), until the writer has recorded it: an exception
         # can cut the bookkeeping short anywhere (a SIGINT is raised just after the write() it landed in
         # returns), so what the file holds decides, by `_settle`.
-        self.pending: tuple[str, bytes, int] | None = None
+        self.pending: tuple[str, bytes] | None = None
+        self.read_at = file_reader(self.fd)
         try:
-            data = read_all(self.fd)
-            self.size = len(data)  # the bytes of recorded rows: the file's size unless an append was cut short
-            if data and not data.endswith(b"\n"):
-                torn_at = data.rfind(b"\n") + 1
+            self.size = os.fstat(self.fd).st_size  # the bytes of recorded rows: the file's, unless an append was cut short
+            if self.size and self.read_at(self.size - 1, 1) != b"\n":
+                torn_at = last_row_end(self.read_at, self.size)
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
-            events, _ = decode_rows(path, data, run=run_identity(path), model=self.model)
-            # An exact retry is the same event, whoever wrote the row: canonical encodings are compared.
-            self.digests = {event.id: _digest(self.model.encode(event)) for event in events}
+            self.ids = CommittedIds()
+            for chunk in scan_ledger(path, self.read_at, self.size, run=run_identity(path), model=self.model):
+                self.ids.extend(map(_EVENT_ID, chunk.events), accumulate(map(len, chunk.lines[:-1]), _after_newline, initial=chunk.offset))
+            self.ids.seal()
         except BaseException:
             self.close()
             raise
@@ -208,14 +211,15 @@ class _Writer:
         if self.poisoned is not None:
             raise TornTail(self.poisoned)
         row = checked_row(self.path, event, self.model)
-        digest = _digest(row)
-        existing = self.digests.get(event.id)
-        if existing is not None:
-            if existing == digest:
-                return False  # an exact retry of a committed event
-            raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
+        for offset in self.ids.offsets_of(event.id):
+            committed = self.model.decode_row(row_at(self.read_at, offset, self.size))
+            if committed.id == event.id:
+                # An exact retry is the same event, whoever wrote the row: canonical encodings are compared.
+                if self.model.encode(committed) == row:
+                    return False
+                raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
         payload = row + b"\n"
-        self.pending = (event.id, digest, len(payload))
+        self.pending = (event.id, payload)
         try:
             piece = self.write_piece_bytes or len(payload)
             written = 0
@@ -232,9 +236,9 @@ class _Writer:
     def _record(self) -> None:
         # In an order that a cut anywhere leaves settleable: the file's size against `size` says what is left.
         assert self.pending is not None
-        event_id, digest, length = self.pending
-        self.digests[event_id] = digest
-        self.size += length
+        event_id, payload = self.pending
+        self.ids.add(event_id, self.size)
+        self.size += len(payload)
         self.pending = None
 
     def _settle(self, error: BaseException | None) -> None:
@@ -242,14 +246,14 @@ class _Writer:
         not appended), all of it (it is committed, and an exact retry returns False), or part (the writer is
         poisoned: nothing more is appended after torn bytes until `repair`)."""
         assert self.pending is not None
-        event_id, digest, length = self.pending
+        payload = self.pending[1]
+        length = len(payload)
         reached = os.fstat(self.fd).st_size - self.size
         if reached == 0:
             self.pending = None
             return
         if reached == length:
-            written = file_reader(self.fd)(self.size, length)
-            if written.endswith(b"\n") and _digest(written[:-1]) == digest:  # the writer holds the lock: its own row
+            if self.read_at(self.size, length) == payload:  # the writer holds the lock: its own row, whole
                 if self.durable:
                     os.fsync(self.fd)
                 self._record()
@@ -268,8 +272,11 @@ class _Writer:
                 self.fd = -1
 
 
-def _digest(row: bytes) -> bytes:
-    return hashlib.blake2b(row, digest_size=16).digest()
+_EVENT_ID = operator.attrgetter("id")
+
+
+def _after_newline(offset: int, length: int) -> int:
+    return offset + length + 1
 
 
 class RuntimeEventStore:
