@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .errors import (
         DuplicateEventId,
         EscapesWorkspace,
+        EventRefused,
         InvalidLedgerId,
         LedgerChanged,
         LedgerCorruption,
@@ -77,6 +78,7 @@ _EXPORTS = {
     "LedgerInUse": "errors",
     "TornTail": "errors",
     "DuplicateEventId": "errors",
+    "EventRefused": "errors",
     "LedgerMissing": "errors",
     "NotALedger": "errors",
     "EscapesWorkspace": "errors",
@@ -89,6 +91,7 @@ __all__ = [
     "Diagnostic",
     "DuplicateEventId",
     "EscapesWorkspace",
+    "EventRefused",
     "InvalidLedgerId",
     "LedgerChanged",
     "LedgerCorruption",

@@ -81,6 +81,10 @@ class DuplicateEventId(StoreError):
     """A different event with an id already in the ledger."""
 
 
+class EventRefused(StoreError, ValueError):
+    """An event `append` cannot write as exactly one row the reader reads back as that event; nothing was written."""
+
+
 class LedgerMissing(StoreError, FileNotFoundError):
     """An explicit ledger path that does not exist: a typo must never read as an empty, safe prefix."""
 

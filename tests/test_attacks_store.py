@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_contract.errors import EscapesWorkspace, LedgerInUse, TornTail
+from resume_contract.errors import DuplicateEventId, EscapesWorkspace, LedgerInUse, TornTail
 from resume_contract.ledger import repair as repair_module
 from resume_contract.ledger import store as store_module
 from resume_contract.ledger.locks import try_lock, unlock
@@ -169,6 +169,61 @@ def test_a_writer_that_starts_during_a_read_makes_the_read_refuse(tmp_path: Path
         read_ledger(path, refuse_live=True)
 
 
+_WRITER_STOPPED_MID_ROW = """
+import os, sys
+from resume_contract.contract import event_from_wire
+from resume_contract.ledger import store
+real_write = os.write
+pieces = []
+
+def write_then_stop(fd, data):
+    pieces.append(len(data))
+    if len(pieces) == 3:  # between the second and third piece of the row
+        print("mid-row", flush=True)
+        sys.stdin.readline()
+    return real_write(fd, data)
+
+store.os.write = write_then_stop
+writer = store.RuntimeEventStore(sys.argv[1], write_piece_bytes=1 << 16)
+writer.append(event_from_wire({"id": "e9", "ts": 1, "partial": False, "author": "user", "role": "user", "sessionId": "s1",
+    "invocationId": "i1", "runId": "r1", "turnId": "t1", "content": {"kind": "text", "text": "x" * (1 << 20)}}))
+"""
+
+
+@pytest.mark.parametrize("command", ["plan", "plan --workspace"])
+def test_a_writer_that_starts_after_the_probe_and_stops_mid_row_is_live_not_torn(tmp_path: Path, events, monkeypatch, run_cli, command: str) -> None:
+    # Issue 23, item 3: the reader's probe found no writer; a writer then started and is between two pieces of
+    # one row when the reader reads. The row is torn only in the middle of being written: "live" (exit 2),
+    # never `torn_row` (exit 3), which would send on-call to `repair` under a live writer.
+    store, path = _committed(tmp_path, events)
+    store.close()
+    real_probe = store_module.has_live_writer
+    writers: list[subprocess.Popen[str]] = []
+
+    def probe_then_a_writer_starts(fd: int) -> bool:
+        live = real_probe(fd)
+        if not writers:
+            writer = subprocess.Popen([sys.executable, "-c", _WRITER_STOPPED_MID_ROW, str(tmp_path / "ws")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            writers.append(writer)
+            assert writer.stdout is not None and writer.stdout.readline() == "mid-row\n"
+        return live
+
+    monkeypatch.setattr(store_module, "has_live_writer", probe_then_a_writer_starts)
+    try:
+        if command == "plan":
+            code, out, err = run_cli("plan", str(path))
+            assert (code, out) == (2, "") and "started writing this ledger while it was read" in err, err
+        else:
+            code, out, err = run_cli("plan", "--workspace", str(tmp_path / "ws"), "--jobs", "1", "--json")
+            run = json.loads(out.splitlines()[0])
+            assert code == 2 and run["status"] == "live", out
+        assert not path.read_bytes().endswith(b"\n")  # the premise: the reader did see a torn row
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait()
+
+
 # -- 4. repair is idempotent and crash-safe -------------------------------------------------------------------
 def _torn(tmp_path: Path, events) -> tuple[Path, bytes]:
     store, path = _committed(tmp_path, events)
@@ -287,15 +342,73 @@ def test_a_ledger_larger_than_memory_is_read_in_bounded_memory(tmp_path: Path) -
     assert ":1: byte offset 0: torn_row: the last 3221225472 bytes" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_a_ledger_too_large_for_memory_to_repair_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_repair_finds_the_last_row_and_keeps_a_torn_tail_larger_than_memory_in_bounded_memory(tmp_path: Path) -> None:
+    # Issue 23, item 5: repair read the whole file to find its last newline. 2 GiB of committed bytes and a
+    # 300 MiB torn tail (sparse: no disk used but the quarantine's) are repaired under a 256 MiB address space.
+    import hashlib
+
     big = tmp_path / "runtime-events.jsonl"
+    committed, torn = 2 * 1024**3, 300 * 1024**2
     with big.open("wb") as handle:
-        handle.truncate(3 * 1024**3)
-    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))"
+        handle.truncate(committed - 1)
+        handle.seek(committed - 1)
+        handle.write(b"\n")
+        handle.truncate(committed + torn)
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (256 * 1024**2, 256 * 1024**2))"
     code = f"{limit}; from resume_contract.cli import main; raise SystemExit(main(['repair', {str(big)!r}]))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2, result.stderr
-    assert "not enough memory for this input" in result.stderr and "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    zeros = hashlib.sha256()
+    for _ in range(torn // (1 << 20)):
+        zeros.update(bytes(1 << 20))
+    quarantine = tmp_path / f"runtime-events.jsonl.torn-{committed}-{zeros.hexdigest()[:12]}"
+    assert big.stat().st_size == committed and quarantine.stat().st_size == torn
+    with quarantine.open("rb") as handle:
+        assert handle.read(1 << 20) == bytes(1 << 20) and handle.seek(-5, os.SEEK_END) and handle.read() == bytes(5)
+
+
+def _write_rows(path: Path, count: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        for start in range(0, count, 100_000):
+            handle.write("".join(
+                f'{{"id":"evt-{index:08d}","ts":{index},"partial":false,"sessionId":"s1","invocationId":"i1","runId":"r1","turnId":"t{index // 8}",'
+                f'"author":"agent","role":"model","content":{{"kind":"function_call","id":"c{index}","name":"write_file","args":{{"path":"notes/{index}.md","mode":"overwrite","body":"the release notes of turn {index // 8}"}}}}}}\n'
+                for index in range(start, min(count, start + 100_000))
+            ))
+
+
+@pytest.mark.slow
+def test_a_writer_reopens_a_large_ledger_in_bounded_memory(tmp_path: Path) -> None:
+    # Issue 23, item 5: reopening held every event decoded and a digest per id, 1.1 GB for a 170 MB ledger.
+    # A 1M-event ledger (~280 MB) is reopened under a 512 MiB address space, and still knows every id.
+    workspace = tmp_path / "ws"
+    ledger = workspace / "sessions" / "s1" / "runs" / "r1" / "runtime-events.jsonl"
+    _write_rows(ledger, 1_000_000)
+    assert ledger.stat().st_size > 250 * 1024**2
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (512 * 1024**2, 512 * 1024**2))"
+    code = f"""{limit}
+import sys
+import msgspec
+from resume_contract.errors import DuplicateEventId
+from resume_contract.ledger.store import RuntimeEventStore
+with RuntimeEventStore({str(workspace)!r}) as store:
+    row = open({str(ledger)!r}, "rb").readline().rstrip(b"\\n")
+    first = store.contract.model.decode_row(row)
+    assert store.append(first) is False  # an exact retry of the first row
+    try:
+        store.append(msgspec.structs.replace(first, ts=-1))
+    except DuplicateEventId:
+        pass
+    else:
+        sys.exit("a changed event with a committed id was appended")
+    assert store.append(msgspec.structs.replace(first, id="new")) is True
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with ledger.open("rb") as handle:
+        assert sum(piece.count(b"\n") for piece in iter(lambda: handle.read(1 << 22), b"")) == 1_000_001
 
 
 # -- 15. flags ------------------------------------------------------------------------------------------------
@@ -378,3 +491,32 @@ def test_a_snapshot_that_is_a_link_or_a_fifo_is_not_followed_and_does_not_hang(t
     os.mkfifo(partials / "b.partial")
     code, out, _ = run_cli("plan", "--json", "--workspace", str(tmp_path / "ws"), "--session", "s1", "--run", "r1")
     assert code == 0 and "SECRET" not in out and json.loads(out)["sourceRuntimeEventHighWater"] == 0
+
+
+# -- issue 23, item 5: memory bounded when the store reopens a ledger, and in repair ----------------------------
+@pytest.mark.parametrize("in_a_dict", [1 << 16, 3])
+@pytest.mark.parametrize("hashes", ["python", "all colliding"])
+def test_a_reopened_writer_tells_exact_retries_from_new_events_by_reading_rows_back(tmp_path: Path, events, monkeypatch, in_a_dict: int, hashes: str) -> None:
+    # The writer keeps only where each id's row starts (past a few ids, a hash of each): a hash found sends it
+    # back to the row in the file, so ids whose hashes collide are still told apart.
+    from resume_contract.ledger import committed_ids
+
+    monkeypatch.setattr(committed_ids, "IN_A_DICT", in_a_dict)
+    if hashes == "all colliding":
+        monkeypatch.setattr(committed_ids, "hash", lambda value: 7, raising=False)
+    store = RuntimeEventStore(tmp_path / "ws")
+    for number in range(10):
+        store.append(events.text(f"e{number}", f"text {number}"))
+    store.close()
+    path = store.path("s1", "r1")
+    with RuntimeEventStore(tmp_path / "ws") as reopened:
+        assert reopened.append(events.text("e3", "text 3")) is False
+        with pytest.raises(DuplicateEventId):
+            reopened.append(events.text("e3", "other text"))
+        for number in range(10, 16):  # appended ids join the index (and, past IN_A_DICT, its sorted arrays)
+            assert reopened.append(events.text(f"e{number}", f"text {number}")) is True
+        assert reopened.append(events.text("e12", "text 12")) is False and reopened.append(events.text("e7", "text 7")) is False
+        with pytest.raises(DuplicateEventId):
+            reopened.append(events.text("e14", "changed"))
+        assert reopened.append(events.text("new", "x")) is True
+    assert [event.id for event in read_ledger(path).events] == [f"e{number}" for number in range(16)] + ["new"]

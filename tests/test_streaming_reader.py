@@ -8,6 +8,7 @@ rows and the default, so the bad row sits in the first chunk, after a chunk boun
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,54 @@ def test_nesting_deeper_than_256_levels_is_refused_the_same_way_on_every_path_an
     assert _from_deep_stack(600, lambda: _verdicts(path)) == refused
     path.write_bytes(_nested(256, branch).replace(b"[[", b'["[[[[\\"[",[', 1))  # brackets inside strings do not count
     assert _verdicts(path) == {"ok"}
+
+
+def _tool_result_row(copies: int, *, closed: bool) -> bytes:
+    # A tool result holding JSON as a string (a quote escaped every few bytes) beside enough brackets to need the
+    # depth check; `closed=False` is the same row with the string's closing quote flipped: no longer terminated.
+    text = '{\\"path\\":\\"a.md\\",\\"lines\\":[1,2]}' * copies
+    result = '{"lists":[%s],"text":"%s%s}' % (",".join(["[]"] * 300), text, '"' if closed else "x")
+    return row(0, content='{"kind":"function_response","id":"c1","name":"read","result":%s}' % result)
+
+
+def _cpu_seconds(call, repeat: int = 3) -> float:
+    """The least CPU time `call` takes of `repeat` tries (CPU time: a busy machine slows it little)."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.process_time()
+        call()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+@pytest.mark.parametrize("path", ["reader", "audit worker"])
+def test_a_row_with_an_unterminated_string_is_refused_in_time_linear_in_its_length(tmp_path: Path, path: str) -> None:
+    # Issue 23, item 4: the depth check stripped strings with a pattern that, inside an unterminated string,
+    # scanned to the row's end from every quote: 48 s for one flipped byte in a 104 KB row. Refusing the
+    # hostile row must cost about what reading the same row intact costs (here ~1.5x; it was ~1000x at 30 KB).
+    from resume_contract.ledger.audit import summarize
+
+    good, hostile = _tool_result_row(800, closed=True), _tool_result_row(800, closed=False)
+    assert len(good) == len(hostile) > 25_000 and good.count(b"[") > 256 and good.count(b'\\"') > 4000
+    ledgers = {}
+    for name, data in (("good", good), ("hostile", hostile)):
+        ledger = tmp_path / "sessions" / "s" / "runs" / name / "runtime-events.jsonl"
+        ledger.parent.mkdir(parents=True)
+        ledger.write_bytes(data.replace(b'"runId":"r"', b'"runId":"%s"' % name.encode()) + b"\n")
+        ledgers[name] = ledger
+
+    def read(name: str) -> str:
+        if path == "audit worker":
+            return summarize((tmp_path, "s", name, ledgers[name])).status
+        try:
+            decode_rows(ledgers[name], ledgers[name].read_bytes())
+            return "ok"
+        except LedgerCorruption as refused:
+            return refused.kind
+
+    assert read("good") in ("ok", "blocked") and read("hostile") in ("invalid_json", "corrupt")
+    baseline = _cpu_seconds(lambda: read("good"))
+    assert _cpu_seconds(lambda: read("hostile")) < 10 * baseline + 0.05
 
 
 # Framings the one-call decoder (`decode_lines`) would read but a row-per-line ledger forbids, or that its

@@ -31,7 +31,10 @@ _ENCODE = msgspec.json.Encoder().encode
 # Python's recursion limit, so every path (msgspec, the standard library) gives the same verdict.
 MAX_NESTING = 256
 _TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# A string, or an unterminated one to the end of the row. Written so that no match can fail once started: a
+# pattern that must find the closing quote fails at every quote inside an unterminated string, after
+# scanning to the end each time, which is quadratic (one flipped byte in a 104 KB row took 48 s).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _NESTING_STEP = [0] * 256
 _NESTING_STEP[ord("[")] = _NESTING_STEP[ord("{")] = 1
 _NESTING_STEP[ord("]")] = _NESTING_STEP[ord("}")] = -1
@@ -166,8 +169,10 @@ class WireModel:
         return self.decode_row(encode_json(value))
 
     def encode(self, event: Any) -> bytes:
-        """An event's canonical row (declared field order, free JSON as held), without the newline."""
-        return _ENCODE(event)
+        """An event's canonical row (declared field order, free JSON as held), without the newline. A string
+        holding a lone surrogate, which UTF-8 cannot carry, is written as an escape, as JavaScript writes it
+        (the row is then all ASCII, and its free JSON re-encoded: the reader reads such a row the same way)."""
+        return encode_plan_value(event)
 
 
 KeyCounter = Callable[[list[Any], list[Any]], int]
@@ -276,9 +281,10 @@ def _is_number(kind: mi.Type) -> bool:
 
 
 def encode_plan_value(value: Any) -> bytes:
-    """A plan's value (a struct, a list of them) as compact JSON. A string the plan repeats from the ledger (an
-    id, a tool name) may hold a lone surrogate, which UTF-8 cannot carry: it is written as an escape, as the
-    row itself does."""
+    """A plan's value or an event (a struct, a list of them) as compact JSON. A string the plan repeats from the
+    ledger (an id, a tool name) may hold a lone surrogate, which UTF-8 cannot carry: it is written as an
+    escape, as the row itself does. Raises RowRefused for free JSON that is not JSON, TypeError for a value
+    JSON has no form for."""
     try:
         return msgspec.json.encode(value)
     except UnicodeEncodeError:

@@ -36,7 +36,8 @@ def main(argv: list[str]) -> int:
             print("committed", flush=True)
             if large_row_bytes:
                 template = events[-1]
-                large = msgspec.structs.replace(template, id=LARGE_EVENT_ID, content=None, actions={"blob": "x" * large_row_bytes})
+                blob = msgspec.Raw(msgspec.json.encode("x" * large_row_bytes))  # free JSON is held as Raw
+                large = msgspec.structs.replace(template, id=LARGE_EVENT_ID, content=msgspec.UNSET, actions={"blob": blob})
                 print("tearing", flush=True)
                 store.append(large)
                 print("whole", flush=True)

@@ -57,17 +57,34 @@ def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES, start
         offset += cut
 
 
+def last_row_end(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """The offset just after the ledger's last newline (0 when it has none): where a torn tail starts. Read
+    backwards a chunk at a time, so a long file with a short tail costs a chunk, not the file."""
+    end = size
+    while end > 0:
+        start = max(0, end - chunk_bytes)
+        cut = read_at(start, end - start).rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        end = start
+    return 0
+
+
+def row_at(read_at: ReadAt, offset: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> bytes:
+    """The row starting at byte `offset` of a ledger of `size` bytes, without its newline."""
+    data = read_at(offset, min(chunk_bytes, size - offset))
+    while b"\n" not in data:
+        more = read_at(offset + len(data), min(max(chunk_bytes, len(data)), size - offset - len(data)))
+        if not more:
+            raise OSError(f"the ledger shrank while it was read (at byte {offset + len(data)})")
+        data += more
+    return data[: data.index(b"\n")]
+
+
 def check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
     if read_at(size - 1, 1) == b"\n":
         return
-    end = size
-    while True:  # back to the newline before the torn row
-        start = max(0, end - chunk_bytes)
-        cut = read_at(start, end - start).rfind(b"\n")
-        if cut >= 0 or start == 0:
-            row_start = start + cut + 1
-            break
-        end = start
+    row_start = last_row_end(read_at, size, chunk_bytes)  # back to the newline before the torn row
     raise LedgerCorruption(path, _line_at(read_at, row_start, chunk_bytes), row_start, TORN_ROW, f"the last {size - row_start} bytes have no terminating newline")
 
 

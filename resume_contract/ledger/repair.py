@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LedgerLocked
-from .bytes import StrPath, read_all
+from .bytes import CHUNK_BYTES, ReadAt, StrPath, file_reader, last_row_end
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import lock_for_writing, unlock
 
@@ -65,31 +66,44 @@ def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> Repai
     if not lock_for_writing(fd, wait_seconds=0.2):
         raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
     try:
-        data = read_all(fd)
-        committed = data.rfind(b"\n") + 1
-        if committed == len(data):
-            return RepairResult(path, None, 0, len(data))
-        torn = data[committed:]
-        name = f"{path.name}{QUARANTINE_INFIX}{committed}-{hashlib.sha256(torn).hexdigest()[:12]}"
-        _keep(directory_fd, name, torn)
+        # In bounded memory: the last newline is found reading backwards, and the torn tail is hashed and
+        # copied a chunk at a time (a torn row can be as long as any row).
+        size = os.fstat(fd).st_size
+        read_at = file_reader(fd)
+        committed = last_row_end(read_at, size) if size and read_at(size - 1, 1) != b"\n" else size
+        if committed == size:
+            return RepairResult(path, None, 0, size)
+        digest = hashlib.sha256()
+        for piece in _pieces(read_at, committed, size):
+            digest.update(piece)
+        name = f"{path.name}{QUARANTINE_INFIX}{committed}-{digest.hexdigest()[:12]}"
+        _keep(directory_fd, name, read_at, committed, size)
         os.ftruncate(fd, committed)
         if durable:
             os.fsync(fd)
-        return RepairResult(path, path.with_name(name), len(torn), committed)
+        return RepairResult(path, path.with_name(name), size - committed, committed)
     finally:
         unlock(fd)
 
 
-def _keep(directory_fd: int, name: str, torn: bytes) -> None:
-    """Make `name` (in the ledger's directory) hold exactly `torn`, durably, whatever an earlier, interrupted
-    repair left there."""
+def _pieces(read_at: ReadAt, start: int, end: int) -> Iterator[bytes]:
+    for offset in range(start, end, CHUNK_BYTES):
+        piece = read_at(offset, min(CHUNK_BYTES, end - offset))
+        if not piece:
+            raise OSError(f"the ledger shrank while it was repaired (at byte {offset})")
+        yield piece
+
+
+def _keep(directory_fd: int, name: str, read_at: ReadAt, start: int, end: int) -> None:
+    """Make `name` (in the ledger's directory) hold exactly the ledger's bytes from `start` to `end`, durably,
+    whatever an earlier, interrupted repair left there."""
     try:
         existing = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory_fd)
     except OSError:
         existing = -1
     if existing >= 0:
         try:
-            if stat.S_ISREG(os.fstat(existing).st_mode) and read_all(existing) == torn:
+            if stat.S_ISREG(os.fstat(existing).st_mode) and _holds(existing, read_at, start, end):
                 return  # an earlier repair got this far
         finally:
             os.close(existing)
@@ -97,9 +111,10 @@ def _keep(directory_fd: int, name: str, torn: bytes) -> None:
     out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory_fd)
     try:
         try:
-            view = memoryview(torn)
-            while view:
-                view = view[os.write(out, view) :]
+            for piece in _pieces(read_at, start, end):
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(out, view) :]
             os.fsync(out)
         finally:
             os.close(out)
@@ -111,3 +126,11 @@ def _keep(directory_fd: int, name: str, torn: bytes) -> None:
             pass
         raise
     os.fsync(directory_fd)
+
+
+def _holds(fd: int, read_at: ReadAt, start: int, end: int) -> bool:
+    """Whether the file open at `fd` holds exactly the ledger's bytes from `start` to `end`."""
+    if os.fstat(fd).st_size != end - start:
+        return False
+    theirs = file_reader(fd)
+    return all(theirs(offset - start, len(piece)) == piece for offset, piece in zip(range(start, end, CHUNK_BYTES), _pieces(read_at, start, end)))

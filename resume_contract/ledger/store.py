@@ -9,20 +9,23 @@ Power-loss durability is beyond Phase 0: `durable=True` also fsyncs the file and
 
 One writer per ledger: the writer holds an exclusive `flock` on the ledger file for as long as it is open, so
 a second writer fails (after a bounded wait: a reader's probe never makes a writer fail), and the kernel drops
-the lock when the writer dies, even by SIGKILL. An append that fails after part of its row reached the file,
-for any reason (an OSError, Ctrl-C), poisons the writer: nothing more is appended after torn bytes.
+the lock when the writer dies, even by SIGKILL. An append cut short, for any reason and at any moment (an
+OSError, a Ctrl-C raised as the row's write() returns, before the writer could count the bytes), is decided
+from the file: none of its row there, it was not appended; all of it, it is committed and an exact retry
+returns False; part of it, the writer is poisoned: nothing more is appended after torn bytes.
 
 Containment: the store never follows a symlink below its workspace (see `containment`).
 """
 
 from __future__ import annotations
 
-import hashlib
+import operator
 import os
 import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +33,20 @@ from ..contract import Contract, active
 from ..errors import (
     DuplicateEventId,
     InvalidLedgerId,
+    LedgerCorruption,
     LedgerInUse,
     LedgerLocked,
     LedgerMissing,
     NotALedger,
     TornTail,
 )
-from .bytes import StrPath, read_all
+from .bytes import StrPath, file_reader, last_row_end, read_all, row_at
+from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import has_live_writer, lock_for_writing, unlock
-from .reader import CommittedLedger, RunIdentity, decode_rows
+from .reader import CommittedLedger, RunIdentity, decode_rows, scan_ledger
 from .repair import RepairResult, repair_ledger
+from .row_check import checked_row
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -100,6 +106,9 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
     running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
     then waits for it, never fails), and is taken again when the block ends: a writer that started
     meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
+    The probe decides first: a corruption the block found (a row torn because a writer that started
+    meanwhile is between its pieces) or a file that shrank under it is LedgerInUse when the second probe
+    finds a writer or a changed file.
     """
     path = Path(path)
     try:
@@ -114,13 +123,22 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
             raise NotALedger(f"{path}: not a regular file")
         if refuse_live and has_live_writer(fd):
             raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-        yield fd
+        try:
+            yield fd
+        except (LedgerCorruption, OSError) as error:
+            if refuse_live:
+                _refuse_if_written_meanwhile(path, fd, before, cause=error)
+            raise
         if refuse_live:
-            after = os.fstat(fd)
-            if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-                raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped")
+            _refuse_if_written_meanwhile(path, fd, before)
     finally:
         os.close(fd)
+
+
+def _refuse_if_written_meanwhile(path: Path, fd: int, before: os.stat_result, cause: BaseException | None = None) -> None:
+    after = os.fstat(fd)
+    if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+        raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped") from cause
 
 
 def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
@@ -137,7 +155,7 @@ def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
 
 
 class _Writer:
-    """An open, locked ledger: its descriptor and the digests of the rows already in it, by event id."""
+    """An open, locked ledger: its descriptor, its size, and where the row of each event id already in it starts."""
 
     def __init__(self, workspace: Path, path: Path, durable: bool, contract: Contract, write_piece_bytes: int | None) -> None:
         Path(workspace).mkdir(parents=True, exist_ok=True)
@@ -167,13 +185,20 @@ class _Writer:
             os.close(self.directory_fd)
             raise LedgerLocked(f"{path}: another process is writing this ledger (one writer per ledger)")
         self.poisoned: str | None = None
+        # The append under way, (event id, its row and newline), until the writer has recorded it: an exception
+        # can cut the bookkeeping short anywhere (a SIGINT is raised just after the write() it landed in
+        # returns), so what the file holds decides, by `_settle`.
+        self.pending: tuple[str, bytes] | None = None
+        self.read_at = file_reader(self.fd)
         try:
-            data = read_all(self.fd)
-            if data and not data.endswith(b"\n"):
-                torn_at = data.rfind(b"\n") + 1
+            self.size = os.fstat(self.fd).st_size  # the bytes of recorded rows: the file's, unless an append was cut short
+            if self.size and self.read_at(self.size - 1, 1) != b"\n":
+                torn_at = last_row_end(self.read_at, self.size)
                 raise TornTail(f"{path}: the ledger ends in a torn row at byte {torn_at}; run `resume-contract repair` first")
-            events, rows = decode_rows(path, data, run=run_identity(path), model=self.model)
-            self.digests = {event.id: self._row_digest(event, row) for event, row in zip(events, rows)}
+            self.ids = CommittedIds()
+            for chunk in scan_ledger(path, self.read_at, self.size, run=run_identity(path), model=self.model):
+                self.ids.extend(map(_EVENT_ID, chunk.events), accumulate(map(len, chunk.lines[:-1]), _after_newline, initial=chunk.offset))
+            self.ids.seal()
         except BaseException:
             self.close()
             raise
@@ -181,32 +206,61 @@ class _Writer:
             os.fsync(self.directory_fd)
 
     def append(self, event: Any) -> bool:
+        if self.pending is not None:
+            self._settle(None)
         if self.poisoned is not None:
             raise TornTail(self.poisoned)
-        row = self.model.encode(event)
-        digest = _digest(row)
-        existing = self.digests.get(event.id)
-        if existing is not None:
-            if existing == digest:
-                return False  # an exact retry of a committed event
-            raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
+        row = checked_row(self.path, event, self.model)
+        for offset in self.ids.offsets_of(event.id):
+            committed = self.model.decode_row(row_at(self.read_at, offset, self.size))
+            if committed.id == event.id:
+                # An exact retry is the same event, whoever wrote the row: canonical encodings are compared.
+                if self.model.encode(committed) == row:
+                    return False
+                raise DuplicateEventId(f"{self.path}: event id {event.id!r} is already in the ledger with different content")
         payload = row + b"\n"
-        written = 0
+        self.pending = (event.id, payload)
         try:
             piece = self.write_piece_bytes or len(payload)
+            written = 0
             while written < len(payload):
                 written += os.write(self.fd, payload[written : written + piece])
             if self.durable:
                 os.fsync(self.fd)
         except BaseException as error:
-            # Any failure once bytes reached the file (an OSError, Ctrl-C between two pieces): the next row
-            # must not follow torn bytes, so nothing more is appended until `repair`.
-            if written:
-                cause = type(error).__name__ + (f": {error}" if str(error) else "")
-                self.poisoned = f"{self.path}: an append failed after {written} of {len(payload)} bytes ({cause}); run `resume-contract repair`"
+            self._settle(error)
             raise
-        self.digests[event.id] = digest
+        self._record()
         return True
+
+    def _record(self) -> None:
+        # In an order that a cut anywhere leaves settleable: the file's size against `size` says what is left.
+        assert self.pending is not None
+        event_id, payload = self.pending
+        self.ids.add(event_id, self.size)
+        self.size += len(payload)
+        self.pending = None
+
+    def _settle(self, error: BaseException | None) -> None:
+        """Decide an append its bookkeeping did not finish from what reached the file: none of the row (it was
+        not appended), all of it (it is committed, and an exact retry returns False), or part (the writer is
+        poisoned: nothing more is appended after torn bytes until `repair`)."""
+        assert self.pending is not None
+        payload = self.pending[1]
+        length = len(payload)
+        reached = os.fstat(self.fd).st_size - self.size
+        if reached == 0:
+            self.pending = None
+            return
+        if reached == length:
+            if self.read_at(self.size, length) == payload:  # the writer holds the lock: its own row, whole
+                if self.durable:
+                    os.fsync(self.fd)
+                self._record()
+                return
+        cause = "interrupted" if error is None else type(error).__name__ + (f": {error}" if str(error) else "")
+        self.poisoned = f"{self.path}: an append failed after {reached} of {length} bytes ({cause}); run `resume-contract repair`"
+        self.pending = None
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -218,17 +272,11 @@ class _Writer:
                 self.fd = -1
 
 
-    def _row_digest(self, event: Any, row: object) -> bytes:
-        # An exact retry is the same event, whoever wrote the row: compare canonical encodings. A row whose
-        # strings hold lone surrogates has none; its own bytes stand in (a retry then differs, and is refused).
-        try:
-            return _digest(self.model.encode(event))
-        except UnicodeEncodeError:
-            return _digest(bytes(row))  # type: ignore[call-overload]
+_EVENT_ID = operator.attrgetter("id")
 
 
-def _digest(row: bytes) -> bytes:
-    return hashlib.blake2b(row, digest_size=16).digest()
+def _after_newline(offset: int, length: int) -> int:
+    return offset + length + 1
 
 
 class RuntimeEventStore:
@@ -260,8 +308,10 @@ class RuntimeEventStore:
     def append(self, event: Any) -> bool:
         """Commit one event to its run's ledger; return False when it was an exact retry already committed.
 
-        Returns only once the whole row is written (the commit point). Raises InvalidLedgerId, LedgerLocked,
-        TornTail, DuplicateEventId or LedgerCorruption, having written nothing.
+        Returns only once the whole row is written (the commit point). What is written is exactly one row that
+        the reader reads back as this very event: an event it would not (free JSON that is not one compact
+        JSON value, a NaN, a value outside the wire format) raises EventRefused. Raises InvalidLedgerId,
+        LedgerLocked, TornTail, DuplicateEventId, EventRefused or LedgerCorruption, having written nothing.
         """
         event_type: Any = self.contract.model.event_type
         if not isinstance(event, event_type):
