@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/plan_speed.py --sizes 100000,1000000,3000000,10000000 --json
     .venv/bin/python benchmarks/plan_speed.py --sizes 1000000 --rounds 5 --audit-runs 0
     .venv/bin/python benchmarks/plan_speed.py --sizes 1000000,10000000 --rounds 2 --audit-runs 0 --skip-one-process
+    .venv/bin/python benchmarks/plan_speed.py --sizes 0 --audit-runs 0 --memory-rows 1000000   # the memory rows only
 
 Ledgers are deterministic (~300 bytes an event; each turn is user text, three call/response pairs and a model
 text, so 37.5% of events are calls and as many are responses) and cached in --cache (outside the repo; the
@@ -17,7 +18,10 @@ its peak RSS is its own:
   --processes (default: all cores, as `plan` uses; a ledger under 24 MiB is planned in one process anyway);
   its peak RSS is its own plus its largest worker's;
 - 1 proc: the same in one process (how each worker of an audit plans a run);
-- audit: `resume-contract plan --workspace` over --audit-runs runs of --audit-events events, one worker.
+- audit: `resume-contract plan --workspace` over --audit-runs runs of --audit-events events, one worker;
+- memory (--memory-rows N): peak RSS of planning, in one process, a plain ledger of N events, the same ledger
+  with every row partial, and a workspace run of the plain ledger with one partial snapshot anchored in its
+  middle (`plan_run`), each as a ratio to the plain ledger's, measured side by side.
 
 Wall times are the best of --rounds. Machines are noisy: compare the ratios of one run, not seconds across
 runs (the ratio column is plan / floor, measured side by side).
@@ -46,10 +50,12 @@ print(elapsed, len(events), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 _PLAN = """
 import resource, sys, time
-from resume_contract.ledger_plan import plan_ledger
-from resume_contract.plan import plan_json_pieces
+from resume_contract import plan_json_pieces, plan_ledger, plan_run
 start = time.perf_counter()
-plan = plan_ledger(sys.argv[1], processes=int(sys.argv[2]))
+if len(sys.argv) > 3:  # a workspace run: workspace, session, run
+    plan = plan_run(sys.argv[1], sys.argv[2], sys.argv[3])
+else:
+    plan = plan_ledger(sys.argv[1], processes=int(sys.argv[2]))
 with open("/dev/null", "wb") as sink:
     for piece in plan_json_pieces(plan):
         sink.write(piece)
@@ -84,13 +90,29 @@ def _row(index: int, session: str = "bench-session", run: str = "bench-run") -> 
     return head + f'"author":"tool","role":"tool","content":{{"kind":"function_response","id":"{call_id}","name":"write_file","result":{{"bytesWritten":{1024 + step}}}}}}}'
 
 
-def write_ledger(path: Path, count: int) -> None:
-    """A run of `count` events (written to a temporary name, then renamed: a cached ledger is always whole)."""
-    partial = path.with_name(path.name + ".writing")
-    with partial.open("w", encoding="utf-8") as handle:
+def write_ledger(path: Path, count: int, partial_rows: bool = False) -> None:
+    """A run of `count` events (written to a temporary name, then renamed: a cached ledger is always whole);
+    with `partial_rows`, every one of them partial."""
+    writing = path.with_name(path.name + ".writing")
+    with writing.open("w", encoding="utf-8") as handle:
         for start in range(0, count, 100_000):
-            handle.write("".join(_row(index) + "\n" for index in range(start, min(count, start + 100_000))))
-    partial.rename(path)
+            rows = "".join(_row(index) + "\n" for index in range(start, min(count, start + 100_000)))
+            handle.write(rows.replace('"partial":false', '"partial":true') if partial_rows else rows)
+    writing.rename(path)
+
+
+def write_snapshot_run(root: Path, ledger: Path, count: int) -> None:
+    """A workspace whose one run is `ledger` (hard-linked) with one open text stream's snapshot in its middle."""
+    run_dir = root / "sessions" / "bench-session" / "runs" / "bench-run"
+    if (run_dir / "runtime-events.jsonl").exists():
+        return
+    (run_dir / "runtime-partials").mkdir(parents=True, exist_ok=True)
+    event = {"id": "snapshot-0", "sessionId": "bench-session", "invocationId": "bench-invocation", "runId": "bench-run", "turnId": "turn-open",
+             "ts": 1767225600000 + count // 2, "partial": True, "author": "agent", "role": "model", "content": {"kind": "text", "text": ""},
+             "refs": {"providerEventId": "bench-open"}}
+    header = json.dumps({"version": 1, "event": event, "afterEventId": f"evt-{count // 2:08d}"})
+    (run_dir / "runtime-partials" / "bench-open.partial").write_text(header + "\n" + "streamed text " * 100, encoding="utf-8")
+    os.link(ledger, run_dir / "runtime-events.jsonl")
 
 
 def write_workspace(root: Path, runs: int, events: int) -> None:
@@ -120,9 +142,10 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench", help="where ledgers are cached (default: %(default)s)")
     parser.add_argument("--processes", type=int, default=default_workers(), help="processes a plan may use (default: all cores, %(default)s here)")
     parser.add_argument("--skip-one-process", action="store_true", help="measure plans on --processes only, not also on one")
+    parser.add_argument("--memory-rows", type=int, default=1_000_000, help="events in the memory comparison (0: none)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
-    sizes = [int(size) for size in args.sizes.split(",")]
+    sizes = [int(size) for size in args.sizes.split(",") if int(size)]
     args.cache.mkdir(parents=True, exist_ok=True)
 
     results: dict[str, object] = {"python": sys.version.split()[0], "rounds": args.rounds, "cores": default_workers(), "plans": []}
@@ -170,22 +193,57 @@ def main() -> int:
         if not args.json:
             _print_plan(entry)
     if args.audit_runs:
-        workspace = args.cache / f"workspace-{args.audit_runs}x{args.audit_events}"
-        if not (workspace / ".complete").exists():
-            print(f"writing {workspace} ...", file=sys.stderr)
-        write_workspace(workspace, args.audit_runs, args.audit_events)
-        times, rss_peak = [], 0
-        for _ in range(args.rounds):
-            elapsed, code, rss = run(_AUDIT, str(workspace))
-            times.append(float(elapsed))
-            rss_peak = max(rss_peak, int(rss))
-        audit = {"runs": args.audit_runs, "events_per_run": args.audit_events, "seconds": round(min(times), 3), "peak_rss_mib": round(rss_peak / 1024), "exit_code": int(code)}
-        results["audit"] = audit
+        results["audit"] = audit = _audit(args.cache, args.audit_runs, args.audit_events, args.rounds)
         if not args.json:
             print(f"audit  {audit['runs']} runs x {audit['events_per_run']} events, one worker: {audit['seconds']:.2f} s, peak RSS {audit['peak_rss_mib']} MiB")
+    if args.memory_rows:
+        results["memory"] = memory = _memory(args.cache, args.memory_rows, args.rounds)
+        if not args.json:
+            _print_memory(memory, args.memory_rows)
     if args.json:
         print(json.dumps(results, indent=2))
     return 0
+
+
+def _print_memory(memory: dict[str, dict[str, float]], count: int) -> None:
+    for name, figures in memory.items():
+        print(f"memory {name:>19}, {count} events, one process: {figures['seconds']:.2f} s, peak RSS {figures['peak_rss_mib']} MiB, {figures['to_plain']:.2f}x the plain ledger's")
+
+
+def _audit(cache: Path, runs: int, events: int, rounds: int) -> dict[str, float]:
+    workspace = cache / f"workspace-{runs}x{events}"
+    if not (workspace / ".complete").exists():
+        print(f"writing {workspace} ...", file=sys.stderr)
+    write_workspace(workspace, runs, events)
+    times, rss_peak = [], 0
+    for _ in range(rounds):
+        elapsed, code, rss = run(_AUDIT, str(workspace))
+        times.append(float(elapsed))
+        rss_peak = max(rss_peak, int(rss))
+    return {"runs": runs, "events_per_run": events, "seconds": round(min(times), 3), "peak_rss_mib": round(rss_peak / 1024), "exit_code": int(code)}
+
+
+def _memory(cache: Path, count: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Peak RSS of a plain ledger, the same of partial rows, and a run with a snapshot, each planned alone."""
+    plain, partial = cache / f"ledger-{count}.jsonl", cache / f"ledger-{count}-partial.jsonl"
+    for path, partial_rows in ((plain, False), (partial, True)):
+        if not path.exists():
+            print(f"writing {path} ...", file=sys.stderr)
+            write_ledger(path, count, partial_rows)
+    workspace = cache / f"workspace-snapshot-{count}"
+    write_snapshot_run(workspace, plain, count)
+    cases = {"plain ledger": (str(plain), "1"), "partial rows": (str(partial), "1"), "run with a snapshot": (str(workspace), "bench-session", "bench-run")}
+    figures: dict[str, dict[str, float]] = {}
+    for name, case_args in cases.items():
+        times, peak = [], 0
+        for _ in range(rounds):
+            elapsed, _, rss, _, _ = run(_PLAN, *case_args)
+            times.append(float(elapsed))
+            peak = max(peak, int(rss))
+        figures[name] = {"seconds": round(min(times), 3), "peak_rss_mib": round(peak / 1024)}
+    for entry in figures.values():
+        entry["to_plain"] = round(entry["peak_rss_mib"] / figures["plain ledger"]["peak_rss_mib"], 2)
+    return figures
 
 
 _HEADER_PRINTED = False

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from .gcpause import gc_paused
 from .plan import ResumePlan
@@ -39,4 +40,9 @@ def project(
     walk = Walk(table, trace)
     with gc_paused():
         walk.feed(events, 0)
-        return walk.plan(len(events), expected_high_water, all_rows, lambda skip: tuple(row for index, row in enumerate(all_rows) if index not in skip))
+        return walk.plan(len(events), expected_high_water, all_rows, lambda skip: _without(all_rows, skip))
+
+
+def _without(rows: tuple[msgspec.Raw, ...], skip: np.ndarray) -> tuple[msgspec.Raw, ...]:
+    skipped = set(skip.tolist())
+    return tuple(row for index, row in enumerate(rows) if index not in skipped)

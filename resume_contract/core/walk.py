@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 import msgspec
+import numpy as np
 
 from .hashes import repeated_hashes
 from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
@@ -65,8 +66,9 @@ class Walk:
         self._next_index = 0  # the next new operation's place in the plan's operations
         self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
         self.diagnostics: list[Diagnostic] = []
-        # Indexes of events the provider must not see again; every other event is replayed as it stands.
-        self.not_replayed: list[int] = []
+        # Indexes of events the provider must not see again; every other event is replayed as it stands. Eight
+        # bytes a row: a ledger of partial rows, never replayed, costs little more than a plain one.
+        self.not_replayed = array("q")
         self.terminal_event_id: str | None = None
         self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found
 
@@ -206,7 +208,7 @@ class Walk:
         self._opened = later._opened
         self._unopened += later._unopened
         self.diagnostics += later.diagnostics
-        self.not_replayed += [index + rows for index in later.not_replayed]
+        self.not_replayed.frombytes((np.frombuffer(later.not_replayed, dtype=np.int64) + rows).tobytes())
         if later.terminal_event_id is not None:
             self.terminal_event_id, self.terminal_index = later.terminal_event_id, later.terminal_index + rows
         return True
@@ -260,16 +262,17 @@ class Walk:
         high_water: int,
         expected_high_water: int | None,
         rows: Sequence[msgspec.Raw],
-        rows_without: Callable[[set[int]], Sequence[msgspec.Raw]],
+        rows_without: Callable[[np.ndarray], Sequence[msgspec.Raw]],
     ) -> ResumePlan:
-        """The plan once every committed event was fed: `rows` are all of them, `rows_without(skip)` them but
-        the rows at the indexes in `skip`."""
+        """The plan once every committed event was fed: `rows` are all of them (`runtime_events`),
+        `rows_without(skip)` the rows walked but those at the indexes in `skip`, a sorted array of unique
+        int64 (`replay_runtime_events`)."""
         table = self.table
         settled_states = table.settled_states
         verification_states = table.verification_states
         at_end = table.at_end
         diagnostics = list(self.diagnostics)
-        not_replayed = list(self.not_replayed)
+        not_replayed = array("q")  # besides self.not_replayed
         if expected_high_water is not None and expected_high_water != high_water:
             diagnostics.insert(
                 0,
@@ -301,7 +304,7 @@ class Walk:
             self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
-        replay = rows_without(set(not_replayed)) if not_replayed else rows
+        replay = rows_without(np.unique(np.concatenate([np.frombuffer(self.not_replayed, dtype=np.int64), np.frombuffer(not_replayed, dtype=np.int64)])))
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
         return ResumePlan(
             disposition=disposition,

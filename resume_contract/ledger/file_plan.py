@@ -9,14 +9,14 @@ and a file that changed since it was planned is refused rather than copied.
 
 from __future__ import annotations
 
-import bisect
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from ..contract import Contract, active
 from ..core.operation_store import OperationStore, ReadBack
@@ -24,11 +24,14 @@ from ..core.plan import ResumePlan
 from ..core.walk import Walk
 from ..errors import LedgerChanged
 from .bytes import CHUNK_BYTES, StrPath, file_reader
+from .chunk import Chunk
 from .reader import RunIdentity, scan_ledger
 from .store import open_committed, run_identity
 
+_NONE = np.zeros(0, dtype=np.int64)
 
-class _PlannedFile:
+
+class PlannedFile:
     """A descriptor of the planned ledger, where its chunks start, and what it looked like when planned."""
 
     def __init__(self, path: Path, fd: int) -> None:
@@ -54,32 +57,40 @@ class _PlannedFile:
 
 
 class LedgerRows(ReadBack):
-    """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand."""
+    """Committed rows of a planned ledger file, in order, but those at the indexes in `skip`; read on demand.
 
-    def __init__(self, source: _PlannedFile, count: int, skip: Sequence[int] = ()) -> None:
+    `skip` is a sorted array of unique int64 indexes: 8 bytes a row left out, so a ledger of partial rows
+    (none of them replayed) costs about what a plain one does."""
+
+    def __init__(self, source: PlannedFile, count: int, skip: np.ndarray = _NONE) -> None:
         self._source = source
         self._count = count
-        self._skip = sorted(set(skip))
-        self._skipped = frozenset(self._skip)
+        self._skip = skip
 
-    def without(self, skip: set[int]) -> LedgerRows:
-        return LedgerRows(self._source, self._count, sorted(self._skipped | skip))
+    def without(self, skip: np.ndarray) -> LedgerRows:
+        return LedgerRows(self._source, self._count, np.union1d(self._skip, skip) if len(self._skip) else skip)
 
     def __len__(self) -> int:
         return self._count - len(self._skip)
 
+    def chunks(self) -> Iterator[tuple[int, int, bytes]]:
+        """(first row index, end row index, bytes) of each chunk of the file, every row of it, read again."""
+        ends = [first_index for first_index, _, _ in self._source.chunks[1:]] + [self._source.rows]
+        for (first_index, data), end in zip(self._source.chunk_data(), ends):
+            yield first_index, end, data
+
     def _chunk_rows(self) -> Iterator[tuple[bool, list[bytes] | bytes]]:
         # (whole, rows): a chunk none of whose rows is skipped comes whole (its bytes), else as kept rows.
         skip = self._skip
-        ends = [first_index for first_index, _, _ in self._source.chunks[1:]] + [self._source.rows]
-        for (first_index, data), end in zip(self._source.chunk_data(), ends):
-            at = bisect.bisect_left(skip, first_index)
-            if at == len(skip) or skip[at] >= end:
+        for first_index, end, data in self.chunks():
+            low, high = np.searchsorted(skip, (first_index, end))
+            if low == high:
                 yield True, data
             else:
+                skipped = set(skip[low:high].tolist())
                 lines = data.split(b"\n")
                 lines.pop()
-                yield False, [line for index, line in enumerate(lines, first_index) if index not in self._skipped]
+                yield False, [line for index, line in enumerate(lines, first_index) if index not in skipped]
 
     def __iter__(self) -> Iterator[msgspec.Raw]:
         for _, rows in self._chunk_rows():
@@ -128,21 +139,36 @@ def plan_ledger(
     path = Path(path)
     contract = contract or active()
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
-        source = _PlannedFile(path, fd)
-        run = run or run_identity(path.absolute())
-        walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 else None
-        if walk is None:
-            walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract)
-            suspects = walk.suspects()
-            if suspects:
-                # Some call id was named again after its operation may have been stored: walk the file once more,
-                # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
-                walk = _walk_file(source, Walk(contract.table, store=OperationStore(), keep=suspects), run, chunk_bytes, contract)
+        source = PlannedFile(path, fd)
+        walk = walk_ledger(source, run or run_identity(path.absolute()), chunk_bytes, processes, contract)
     rows = LedgerRows(source, source.rows)
     return walk.plan(source.rows, expected_high_water, rows, rows.without)
 
 
-def _walk_parts(source: _PlannedFile, run: RunIdentity | None, chunk_bytes: int, processes: int, contract: Contract) -> Walk | None:
+def walk_ledger(
+    source: PlannedFile,
+    run: RunIdentity | None,
+    chunk_bytes: int,
+    processes: int,
+    contract: Contract,
+    observe: Callable[[Chunk], None] | None = None,
+) -> Walk:
+    """The walk of a whole ledger file, noting in `source` where its chunks lie; `run` is the (sessionId, runId)
+    every row must carry (None: the first row's). `observe`, when given, is
+    shown every checked chunk, in order, once or (when the file is walked twice) twice; it is not used with
+    parts, so a caller that observes walks in one process."""
+    walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 and observe is None else None
+    if walk is None:
+        walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract, observe)
+        suspects = walk.suspects()
+        if suspects:
+            # Some call id was named again after its operation may have been stored: walk the file once more,
+            # keeping every operation of those call ids in the walk's hands, which makes the plan exact.
+            walk = _walk_file(source, Walk(contract.table, store=OperationStore(), keep=suspects), run, chunk_bytes, contract, observe)
+    return walk
+
+
+def _walk_parts(source: PlannedFile, run: RunIdentity | None, chunk_bytes: int, processes: int, contract: Contract) -> Walk | None:
     from .parallel.parts import can_split, cut_points, walk_in_parts  # fenced: only a multi-process plan loads it
 
     size = source.identity[2]
@@ -154,8 +180,18 @@ def _walk_parts(source: _PlannedFile, run: RunIdentity | None, chunk_bytes: int,
     return whole.walk
 
 
-def _walk_file(source: _PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int, contract: Contract) -> Walk:
+def _walk_file(
+    source: PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int, contract: Contract, observe: Callable[[Chunk], None] | None
+) -> Walk:
     """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
     chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, model=contract.model, chunk_bytes=chunk_bytes)
+    if observe is not None:
+        chunks = _observed(chunks, observe)
     source.chunks, source.rows = walk.feed_chunks(chunks)
     return walk
+
+
+def _observed(chunks: Iterator[Chunk], observe: Callable[[Chunk], None]) -> Iterator[Chunk]:
+    for chunk in chunks:
+        observe(chunk)
+        yield chunk

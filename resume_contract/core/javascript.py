@@ -1,0 +1,94 @@
+"""JavaScript's own rules for JSON values, where the reference's behaviour depends on them.
+
+The reference store reads a run's partial snapshots with `JSON.parse`, tests values for truthiness (`!x`), and
+keys a stream by a template string (`${refs.providerEventId}`), i.e. by `String(x)`. Python's `json.loads`,
+`bool()` and `str()` differ from each of these (NaN accepted, `[]` falsy, `1.5e-07`, `True`), and each
+difference moved a snapshot in or out of a merged run. The values here are JSON values as Python's `json`
+module gives them (None, bool, int, float, str, list, dict).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+_MAX_EXPONENT_PLAIN = 21  # Number::toString writes plain digits below 10**21, an exponent from there on
+
+
+def number_to_string(value: float) -> str:
+    """ECMAScript's Number::toString(x) (radix 10) of a double: what `String(x)` and `${x}` write."""
+    if math.isnan(value):
+        return "NaN"
+    if value == 0:
+        return "0"  # -0 too
+    if value < 0:
+        return "-" + number_to_string(-value)
+    if math.isinf(value):
+        return "Infinity"
+    # The shortest digits s (k of them) with s * 10**(n - k) == value, nearest on a tie: Python's repr finds the
+    # same ones (both are the shortest round-trip digits; tests/test_javascript.py holds it to node).
+    _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    exponent = int(exponent) + len(digit_tuple) - len(digits)
+    k = len(digits)
+    n = exponent + k
+    if k <= n <= _MAX_EXPONENT_PLAIN:
+        return digits + "0" * (n - k)
+    if 0 < n <= _MAX_EXPONENT_PLAIN:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * -n + digits
+    sign = "+" if n - 1 >= 0 else "-"
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{mantissa}e{sign}{abs(n - 1)}"
+
+
+def to_number(value: int | float) -> float:
+    """A JSON number as the double JavaScript reads it (an integer past the doubles' range is Infinity)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def to_string(value: Any) -> str:
+    """JavaScript's `String(x)` of a JSON value."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return number_to_string(to_number(value))
+    if isinstance(value, list):  # Array.prototype.join: null (and undefined) items are empty
+        return ",".join("" if item is None else to_string(item) for item in value)
+    return "[object Object]"
+
+
+def is_truthy(value: Any) -> bool:
+    """JavaScript's truthiness of a JSON value: false, 0, -0, "" and null are falsy; every array and object
+    (empty ones too) is truthy."""
+    if value is None or value is False:
+        return False
+    if value is True or isinstance(value, (list, dict)):
+        return True
+    if isinstance(value, (int, float)):
+        return value != 0
+    return value != ""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_parse(text: str) -> Any:
+    """`JSON.parse(text)`, or ValueError where it throws. Python's `json.loads` reads NaN and Infinity, which
+    JSON.parse refuses, and refuses integers of more than 4300 digits, which JSON.parse reads (as doubles).
+    Numbers come back as floats, as JavaScript holds them; a repeated key keeps its last value, as there.
+    The text must be nested at most a few hundred levels (Python parses recursively; check the depth first)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_int=float)

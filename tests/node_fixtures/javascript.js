@@ -1,0 +1,13 @@
+// What JavaScript itself says, for tests/test_javascript.py: reads one JSON request on stdin, answers on stdout.
+//   {"numbers": [hex bit patterns of doubles]}      -> {"numbers": [String(x), ...]}
+//   {"values": [JSON texts]}                        -> {"values": [[String(JSON.parse(t)), !!JSON.parse(t)], ...]}
+//   {"parse": [texts]}                              -> {"parse": [true if JSON.parse accepts it, ...]}
+//   {"pairs": [[a, b], ...]}                        -> {"pairs": [Math.sign(a.localeCompare(b)), ...]}
+const request = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const answer = {};
+const buffer = Buffer.alloc(8);
+if (request.numbers) answer.numbers = request.numbers.map((hex) => { buffer.writeBigUInt64BE(BigInt('0x' + hex)); return String(buffer.readDoubleBE(0)); });
+if (request.values) answer.values = request.values.map((text) => { const value = JSON.parse(text); return [String(value), !!value]; });
+if (request.parse) answer.parse = request.parse.map((text) => { try { JSON.parse(text); return true; } catch { return false; } });
+if (request.pairs) answer.pairs = request.pairs.map(([a, b]) => Math.sign(a.localeCompare(b)));
+process.stdout.write(JSON.stringify(answer));

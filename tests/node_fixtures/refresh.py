@@ -1,0 +1,54 @@
+"""Write javascript.json: what node answers (tests/node_fixtures/javascript.js) for a fixed set of inputs, so
+tests/test_javascript.py holds the code to JavaScript on machines without node. Run after changing the inputs:
+
+    .venv/bin/python tests/node_fixtures/refresh.py
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+# Doubles: every kind of spelling Number::toString has (plain, fraction, 0.000..., exponent either way).
+_NUMBERS = [1.5e-7, 1e21, 1e20, 123e-20, 0.1, 0.3, 1e-6, 1e-7, 2.0**53 + 2, 5e-324, 1.7976931348623157e308, 100.0, -0.0, 0.1 + 0.2, 18446744073709551616.0, 123456789012345680000.0]
+# JSON values as refs keys may hold them.
+_VALUES = ["null", "true", "false", "0", "-0", "1.5e-7", "1e21", '""', '"x"', '"\\ud83d"', "[]", "[0]", "[null]", "[1,[2,null],{}]", "{}", '{"a":1}', "1" + "0" * 400, "0.0"]
+_PARSE = ['{"a":NaN}', '{"a":Infinity}', '{"a":-Infinity}', '{"a":1e400}', '{"a":' + "1" * 5000 + "}", "\ufeff{}", '{"a":1}\r', " {} ", '{"a":1,"a":2}', '{"a":"\\ud800"}', "{'a':1}", '{"a":01}', '{"a":1.}', '{"a":"\t"}', "null", "[1,]"]
+# Ids as the reference writes them, and the pairs the approximation got wrong.
+_PAIRS = [["chunk-1", "chunk_1"], ["rt_event_88", "rt_event97"], ["a", "B"], ["B", "a"], ["a", "A"], ["item-10", "item-9"], ["x.1", "x-1"], ["é", "f"], ["a\u0000", "a"]]
+
+
+def _requests() -> dict[str, list]:
+    generator = random.Random(20240523)
+    numbers = [struct.unpack(">Q", struct.pack(">d", x))[0] for x in _NUMBERS]
+    numbers += [generator.getrandbits(64) for _ in range(1500)]
+    numbers += [struct.unpack(">Q", struct.pack(">d", generator.randint(1, 999) * 10.0 ** generator.randint(-30, 30)))[0] for _ in range(500)]
+    alphabet = "abcxyzABCXYZ0189_-.:/ é"
+    pairs = list(_PAIRS)
+    for _ in range(2000):
+        a = "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 10)))
+        b = a[: generator.randint(0, len(a))] + "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 4)))
+        pairs.append([a, b])
+    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs}
+
+
+def ask_node(request: dict[str, list]) -> dict[str, list]:
+    done = subprocess.run(["node", str(HERE / "javascript.js")], input=json.dumps(request), capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    request = _requests()
+    answer = ask_node(request)
+    fixture = {key: [list(pair) for pair in zip(request[key], answer[key])] for key in request}
+    lines = [f"{json.dumps(key)}: [\n" + ",\n".join(json.dumps(entry) for entry in entries) + "\n]" for key, entries in fixture.items()]
+    (HERE / "javascript.json").write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")  # one entry a line
+
+
+if __name__ == "__main__":
+    main()

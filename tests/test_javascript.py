@@ -1,0 +1,93 @@
+"""JavaScript's rules as the reference store applies them, held to node itself.
+
+Every answer expected here is node's: from `tests/node_fixtures/javascript.json` (what node answered, frozen by
+`tests/node_fixtures/refresh.py`: runs everywhere) and, where node is installed, from node asked afresh about
+random inputs (Hypothesis). Nothing is computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from resume_contract.core.collation import locale_compare_key
+from resume_contract.core.javascript import is_truthy, json_parse, number_to_string, to_string
+
+HERE = Path(__file__).parent / "node_fixtures"
+FIXTURE = json.loads((HERE / "javascript.json").read_text(encoding="utf-8"))
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+def _double(hex_bits: str) -> float:
+    return float(struct.unpack(">d", bytes.fromhex(hex_bits))[0])
+
+
+def _sign(a: str, b: str) -> int:
+    key_a, key_b = locale_compare_key(a), locale_compare_key(b)
+    return (key_a > key_b) - (key_a < key_b)
+
+
+def _parses(text: str) -> bool:
+    try:
+        json_parse(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_number_to_string_is_javascripts_on_the_frozen_doubles() -> None:
+    wrong = [(bits, theirs, number_to_string(_double(bits))) for bits, theirs in FIXTURE["numbers"] if number_to_string(_double(bits)) != theirs]
+    assert not wrong and len(FIXTURE["numbers"]) > 2000
+
+
+def test_string_and_truthiness_of_json_values_are_javascripts() -> None:
+    for text, (string, truthy) in FIXTURE["values"]:
+        value = json.loads(text)
+        assert (to_string(value), is_truthy(value)) == (string, truthy), text
+
+
+def test_json_parse_accepts_what_javascript_accepts_and_nothing_else() -> None:
+    for text, accepted in FIXTURE["parse"]:
+        assert _parses(text) is accepted, text[:40]
+
+
+def test_locale_compare_orders_the_frozen_ids_as_node() -> None:
+    wrong = [(a, b, theirs) for (a, b), theirs in FIXTURE["pairs"] if _sign(a, b) != theirs]
+    assert not wrong and len(FIXTURE["pairs"]) > 2000
+
+
+def test_the_pairs_the_case_folding_approximation_got_wrong() -> None:
+    assert _sign("chunk_1", "chunk-1") == -1 and _sign("rt_event_88", "rt_event97") == -1
+
+
+def _ask_node(request: dict) -> dict:
+    import subprocess
+
+    done = subprocess.run(["node", str(HERE / "javascript.js")], input=json.dumps(request), capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+@needs_node
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=300))
+def test_number_to_string_agrees_with_node_on_random_doubles(values: list[float]) -> None:
+    hexes = [struct.pack(">d", value).hex() for value in values]
+    assert [number_to_string(value) for value in values] == _ask_node({"numbers": hexes})["numbers"]
+
+
+_ID_CHARACTERS = st.characters(min_codepoint=0x20, max_codepoint=0x24F, exclude_categories=("Cs", "Cn"))  # ASCII and Latin
+
+
+@needs_node
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.text(_ID_CHARACTERS, max_size=12), st.text(_ID_CHARACTERS, max_size=12)), min_size=1, max_size=300))
+def test_locale_compare_agrees_with_node_on_random_ids(pairs: list[tuple[str, str]]) -> None:
+    # Ids sharing a prefix are where ties are broken: half of the pairs are made to.
+    pairs = [(a, a[: len(b)] + b) if index % 2 else (a, b) for index, (a, b) in enumerate(pairs)]
+    assert [_sign(a, b) for a, b in pairs] == _ask_node({"pairs": [list(pair) for pair in pairs]})["pairs"]
