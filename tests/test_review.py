@@ -61,7 +61,7 @@ def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> N
     assert document["verdict"] == "weakens-safety"
     assert document["summary"] == {"weakens-safety": 5, "breaking": 0, "tightens": 0, "neutral": 0, "total": 5}
     ledger = document["evidence"]["ledgers"][0]
-    assert ledger["label"] == "call(a), ok(a, other tool)"
+    assert ledger["label"] == "function_call(a), function_response(a, other tool)"
     assert (ledger["base"]["disposition"], ledger["head"]["disposition"]) == ("blocked", "safe_replay")
     assert [event["id"] for event in ledger["events"]] == ["e1", "e2"]
     moved = document["evidence"]["ledgersDecidingDifferently"]
@@ -191,7 +191,7 @@ def test_the_markdown_review_folds_the_ledger_evidence(tmp_path: Path, run_cli) 
     lines = out.splitlines()
     opened, closed = lines.index("<details>"), lines.index("</details>")
     assert lines[opened + 1].startswith("<summary>") and "ledgers decide differently" in lines[opened + 1]
-    assert any(line.startswith("| weakens-safety | call(a) |") for line in lines[opened:closed])
+    assert any(line.startswith("| weakens-safety | function_call(a) |") for line in lines[opened:closed])
     assert not any(line.startswith("| weakens-safety | `") for line in lines[opened:closed]), "findings stay unfolded"
 
 

@@ -101,10 +101,31 @@ def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors:
     ids = {case["id"] for case in manifest["cases"]}
     assert {f"canonical-{prefix}-{outcome}" for prefix in PREFIX_LENGTHS for outcome in OUTCOMES} <= ids
     assert {f"corruption-{kind}" for kind in CORRUPTION_KINDS} <= ids
-    assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored"}
+    assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored", "letter"}
     assert sum(len(data) for data in _files(vectors).values()) < 2_000_000
     for case in manifest["cases"]:
         assert (vectors / case["ledger"]).is_file()
+
+
+def test_the_vectors_hold_every_status_content_kind_and_the_terminal_flag_the_spec_declares(vectors: Path) -> None:
+    # Issue 24: the vectors were drawn from a hand-written alphabet (one terminal status, two content kinds), so
+    # an implementation that ends a run only on `completed` agreed with every one of them.
+    from resume_contract_generator.spec.validate import load_spec
+
+    wire = load_spec(REPO).wire
+    rows = []
+    for path, data in _files(vectors).items():
+        for line in data.splitlines() if path.startswith("ledgers/") else []:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:  # the corruption vectors' rows
+                continue
+    statuses = {row.get("status") for row in rows if row.get("partial") is False}
+    assert set(wire.field("status").enum) <= statuses
+    kinds = {(row.get("content") or {}).get("kind") for row in rows if row.get("partial") is False}
+    assert {kind.name for kind in wire.content_kinds} <= kinds
+    assert any((row.get(wire.terminal_flag_field) or {}).get(wire.terminal_flag_key) is True for row in rows)
+    assert any(row.get("partial") is True and row.get("status") in wire.terminal_statuses for row in rows)
 
 
 def test_the_canonical_vectors_say_what_the_decision_table_says(vectors: Path) -> None:

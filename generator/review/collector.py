@@ -7,7 +7,7 @@ In the style of `buf breaking`: each rule has a stable name and a class —
   told to do, so a changed directive weakens safety unless it only adds text).
 
 Rules whose effect is not obvious on their own are classed `by-evidence`: both specs' projectors run over the
-canonical ledgers and every ledger up to `depth` events (`resume_contract.explore`), and the change takes the
+canonical ledgers and every ledger up to a depth over both sides' alphabets (`evidence`), and the change takes the
 class of what actually moved. If the ledgers show a weakening that no rule explains, an
 `EVIDENCE_UNEXPLAINED_WEAKENING` change says so: nothing weakens silently.
 """
@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from resume_contract.core.explore import Alphabet
 
 from ..errors import Mark
 from ..spec.model import Decision, Spec
 from . import rules
-from .evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
+from .evidence import Evidence, LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
 from .rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
@@ -50,6 +52,7 @@ class Review:
     evidence: tuple[LedgerEvidence, ...]
     ledgers_explored: int
     depth: int
+    alphabet: Alphabet
     # (index of a change, its waiver) and the waivers that matched nothing: see review_waivers.py.
     waived: tuple[tuple[int, Any], ...] = ()
     stale_waivers: tuple[Any, ...] = ()
@@ -73,8 +76,9 @@ class Review:
         return next((name for name in CLASSES if counts[name]), "no change")
 
 
-def review(base: Spec, head: Spec, depth: int = 4) -> Review:
-    """Every semantic change from `base` to `head`, classified; evidence from ledgers up to `depth` events."""
+def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
+    """Every semantic change from `base` to `head`, classified; evidence from ledgers up to `depth` events
+    (None: as deep as `evidence.LEDGER_BUDGET` allows, up to `evidence.DEFAULT_DEPTH`)."""
     collector = _Collector(base, head)
     collector.failpoints()
     collector.wire()
@@ -84,19 +88,19 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.invariants()
     collector.scope()
     collector.schemas()
-    evidence, explored = collect_evidence(base, head, depth)
-    effects = {item.effect for item in evidence}
+    evidence = collect_evidence(base, head, depth)
+    effects = {item.effect for item in evidence.moved}
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
-    by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
-    changes = [_classed(change, evidence_class, by_ledgers, evidence, explored) for change in collector.changes]
+    by_ledgers = evidence_why(evidence, evidence_class)
+    changes = [_classed(change, evidence_class, by_ledgers, evidence) for change in collector.changes]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
         changes.append(Change(rules.EVIDENCE_UNEXPLAINED_WEAKENING.id, WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
     order = {name: index for index, name in enumerate(CLASSES)}
     changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
-    return Review(tuple(changes), tuple(evidence), explored, depth)
+    return Review(tuple(changes), tuple(evidence.moved), evidence.checked, evidence.depth, evidence.alphabet)
 
 
-def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: list[LedgerEvidence], explored: int) -> Change:
+def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: Evidence) -> Change:
     """The change with its final class and why: its rule's class, or the ledgers' (floored for names)."""
     if change.change_class == BY_EVIDENCE:
         return dataclasses.replace(change, change_class=evidence_class, why=by_ledgers)
@@ -104,7 +108,7 @@ def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: lis
         return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST:
         field = "rejection_reasons" if change.rule in (rules.REASON_REMOVED.id, rules.REASON_RENAMED.id) else "diagnostics"
-        named = naming_why(evidence, change.subject, field, explored) if change.subject else by_ledgers
+        named = naming_why(evidence, change.subject, field) if change.subject else by_ledgers
         return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule].meaning}, so consumers matching the old name break; {named}")
     return dataclasses.replace(change, why=f"rule: {RULES[change.rule].meaning}")
 
@@ -124,15 +128,17 @@ class _Collector(ProjectorChanges, WireChanges):
     def add(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "") -> None:
         self.changes.append(Change(rule.id, rule.change_class, message, base, head, subject=subject))
 
-    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
-        """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys."""
+    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule | Callable[[str], rules.Rule], what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
+        """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys.
+        `rule_added` may be a function of the added key."""
         renamed = renamed or {}
         for key in base:
             if key not in head and key not in renamed:
                 self.add(rule_removed, f"{what} '{key}' removed", base_mark(key), None, subject=key)
         for key in head:
             if key not in base and key not in renamed.values():
-                self.add(rule_added, f"{what} '{key}' added", None, head_mark(key))
+                rule = rule_added(key) if callable(rule_added) else rule_added
+                self.add(rule, f"{what} '{key}' added", None, head_mark(key))
         return [key for key in base if key in head]
 
     def failpoints(self) -> None:

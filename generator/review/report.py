@@ -35,6 +35,17 @@ def _evidence_heading(review: Review) -> str:
     )
 
 
+def _explored_line(review: Review) -> str:
+    return (
+        f"explored: the canonical ledgers and every ledger up to {review.depth} events over both sides' alphabets, "
+        f"{review.alphabet.describe()} (--format json lists them), {review.ledgers_explored} ledgers in all"
+    )
+
+
+def _moved(item: Any) -> tuple[str, str]:
+    return describe(item.base, item.base_refused), describe(item.head, item.head_refused)
+
+
 def as_text(review: Review, base_label: str, head_label: str) -> str:
     lines = [f"resume-contract diff {base_label} -> {head_label}", _summary(review)]
     for index, change in enumerate(review.changes):
@@ -50,9 +61,11 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     if review.evidence:
         lines.append(_evidence_heading(review) + ":")
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"  {item.effect:<15} {item.label}: {describe(item.base)} -> {describe(item.head)}")
+            base, head = _moved(item)
+            lines.append(f"  {item.effect:<15} {item.label}: {base} -> {head}")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them)")
+    lines.append(_explored_line(review))
     lines += _stale_lines(review)
     return "\n".join(lines) + "\n"
 
@@ -100,7 +113,8 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         lines += ["<details>", f"<summary>{md_cell(_evidence_heading(review))}</summary>", ""]
         lines += ["| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(describe(item.base))} | {md_cell(describe(item.head))} |")
+            base, head = _moved(item)
+            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(base)} | {md_cell(head)} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
         lines += ["", "</details>"]
@@ -137,14 +151,16 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
         "evidence": {
             "ledgersExplored": review.ledgers_explored,
             "depth": review.depth,
+            "alphabet": [{"letter": name, "standsFor": others} for name, others in review.alphabet.listing()],
             "ledgersDecidingDifferently": len(review.evidence),
             "ledgers": [
                 {
                     "label": item.label,
                     "effect": item.effect,
-                    "base": _decided_json(item.base),
-                    "head": _decided_json(item.head),
+                    "base": _decided_json(item.base, item.base_refused),
+                    "head": _decided_json(item.head, item.head_refused),
                     "events": [json.loads(row) for row in item.rows],
+                    **({} if item.base_rows is None else {"baseEvents": [json.loads(row) for row in item.base_rows]}),
                 }
                 for item in (review.evidence[:ledgers] if ledgers else review.evidence)
             ],
@@ -153,8 +169,9 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
     return json.dumps(document, indent=2) + "\n"
 
 
-def _decided_json(decided: Any) -> dict[str, Any]:
+def _decided_json(decided: Any, refused: Any) -> dict[str, Any]:
     return {
+        "refusedRows": [{"row": position, "corruption": kind} for position, kind in refused],
         "disposition": decided.disposition,
         "rejectionReasons": list(decided.rejection_reasons),
         "diagnostics": list(decided.diagnostics),

@@ -30,7 +30,11 @@ class WireChanges:
         self._wire_fields("event", base.fields, head.fields, ("fields",))
         old_kinds = {kind.name: kind for kind in base.content_kinds}
         new_kinds = {kind.name: kind for kind in head.content_kinds}
-        for key in self._keyed(rules.WIRE_CONTENT_KIND_REMOVED, rules.WIRE_CONTENT_KIND_ADDED, "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
+        def added(key: str) -> rules.Rule:
+            # A kind that takes part in tool state changes decisions: the ledgers say how.
+            return rules.WIRE_TOOL_CONTENT_KIND_ADDED if new_kinds[key].tool_call is not None else rules.WIRE_CONTENT_KIND_ADDED
+
+        for key in self._keyed(rules.WIRE_CONTENT_KIND_REMOVED, added, "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
             old, new = old_kinds[key], new_kinds[key]
             self._wire_fields(f"content kind '{key}'", old.fields, new.fields, ("content", "kinds", key, "fields"))
             if old.tool_call != new.tool_call:

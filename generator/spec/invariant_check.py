@@ -26,7 +26,7 @@ FAST_DEPTH = 2
 def invariant_errors(spec: Spec, depth: int = FAST_DEPTH) -> list[SpecError]:
     """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
     table = table_of(spec)
-    subject = Subject(table, decoder_of(spec).decode_row, table.anomalies)
+    subject = Subject(table, decoder_of(spec), table.anomalies)
     declared = {invariant.name: invariant for invariant in spec.invariants}
     errors = []
     for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):

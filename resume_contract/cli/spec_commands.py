@@ -140,8 +140,8 @@ def _check_diff_arguments(args: argparse.Namespace) -> None:
     for name, value in (("BASE", args.base), ("HEAD", args.head)):
         if value is not None and not value.strip():
             raise UsageError(f"{name} is empty: give a git revision or a spec directory")
-    if args.depth < 0 or args.depth > 6:
-        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    if args.depth is not None and not 0 <= args.depth <= 6:
+        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow tenfold or more per event)")
     if args.ledgers < 0:
         raise UsageError("--ledgers takes 0 (all) or more")
     if args.links is not None and args.format != "markdown":
@@ -241,7 +241,8 @@ def register(commands: Any) -> None:
         "  tightens        a decision or a safety fact got stronger\n"
         "  neutral         wording, messages, order\n"
         "Changes whose effect is not obvious are decided by running both projectors over the canonical ledgers\n"
-        "and every ledger up to --depth events. Accepted findings are waived in the head's\n"
+        "and every ledger up to --depth events, over an alphabet derived from both specs (every content kind,\n"
+        "status and flag either declares). Accepted findings are waived in the head's\n"
         "spec/review-waivers.yaml (rule, location, reason): listed, but not counted by --fail-on.\n\n"
         "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
         "branch, against the working tree.\n\n"
@@ -258,6 +259,7 @@ def register(commands: Any) -> None:
     diff.add_argument("--links", metavar="URL", help="with --format markdown: link each location to URL/blob/COMMIT/FILE#LINE, URL being the "
                       "repository's web address (e.g. https://github.com/OWNER/REPO); a side given as a directory or the working tree is not linked")
     diff.add_argument("--ledgers", type=int, default=200, metavar="N", help="with --format json: list the first N ledgers that decide differently, with their events (0: all; default 200)")
-    diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
+    diff.add_argument("--depth", type=int, metavar="N", help="explore every ledger up to N events for evidence (default: up to 4, less "
+                      "for a larger alphabet, keeping to about 30,000 ledgers; the report says how deep)")
     diff.set_defaults(handler=cmd_diff)
 
