@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,10 +36,11 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
     assert err.startswith("resume-contract diff: warning: the head fails `resume-contract check`: spec/invariants.yaml:")
     assert "invariant 'fail_closed'" in err
     assert out.startswith("### Contract review: **weakens-safety**\n")
-    assert (
-        "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | "
-        "rule: a prefix's decision went from blocked to safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |"
-    ) in out
+    assert re.search(
+        r"\| weakens-safety \| `DECISION_DISPOSITION_RELAXED:[0-9a-f]{16}` \| prefix 'after_function_call': blocked -> safe_replay \| "
+        r"rule: a prefix's decision went from blocked to safe_replay \| spec/decisions.yaml:20:5 \| spec/decisions.yaml:20:5 \|",
+        out,
+    )
     first_ledger = next(line for line in out.splitlines() if line.startswith("| weakens-safety | canonical"))
     assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
 

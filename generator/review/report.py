@@ -11,6 +11,7 @@ from ..literals import md_cell
 from .collector import Review
 from .evidence import describe
 from .rules import CLASSES, RULES
+from .waivers import WAIVERS_FILE
 
 EXAMPLES_SHOWN = 5
 
@@ -24,7 +25,10 @@ def _summary(review: Review) -> str:
 
 
 def _stale_lines(review: Review) -> list[str]:
-    return [f"stale waiver {waiver.mark}: {waiver.rule}{' at ' + waiver.location if waiver.location else ''} matches no finding; remove it" for waiver in review.stale_waivers]
+    return [f"stale waiver {waiver.mark}: {waiver.finding} matches no finding of this change; remove it (a stale waiver fails --fail-on)" for waiver in review.stale_waivers]
+
+
+WAIVE_HINT = f"to accept a finding, list it in {WAIVERS_FILE} under `waivers:` as `- {{finding: RULE:FINGERPRINT, reason: why, and who reviewed it}}`"
 
 
 def _evidence_heading(review: Review) -> str:
@@ -50,6 +54,7 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     lines = [f"resume-contract diff {base_label} -> {head_label}", _summary(review)]
     for index, change in enumerate(review.changes):
         lines.append(f"  {change.change_class:<15} {change.rule}: {change.message}")
+        lines.append(f"  {'':<15} finding {change.finding}")
         where = [f"base {change.base}" if change.base else "", f"head {change.head}" if change.head else ""]
         if any(where):
             lines.append(f"  {'':<15} {'  '.join(part for part in where if part)}")
@@ -67,6 +72,8 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them)")
     lines.append(_explored_line(review))
     lines += _stale_lines(review)
+    if len(review.waived) < len(review.changes):
+        lines.append(WAIVE_HINT)
     return "\n".join(lines) + "\n"
 
 
@@ -99,12 +106,12 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         "",
     ]
     if review.changes:
-        lines += ["| Class | Rule | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
+        lines += ["| Class | Finding | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
         for index, change in enumerate(review.changes):
             waiver = review.waiver_of(index)
             waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
-                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
+                f"| {change.change_class} | `{change.finding}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
                 f"{place(change.base, base_commit)} | {place(change.head, head_commit)} |"
             )
         lines.append("")
@@ -120,6 +127,8 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         lines += ["", "</details>"]
     if review.stale_waivers:
         lines += ["", "#### Stale waivers", ""] + [f"- {md_cell(line)}" for line in _stale_lines(review)]
+    if len(review.waived) < len(review.changes):
+        lines += ["", md_cell(WAIVE_HINT)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -137,6 +146,7 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
         "changes": [
             {
                 "rule": change.rule,
+                "finding": change.finding,
                 "class": change.change_class,
                 "about": RULES[change.rule].meaning,
                 "message": change.message,
@@ -147,7 +157,7 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
             }
             for index, change in enumerate(review.changes)
         ],
-        "staleWaivers": [{"rule": w.rule, "location": w.location, "at": str(w.mark)} for w in review.stale_waivers],
+        "staleWaivers": [{"finding": w.finding, "at": str(w.mark)} for w in review.stale_waivers],
         "evidence": {
             "ledgersExplored": review.ledgers_explored,
             "depth": review.depth,
@@ -202,7 +212,7 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
                 file=head.file if head else base.file if base else None,
                 line=head.line if head else None,
                 col=head.column if head else None,
-                title=f"{change.change_class}: {change.rule}",
+                title=f"{change.change_class}: {change.finding}",
             )
         )
     lines += [

@@ -110,7 +110,6 @@ REASON_ADDED = _rule("REASON_ADDED", BY_EVIDENCE, "a rejection reason was added"
 REASON_REWORDED = _rule("REASON_REWORDED", NEUTRAL, "a reason's description changed")
 REASONS_REORDERED = _rule("REASONS_REORDERED", NEUTRAL, "rejection reasons are listed in another order")
 DIRECTIVE_CHANGED = _rule("DIRECTIVE_CHANGED", WEAKENS, "what the operator is told to do about an indeterminate operation changed")
-DIRECTIVE_EXTENDED = _rule("DIRECTIVE_EXTENDED", TIGHTENS, "the directive keeps its text and adds to it")
 SCHEMA_CHANGED = _rule("SCHEMA_CHANGED", WEAKENS, "the JSON Schema a spec file is checked against changed (a relaxed one lets specs through)")
 INVARIANT_REMOVED = _rule("INVARIANT_REMOVED", WEAKENS, "verify no longer proves an invariant")
 INVARIANT_ADDED = _rule("INVARIANT_ADDED", TIGHTENS, "verify proves a new invariant")
@@ -208,7 +207,6 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     REASON_REWORDED,
     REASONS_REORDERED,
     DIRECTIVE_CHANGED,
-    DIRECTIVE_EXTENDED,
     SCHEMA_CHANGED,
     INVARIANT_REMOVED,
     INVARIANT_ADDED,

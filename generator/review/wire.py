@@ -40,9 +40,10 @@ class WireChanges:
             if old.tool_call != new.tool_call:
                 self.add(rules.WIRE_TOOL_CALL_CHANGED, f"content kind '{key}': tool_call {old.tool_call} -> {new.tool_call}", old.mark, new.mark)
             if old.description != new.description:
-                self.add(rules.WIRE_REWORDED, f"content kind '{key}': description changed", old.mark, new.mark)
+                self.add(rules.WIRE_REWORDED, f"content kind '{key}': description changed", old.mark, new.mark, values=(old.description, new.description))
         if (base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key) != (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key):
-            self.add(rules.WIRE_TERMINAL_CHANGED, "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"))
+            self.add(rules.WIRE_TERMINAL_CHANGED, "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"),
+                     values=((base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key), (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key)))
         if base.partial_flag != head.partial_flag:
             self.add(rules.WIRE_PARTIAL_FLAG_CHANGED, f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
 
@@ -65,4 +66,4 @@ class WireChanges:
                 if gained and before.enum:
                     self.add(rules.WIRE_ENUM_WIDENED, f"{owner}: field '{key}' now allows {', '.join(gained)}", *where)
             if before.description != after.description:
-                self.add(rules.WIRE_REWORDED, f"{owner}: field '{key}': description changed", *where)
+                self.add(rules.WIRE_REWORDED, f"{owner}: field '{key}': description changed", *where, values=(before.description, after.description))

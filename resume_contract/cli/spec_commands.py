@@ -186,6 +186,9 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         }
         out.write(renderers[args.format](result, base_label, head_label))
     fail_on, counts = args.fail_on, result.unwaived_counts
+    if fail_on is not None and result.stale_waivers:
+        print(f"resume-contract diff: {len(result.stale_waivers)} stale waiver(s) in the head's spec/review-waivers.yaml: remove them", file=err)
+        return EXIT_FAIL
     if fail_on == "any" and sum(counts.values()):
         return EXIT_FAIL
     if fail_on in counts and counts[fail_on]:
@@ -242,14 +245,16 @@ def register(commands: Any) -> None:
         "  neutral         wording, messages, order\n"
         "Changes whose effect is not obvious are decided by running both projectors over the canonical ledgers\n"
         "and every ledger up to --depth events, over an alphabet derived from both specs (every content kind,\n"
-        "status and flag either declares). Accepted findings are waived in the head's\n"
-        "spec/review-waivers.yaml (rule, location, reason): listed, but not counted by --fail-on.\n\n"
+        "status and flag either declares). Every finding has a fingerprint (RULE:HEX: its rule, place and\n"
+        "whole base and head values); a finding accepted in the head's spec/review-waivers.yaml\n"
+        "(`- {finding: RULE:HEX, reason: ...}`) is listed but not counted by --fail-on; a waiver that\n"
+        "matches no finding is stale and fails --fail-on.\n\n"
         "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
         "branch, against the working tree.\n\n"
         "  resume-contract diff                          # this branch's change\n"
         "  resume-contract diff main HEAD --format markdown --fail-on weakens-safety\n"
         "  resume-contract diff old/spec new/spec --format json\n",
-        epilog="exit: 0 no change of the --fail-on class, 1 such a change, 2 bad input (an invalid spec on either side\n"
+        epilog="exit: 0 no change of the --fail-on class, 1 such a change (unwaived) or a stale waiver, 2 bad input (an invalid spec on either side\n"
         "is reported with its file:line and not compared).",
     )
     diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
