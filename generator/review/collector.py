@@ -145,9 +145,10 @@ class _Collector(ProjectorChanges, WireChanges):
     def add(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "", values: Any = None) -> None:
         self.changes.append(Change(rule.id, rule.change_class, message, base, head, subject=subject, values=values))
 
-    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule | Callable[[str], rules.Rule], what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
+    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule | Callable[[str], rules.Rule], what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None,
+               added_detail: Callable[[str], str] | None = None) -> list[str]:
         """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys.
-        `rule_added` may be a function of the added key."""
+        `rule_added` may be a function of the added key; `added_detail(key)` is added to an addition's message."""
         renamed = renamed or {}
         for key in base:
             if key not in head and key not in renamed:
@@ -155,13 +156,23 @@ class _Collector(ProjectorChanges, WireChanges):
         for key in head:
             if key not in base and key not in renamed.values():
                 rule = rule_added(key) if callable(rule_added) else rule_added
-                self.add(rule, f"{what} '{key}' added", None, head_mark(key))
+                self.add(rule, f"{what} '{key}' added" + (added_detail(key) if added_detail else ""), None, head_mark(key))
         return [key for key in base if key in head]
 
     def failpoints(self) -> None:
         base = {fp.id: fp for fp in self.base.failpoints}
         head = {fp.id: fp for fp in self.head.failpoints}
-        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        def decided(key: str) -> str:
+            # What a reviewer needs to judge a new failpoint: the prefix it leaves, and what the contract decides there.
+            prefix = head[key].committed_prefix
+            decision = next((d for d in self.head.decisions if d.prefix == prefix), None)
+            if decision is None:
+                return f": committed prefix {prefix}, no decision"
+            reasons = f" [{', '.join(decision.rejection_reasons)}]" if decision.rejection_reasons else ""
+            return f": committed prefix {prefix}, decided {decision.disposition}{reasons}"
+
+        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark,
+                               added_detail=decided):
             old, new = base[key], head[key]
             where = (old.mark, new.mark)
             if old.committed_prefix != new.committed_prefix:
