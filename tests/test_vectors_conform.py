@@ -166,9 +166,40 @@ def test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors(few
     assert code == 1 and failing == expected and "canonical-after_function_call-ok" in failing
     first = next(result for result in report["results"] if result["id"] == "canonical-after_function_call-ok")
     assert 'disposition: expected "blocked", got "safe_replay"' in first["problems"]
+    # It replays unresolved calls: every disagreement is marked unsafe, in every format.
+    assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"blocked -> safe_replay"}
+    assert report["summary"]["unsafe"] == len(expected)
+    from resume_contract.conformance.conform import DISAGREES, Case, Result, as_text
+
+    case = Case(first["id"], first["kind"], "a lone call", vectors / "x.jsonl", None, {})
+    text = as_text([Result(case, DISAGREES, first["problems"], unsafe=first["unsafe"])], ["adapter"])
+    assert "           UNSAFE: more permissive than the contract: blocked -> safe_replay\n" in text and "disagree (1 unsafe)" in text
     suite = ElementTree.parse(junit).getroot()
     assert suite.tag == "testsuite" and int(suite.get("tests")) == len(report["results"]) and int(suite.get("failures")) == len(expected)
+    assert all((case.find("failure").text or "").startswith("UNSAFE: ") for case in suite.iter("testcase") if case.find("failure") is not None)
     assert sorted(case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None) == expected
+
+
+# Says blocked (exit 1) wherever our plan is safe_replay: wrong, but never unsafe.
+STRICTER_ADAPTER = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode == 0:
+    plan = json.loads(result.stdout)
+    plan["disposition"] = "blocked"
+    plan["rejectionReasons"] = ["dangling_tool_state"]
+    print(json.dumps(plan))
+    raise SystemExit(1)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+
+def test_a_stricter_implementation_disagrees_but_is_not_unsafe(few_vectors: Path, run_cli) -> None:
+    code, out, _ = _conform(run_cli, "--vectors", str(few_vectors), "--json", "--", sys.executable, "-c", STRICTER_ADAPTER)
+    report = json.loads(out)
+    assert code == 1 and report["summary"]["disagrees"] > 0
+    assert report["summary"]["unsafe"] == 0 and all(result["unsafe"] is None for result in report["results"])
 
 
 @pytest.mark.slow

@@ -121,15 +121,16 @@ def _explored(planner: _Planner, depth: int) -> list[Vector]:
         signature = _signature(expect)
         if signature not in outcomes:
             outcomes[signature] = Vector(f"explored-{len(outcomes):04d}", "explored", name, rows, None, expect)
-    return [*table_entries.values(), *anomalies.values(), *outcomes.values(), *_letters(planner)]
+    return [*table_entries.values(), *anomalies.values(), *outcomes.values(), *_letters(planner, depth)]
 
 
 def _signature(expect: dict[str, Any]) -> str:
     return json.dumps({**expect, "replayEventIds": len(expect["replayEventIds"])}, sort_keys=True)
 
 
-def _letters(planner: _Planner) -> list[Vector]:
-    """Each letter explored only through its class's first: alone, and then followed by each explored letter."""
+def _letters(planner: _Planner, depth: int) -> list[Vector]:
+    """Each letter explored only through its class's first: alone, and (from depth 2) followed by each explored
+    letter."""
     alphabet = planner.alphabet
     vectors: list[Vector] = []
     for group in alphabet.classes:
@@ -138,7 +139,7 @@ def _letters(planner: _Planner) -> list[Vector]:
             letter = alphabet.letters[index]
             seen: set[str] = set()
             ledgers: list[list[Letter]] = [[letter]]
-            ledgers += [[letter, other] for other in alphabet.representatives]
+            ledgers += [[letter, other] for other in alphabet.representatives] if depth >= 2 else []
             for ledger in ledgers:
                 rows = _jsonl([item.wire(f"e{position}") for position, item in enumerate(ledger, 1)])
                 expect = pinned(planner.plan(rows))
