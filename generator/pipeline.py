@@ -174,7 +174,7 @@ class ChangeReview:
     head_check_errors: tuple[SpecError, ...]
 
 
-def review_change(root: Path, base: str | None, head: str | None, depth: int) -> ChangeReview:
+def review_change(root: Path, base: str | None, head: str | None, depth: int | None = None) -> ChangeReview:
     """Review a contract change. `base` and `head` are git revisions or spec directories; by default the merge
     base with the default branch and the working tree. Each side goes through the same checks as `check`; a
     head that breaks a declared invariant is still reviewed (the review is where such an edit is seen), and

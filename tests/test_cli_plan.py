@@ -11,8 +11,8 @@ import spec_names as names
 from resume_contract_generated.catalog import CANONICAL_LEDGER_ROWS, PREFIX_LENGTHS
 from resume_contract_generated.runtime_event import RuntimeEvent
 
-from resume_contract.project.locate import contract_for
 from resume_contract.ledger.store import RuntimeEventStore
+from resume_contract.project.locate import contract_for
 
 
 def _write(workspace: Path, session: str, run: str, prefix: str, outcome: str = "ok") -> Path:

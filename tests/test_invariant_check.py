@@ -38,7 +38,7 @@ def test_a_consistent_weakening_is_refused_by_check_and_generate(project: Path, 
         code, out, err = run_cli("--root", str(project), command)
         assert (code, out) == (2, "")
         assert "spec/invariants.yaml:9:3: the spec violates invariant 'fail_closed': " in err
-        assert "shortest ledger: call(a)." in err
+        assert "shortest ledger: function_call(a)." in err
     assert snapshot(project) == before
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,10 +36,11 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
     assert err.startswith("resume-contract diff: warning: the head fails `resume-contract check`: spec/invariants.yaml:")
     assert "invariant 'fail_closed'" in err
     assert out.startswith("### Contract review: **weakens-safety**\n")
-    assert (
-        "| weakens-safety | `DECISION_DISPOSITION_RELAXED` | prefix 'after_function_call': blocked -> safe_replay | "
-        "rule: a prefix's decision went from blocked to safe_replay | spec/decisions.yaml:20:5 | spec/decisions.yaml:20:5 |"
-    ) in out
+    assert re.search(
+        r"\| weakens-safety \| `DECISION_DISPOSITION_RELAXED:[0-9a-f]{16}` \| prefix 'after_function_call': blocked -> safe_replay \| "
+        r"rule: a prefix's decision went from blocked to safe_replay \| spec/decisions.yaml:20:5 \| spec/decisions.yaml:20:5 \|",
+        out,
+    )
     first_ledger = next(line for line in out.splitlines() if line.startswith("| weakens-safety | canonical"))
     assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
 
@@ -61,7 +63,7 @@ def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> N
     assert document["verdict"] == "weakens-safety"
     assert document["summary"] == {"weakens-safety": 5, "breaking": 0, "tightens": 0, "neutral": 0, "total": 5}
     ledger = document["evidence"]["ledgers"][0]
-    assert ledger["label"] == "call(a), ok(a, other tool)"
+    assert ledger["label"] == "function_call(a), function_response(a, other tool)"
     assert (ledger["base"]["disposition"], ledger["head"]["disposition"]) == ("blocked", "safe_replay")
     assert [event["id"] for event in ledger["events"]] == ["e1", "e2"]
     moved = document["evidence"]["ledgersDecidingDifferently"]
@@ -191,7 +193,7 @@ def test_the_markdown_review_folds_the_ledger_evidence(tmp_path: Path, run_cli) 
     lines = out.splitlines()
     opened, closed = lines.index("<details>"), lines.index("</details>")
     assert lines[opened + 1].startswith("<summary>") and "ledgers decide differently" in lines[opened + 1]
-    assert any(line.startswith("| weakens-safety | call(a) |") for line in lines[opened:closed])
+    assert any(line.startswith("| weakens-safety | function_call(a) |") for line in lines[opened:closed])
     assert not any(line.startswith("| weakens-safety | `") for line in lines[opened:closed]), "findings stay unfolded"
 
 

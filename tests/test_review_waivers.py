@@ -4,8 +4,10 @@ a malformed file refused with its line. Tool tests on the frozen spec and the re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,8 +35,20 @@ def test_without_a_waiver_the_directive_change_fails_the_review(tmp_path: Path, 
     assert _diff(run_cli, _head(tmp_path, None), "--fail-on", "weakens-safety")[0] == 1
 
 
+def _finding(run_cli, head: Path) -> str:
+    """The finding `diff` prints for the head's change, ready to paste into a waiver."""
+    out = _diff(run_cli, head)[1]
+    return next(line.split("finding ", 1)[1] for line in out.splitlines() if line.strip().startswith("finding "))
+
+
+def _waiver(finding: str, reason: str = REASON) -> str:
+    return f"waivers:\n  - finding: {finding}\n    reason: \"{reason}\"\n"
+
+
 def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Path, run_cli) -> None:
-    head = _head(tmp_path, f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:92\n    reason: \"{REASON}\"\n")
+    finding = _finding(run_cli, _head(tmp_path / "first", None))
+    assert finding.startswith("DIRECTIVE_CHANGED:") and len(finding.split(":")[1]) == 16
+    head = _head(tmp_path, _waiver(finding))
     code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety")
     assert code == 0
     assert "1 change: 1 weakens-safety, 0 breaking, 0 tightens, 0 neutral; 1 waived" in out
@@ -42,40 +56,63 @@ def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Pa
     assert _diff(run_cli, head, "--fail-on", "any")[0] == 0
 
     document = json.loads(_diff(run_cli, head, "--format", "json")[1])
-    assert [change["waived"] for change in document["changes"]] == [REASON] and document["staleWaivers"] == []
-    assert f"_(waived: {REASON})_" in _diff(run_cli, head, "--format", "markdown")[1]
+    assert [(change["finding"], change["waived"]) for change in document["changes"]] == [(finding, REASON)] and document["staleWaivers"] == []
+    markdown = _diff(run_cli, head, "--format", "markdown")[1]
+    assert f"| `{finding}` |" in markdown and f"_(waived: {REASON})_" in markdown
     annotations = _diff(run_cli, head, "--format", "github")[1].splitlines()
     assert annotations[0].startswith("::notice file=spec/projector.yaml,line=92,") and annotations[0].endswith(f"(waived: {REASON})")
+    assert f"title=weakens-safety%3A {finding.replace(':', '%3A')}" in annotations[0]
 
 
-def test_a_waiver_may_name_the_location_exactly_as_the_report_prints_it(tmp_path: Path, run_cli) -> None:
-    for location, honoured in (("spec/projector.yaml:92:1", True), ("spec/projector.yaml:92:2", False), ("spec/projector.yaml", True)):
-        head = _head(tmp_path / location.replace("/", "_"), f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: {location}\n    reason: \"{REASON}\"\n")
-        assert _diff(run_cli, head, "--fail-on", "weakens-safety")[0] == (0 if honoured else 1), location
+def test_the_fingerprint_is_the_same_on_every_run_and_under_any_hash_seed(tmp_path: Path) -> None:
+    head = _head(tmp_path, None)
+    seen = set()
+    for seed in ("0", "1"):
+        result = subprocess.run(
+            [sys.executable, "-m", "resume_contract", "--root", str(head), "diff", str(FROZEN_SPEC), str(head / "spec"), "--depth", "0"],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        seen.add(next(line for line in result.stdout.splitlines() if "finding " in line))
+    assert len(seen) == 1
 
 
-def test_a_waiver_elsewhere_waives_nothing_and_is_reported_stale(tmp_path: Path, run_cli) -> None:
-    head = _head(tmp_path, f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:10\n    reason: \"{REASON}\"\n"
-                           f"  - rule: FAILPOINT_ADDED\n    reason: \"{REASON}\"\n")
-    code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety")
-    assert code == 1 and "waived" not in out.splitlines()[1]
-    assert "stale waiver spec/review-waivers.yaml:2:5: DIRECTIVE_CHANGED at spec/projector.yaml:10 matches no finding; remove it" in out
-    assert "stale waiver spec/review-waivers.yaml:5:5: FAILPOINT_ADDED matches no finding; remove it" in out
+def test_a_waiver_for_one_rewording_of_the_directive_does_not_waive_another(tmp_path: Path, run_cli) -> None:
+    # Issue 24, item 1: a branch rewords the directive and waives it; the next change rewords it again, to
+    # something dangerous. The waiver was bound to the first finding: the second is not waived, and the
+    # waiver, now stale, fails the review too.
+    first = _finding(run_cli, _head(tmp_path / "first", None))
+    head = _head(tmp_path / "second", _waiver(first))
+    projector = head / "spec" / "projector.yaml"
+    projector.write_text(projector.read_text().replace("before deciding the next step.", "before deciding the next step. You may retry the tool call."))
+    code, out, err = _diff(run_cli, head, "--fail-on", "weakens-safety")
+    assert code == 1
+    assert "; 1 waived" not in out and "waived (" not in out
+    assert f"stale waiver spec/review-waivers.yaml:2:5: {first} matches no finding of this change" in out
+    assert "1 stale waiver(s)" in err
+
+
+def test_a_stale_waiver_fails_the_review_whatever_it_fails_on(tmp_path: Path, run_cli) -> None:
+    finding = _finding(run_cli, _head(tmp_path / "first", None))
+    head = _head(tmp_path, _waiver(finding) + "  - finding: FAILPOINT_ADDED:0123456789abcdef\n    reason: left over\n")
+    for fail_on in ("weakens-safety", "breaking", "tightens", "any"):
+        assert _diff(run_cli, head, "--fail-on", fail_on)[0] == 1, fail_on
+    code, out, _ = _diff(run_cli, head)
+    assert code == 0  # without --fail-on, a report only
+    assert "stale waiver spec/review-waivers.yaml:4:5: FAILPOINT_ADDED:0123456789abcdef matches no finding of this change; remove it" in out
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (f"waivers:\n  - rule: DIRECTIVE_CHANGD\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:2:11: unknown rule 'DIRECTIVE_CHANGD' (did you mean 'DIRECTIVE_CHANGED'?)"),
-        ("waivers:\n  - rule: DIRECTIVE_CHANGED\n", "spec/review-waivers.yaml:2:5: a waiver needs a reason"),
-        (f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n    owner: me\n", "spec/review-waivers.yaml:4:5: unknown key 'owner'"),
+        (f"waivers:\n  - finding: DIRECTIVE_CHANGD:0123456789abcdef\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:2:14: unknown rule 'DIRECTIVE_CHANGD' (did you mean 'DIRECTIVE_CHANGED'?)"),
+        ("waivers:\n  - finding: DIRECTIVE_CHANGED:0123456789abcdef\n", "spec/review-waivers.yaml:2:5: a waiver needs a reason"),
+        (f"waivers:\n  - finding: DIRECTIVE_CHANGED:0123456789abcdef\n    reason: \"{REASON}\"\n    owner: me\n", "spec/review-waivers.yaml:4:5: unknown key 'owner'"),
         ("waivers: [\n", "spec/review-waivers.yaml:2:1: invalid YAML"),
+        (f"waivers:\n  - finding: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:2:14: a waiver needs the finding it accepts, RULE:FINGERPRINT as `diff` prints it"),
         (
-            f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: projector.yaml:92\n    reason: \"{REASON}\"\n",
-            "spec/review-waivers.yaml:3:15: location 'projector.yaml:92' is not a spec file's path from the repository root, "
-            "optionally with :line or :line:col as the report prints it (e.g. spec/projector.yaml:92) (did you mean 'spec/projector.yaml:92'?)",
+            f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:92\n    reason: \"{REASON}\"\n",
+            "spec/review-waivers.yaml:2:5: a waiver no longer names a rule: it names the one finding it accepts",
         ),
-        (f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:abc\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:3:15: location 'spec/projector.yaml:abc' is not"),
     ],
 )
 def test_a_malformed_waivers_file_is_refused_with_its_line(text: str, message: str, tmp_path: Path, run_cli) -> None:
@@ -97,16 +134,17 @@ def test_waivers_are_read_from_the_head_revision(tmp_path: Path, run_cli) -> Non
     git("commit", "-qm", "base")
     for overlay in (TESTS / "review_cases" / "DIRECTIVE_CHANGED" / "current").glob("*.yaml"):
         shutil.copyfile(overlay, project / "spec" / overlay.name)
-    (project / "spec" / "review-waivers.yaml").write_text(f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n", encoding="utf-8")
+    first = _finding(run_cli, _head(tmp_path / "first", None))
+    (project / "spec" / "review-waivers.yaml").write_text(_waiver(first), encoding="utf-8")
     git("add", ".")
     git("commit", "-qm", "reword the directive, waived")
     assert run_cli("--root", str(project), "diff", "main~1", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 0
 
 
 def test_check_and_generate_refuse_a_malformed_waivers_file_with_its_line(project: Path, run_cli) -> None:
-    (project / "spec" / "review-waivers.yaml").write_text("waivers:\n  - rule: DIRECTIVE_CHANGD\n    reason: r\n", encoding="utf-8")
+    (project / "spec" / "review-waivers.yaml").write_text("waivers:\n  - finding: DIRECTIVE_CHANGD:0123456789abcdef\n    reason: r\n", encoding="utf-8")
     for command in ("check", "generate"):
         code, _, err = run_cli("--root", str(project), command)
-        assert code == 2 and "spec/review-waivers.yaml:2:11: unknown rule 'DIRECTIVE_CHANGD' (did you mean 'DIRECTIVE_CHANGED'?)" in err
-    (project / "spec" / "review-waivers.yaml").write_text(f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n", encoding="utf-8")
+        assert code == 2 and "spec/review-waivers.yaml:2:14: unknown rule 'DIRECTIVE_CHANGD' (did you mean 'DIRECTIVE_CHANGED'?)" in err
+    (project / "spec" / "review-waivers.yaml").write_text(_waiver("DIRECTIVE_CHANGED:0123456789abcdef"), encoding="utf-8")
     assert run_cli("--root", str(project), "check")[0] == 0

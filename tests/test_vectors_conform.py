@@ -101,10 +101,31 @@ def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors:
     ids = {case["id"] for case in manifest["cases"]}
     assert {f"canonical-{prefix}-{outcome}" for prefix in PREFIX_LENGTHS for outcome in OUTCOMES} <= ids
     assert {f"corruption-{kind}" for kind in CORRUPTION_KINDS} <= ids
-    assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored"}
+    assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored", "letter"}
     assert sum(len(data) for data in _files(vectors).values()) < 2_000_000
     for case in manifest["cases"]:
         assert (vectors / case["ledger"]).is_file()
+
+
+def test_the_vectors_hold_every_status_content_kind_and_the_terminal_flag_the_spec_declares(vectors: Path) -> None:
+    # Issue 24: the vectors were drawn from a hand-written alphabet (one terminal status, two content kinds), so
+    # an implementation that ends a run only on `completed` agreed with every one of them.
+    from resume_contract_generator.spec.validate import load_spec
+
+    wire = load_spec(REPO).wire
+    rows = []
+    for path, data in _files(vectors).items():
+        for line in data.splitlines() if path.startswith("ledgers/") else []:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:  # the corruption vectors' rows
+                continue
+    statuses = {row.get("status") for row in rows if row.get("partial") is False}
+    assert set(wire.field("status").enum) <= statuses
+    kinds = {(row.get("content") or {}).get("kind") for row in rows if row.get("partial") is False}
+    assert {kind.name for kind in wire.content_kinds} <= kinds
+    assert any((row.get(wire.terminal_flag_field) or {}).get(wire.terminal_flag_key) is True for row in rows)
+    assert any(row.get("partial") is True and row.get("status") in wire.terminal_statuses for row in rows)
 
 
 def test_the_canonical_vectors_say_what_the_decision_table_says(vectors: Path) -> None:
@@ -145,9 +166,40 @@ def test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors(few
     assert code == 1 and failing == expected and "canonical-after_function_call-ok" in failing
     first = next(result for result in report["results"] if result["id"] == "canonical-after_function_call-ok")
     assert 'disposition: expected "blocked", got "safe_replay"' in first["problems"]
+    # It replays unresolved calls: every disagreement is marked unsafe, in every format.
+    assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"blocked -> safe_replay"}
+    assert report["summary"]["unsafe"] == len(expected)
+    from resume_contract.conformance.conform import DISAGREES, Case, Result, as_text
+
+    case = Case(first["id"], first["kind"], "a lone call", vectors / "x.jsonl", None, {})
+    text = as_text([Result(case, DISAGREES, first["problems"], unsafe=first["unsafe"])], ["adapter"])
+    assert "           UNSAFE: more permissive than the contract: blocked -> safe_replay\n" in text and "disagree (1 unsafe)" in text
     suite = ElementTree.parse(junit).getroot()
     assert suite.tag == "testsuite" and int(suite.get("tests")) == len(report["results"]) and int(suite.get("failures")) == len(expected)
+    assert all((case.find("failure").text or "").startswith("UNSAFE: ") for case in suite.iter("testcase") if case.find("failure") is not None)
     assert sorted(case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None) == expected
+
+
+# Says blocked (exit 1) wherever our plan is safe_replay: wrong, but never unsafe.
+STRICTER_ADAPTER = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode == 0:
+    plan = json.loads(result.stdout)
+    plan["disposition"] = "blocked"
+    plan["rejectionReasons"] = ["dangling_tool_state"]
+    print(json.dumps(plan))
+    raise SystemExit(1)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+
+def test_a_stricter_implementation_disagrees_but_is_not_unsafe(few_vectors: Path, run_cli) -> None:
+    code, out, _ = _conform(run_cli, "--vectors", str(few_vectors), "--json", "--", sys.executable, "-c", STRICTER_ADAPTER)
+    report = json.loads(out)
+    assert code == 1 and report["summary"]["disagrees"] > 0
+    assert report["summary"]["unsafe"] == 0 and all(result["unsafe"] is None for result in report["results"])
 
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ import pytest
 import spec_names as names
 
 from resume_contract.cli import proof_commands
-from resume_contract.core.explore import ALPHABET, count_words, spell
 from resume_contract.core.oracle import decide
 from resume_contract.ledger.store import read_ledger
 from resume_contract.proof import verify as verify_module
@@ -27,21 +26,28 @@ def test_verify_depth_6_is_clean_and_reaches_every_table_entry(run_cli, tmp_path
     assert progress and all(line.startswith("verify: subtrees ") and " ledgers/s, ETA " in line for line in progress)
     assert progress[-1].startswith("verify: subtrees 11/11 (100%)")
     lines = out.splitlines()
-    assert lines[0] == f"exploring {count_words(6):,} ledgers up to 6 events on {lines[0].split(' on ')[1].split()[0]} worker(s)"
+    alphabet = verify_module.explored_alphabet()
+    assert lines[0] == f"exploring {alphabet.count(6):,} ledgers up to 6 events on {lines[0].split(' on ')[1].split()[0]} worker(s)"
     assert lines[1].startswith("contract: runtime-resume (Phase 0), spec sha256 ")  # which contract was proven
-    assert lines[2].startswith(f"explored {count_words(6):,} ledgers in ")
+    assert lines[2].startswith(f"alphabet, from the spec: {alphabet.describe()}, each explored through its first letter: ")
+    assert lines[3].startswith(f"explored {alphabet.count(6):,} ledgers in ")
     reachable = len(verify_module.reachable_steps(verify_module.active().table))
-    assert lines[2].endswith(f"transition-table entries reached: {reachable} of {reachable}")
+    assert lines[3].endswith(f"transition-table entries reached: {reachable} of {reachable}")
     assert lines[-1] == "no violation"
     assert not counterexample.exists(), "verify writes only a counterexample"
 
 
 def _broken(monkeypatch: pytest.MonkeyPatch, key: tuple[str, str, bool], outcome: tuple[str, str | None]) -> None:
     """Make verify's copy of the table accept `key` as `outcome`, as a wrong generator would."""
-    contract = verify_module.active()  # the contract the commands run here, broken in one step
-    step = dict(contract.table.step)
+    step = dict(verify_module.active().table.step)
     step[key] = outcome
-    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    _with_table(monkeypatch, step=types.MappingProxyType(step))
+
+
+def _with_table(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
+    """Make verify check the installed contract with some of its table's fields changed (as a spec would)."""
+    contract = verify_module.active()  # the contract the commands run here, broken in one step
+    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, **changes))
     monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
 
 
@@ -53,7 +59,7 @@ def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_le
     assert "VIOLATION matches_oracle: projector safe_replay" in out
     assert "VIOLATION table_matches_machine:" in out
     assert "VIOLATION replay_well_formed: replayed response e2 has no matching call before it" in out
-    assert "  shortest ledger: call(a), ok(a, other tool)\n" in out
+    assert "  shortest ledger: function_call(a), function_response(a, other tool)\n" in out
     assert out.rstrip().endswith(f"replay it with: resume-contract plan {counterexample}")
     ledger = read_ledger(counterexample)
     assert [(event.content.id, event.content.name) for event in ledger.events] == [("a", "write"), ("a", "delete")]
@@ -66,7 +72,7 @@ def test_a_table_that_forgets_an_anomaly_breaks_monotonic_evidence(monkeypatch, 
     _broken(monkeypatch, ("succeeded", "function_response", True), ("succeeded", None))
     code, out, _ = run_cli("verify", "--depth", "3", "--jobs", "1", "--counterexample", str(tmp_path / "cx.jsonl"))
     assert code == 1
-    assert "shortest ledger: call(a), ok(a), ok(a)" in out
+    assert "shortest ledger: function_call(a), function_response(a), function_response(a)" in out
 
 
 def test_verify_rejects_a_silly_depth(run_cli) -> None:
@@ -85,5 +91,81 @@ def test_the_oracle_is_independent_of_the_spec_and_the_generated_code() -> None:
 
 
 def test_the_alphabet_spells_readably() -> None:
-    assert spell((1, 3)) == "call(a), ok(a)"
-    assert len(ALPHABET) == 10
+    alphabet = verify_module.explored_alphabet()
+    assert alphabet.spell((0, 2)) == "function_call(a), function_response(a)"
+
+
+# Issue 24, item 2: a spec that narrows the terminal statuses to [completed], or renames the terminal flag's key,
+# lets a run go on after a `cancelled` (or endInvocation-only) event. The oracle keeps the contract text's
+# meaning of terminal, and the alphabet holds an event with each of its statuses and its flag, so verify says so.
+
+
+def test_a_table_that_narrows_the_terminal_statuses_disagrees_with_the_oracle(monkeypatch, run_cli, tmp_path: Path) -> None:
+    _with_table(monkeypatch, terminal_statuses=frozenset({"completed"}))
+    code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(tmp_path / "cx.jsonl"))
+    assert code == 1
+    assert "VIOLATION matches_oracle: projector safe_replay [] replay ['e1', 'e2']; oracle blocked [] replay ['e1', 'e2']\n" in out
+    assert "  shortest ledger: status failed, text\n" in out
+    # ... and `cancelled` is in the alphabet: it stands in the same class as `failed`.
+    assert "status failed (also status aborted, status cancelled)" in out
+
+
+def test_a_table_that_renames_the_terminal_flag_disagrees_with_the_oracle(monkeypatch, run_cli, tmp_path: Path) -> None:
+    _with_table(monkeypatch, terminal_flag=("actions", "done"))
+    code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(tmp_path / "cx.jsonl"))
+    assert code == 1
+    assert "VIOLATION matches_oracle: projector safe_replay [] replay ['e1', 'e2']; oracle blocked [] replay ['e1', 'e2']\n" in out
+    assert "  shortest ledger: actions.endInvocation, text\n" in out
+
+
+def test_the_alphabet_is_read_off_the_spec_every_kind_status_flag_and_partial_form() -> None:
+    from resume_contract_generator.spec.validate import load_spec
+
+    wire = load_spec(Path(__file__).resolve().parent.parent).wire
+    names = {letter.name for letter in verify_module.explored_alphabet().letters}
+    tool_kinds = [kind for kind in wire.content_kinds if kind.tool_call is not None]
+    assert {f"{kind.name}(a)" for kind in tool_kinds} <= names
+    assert {kind.name for kind in wire.content_kinds if kind.tool_call is None} <= names
+    assert {f"status {value}" for value in wire.field("status").enum} <= names
+    assert f"{wire.terminal_flag_field}.{wire.terminal_flag_key}" in names
+    assert {f"partial {name}" for name in names if not name.startswith("partial ")} <= names
+
+
+def test_letters_the_walk_reads_alike_are_walked_alike() -> None:
+    # The reduction is sound only if `walk_reads.reading` says everything the walk reads: every two-letter ledger
+    # over all letters plans as the ledger of its letters' class representatives (classes by the projector alone).
+    from resume_contract.core.explore import Alphabet, letters_of, projector_view
+    from resume_contract.core.project import project
+    from resume_contract.core.summary import PlanSummary
+
+    contract = verify_module.active()
+    alphabet = Alphabet.reduced(letters_of(contract.table, contract.model), [projector_view(contract.table, contract.model)])
+    representative = {index: group[0] for group in alphabet.classes for index in group}
+
+    def planned(letters: list[int]) -> PlanSummary:
+        rows = [alphabet.letters[index].wire(f"e{position}") for position, index in enumerate(letters, 1)]
+        return PlanSummary.of(project([contract.model.event_from_wire(row) for row in rows], contract.table))
+
+    assert len(alphabet.classes) < len(alphabet.letters)
+    for first in range(len(alphabet.letters)):
+        for second in range(len(alphabet.letters)):
+            assert planned([first, second]) == planned([representative[first], representative[second]]), (first, second)
+
+
+def test_letters_the_oracle_reads_alike_are_decided_alike() -> None:
+    from resume_contract.core.explore import letters_of
+    from resume_contract.core.oracle import END_FLAG, TERMINAL, decide, reading
+
+    contract = verify_module.active()
+    letters = letters_of(contract.table, contract.model, statuses=TERMINAL, flags=(END_FLAG,))
+    by_reading: dict[object, int] = {}
+    for index, letter in enumerate(letters):
+        by_reading.setdefault(reading(letter.wire("e1")), index)
+
+    def decided(indexes: list[int]) -> object:
+        return decide([letters[index].wire(f"e{position}") for position, index in enumerate(indexes, 1)])
+
+    for first in range(len(letters)):
+        for second in range(len(letters)):
+            same = [by_reading[reading(letters[index].wire("e1"))] for index in (first, second)]
+            assert decided([first, second]) == decided(same), (letters[first].name, letters[second].name)

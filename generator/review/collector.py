@@ -4,10 +4,10 @@ In the style of `buf breaking`: each rule has a stable name and a class —
 - `weakens-safety`: can turn a `blocked` decision into `safe_replay`, or loses evidence;
 - `tightens`: the reverse;
 - `neutral`: wording, messages, reordering with no effect (never the directive: it is what the operator is
-  told to do, so a changed directive weakens safety unless it only adds text).
+  told to do, so every change of it weakens safety until a waiver bound to its exact text accepts it).
 
 Rules whose effect is not obvious on their own are classed `by-evidence`: both specs' projectors run over the
-canonical ledgers and every ledger up to `depth` events (`resume_contract.explore`), and the change takes the
+canonical ledgers and every ledger up to a depth over both sides' alphabets (`evidence`), and the change takes the
 class of what actually moved. If the ledgers show a weakening that no rule explains, an
 `EVIDENCE_UNEXPLAINED_WEAKENING` change says so: nothing weakens silently.
 """
@@ -15,15 +15,18 @@ class of what actually moved. If the ledgers show a weakening that no rule expla
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from resume_contract.core.explore import Alphabet
 
 from ..errors import Mark
 from ..spec.model import Decision, Spec
 from . import rules
-from .evidence import LedgerEvidence, collect_evidence, evidence_why, naming_why
+from .evidence import Evidence, LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
 from .rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, RULES, WEAKENS
@@ -42,6 +45,21 @@ class Change:
     why: str = ""
     # The name a removal or rename is about (its ledgers are the ones that gave it).
     subject: str = ""
+    # The whole base and head values where the message gives only an excerpt (a reworded text), so that the
+    # fingerprint tells two rewordings of one text apart.
+    values: Any = None
+
+    @property
+    def fingerprint(self) -> str:
+        """16 hex digits of sha256 over the rule, the message (which names the place and what changed) and the
+        whole values: the same for the same change on every run, another for any other change of the place."""
+        material = json.dumps([self.rule, self.message, self.values], default=repr, ensure_ascii=False)
+        return hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def finding(self) -> str:
+        """`RULE:fingerprint`: what a waiver names to accept exactly this finding."""
+        return f"{self.rule}:{self.fingerprint}"
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,7 @@ class Review:
     evidence: tuple[LedgerEvidence, ...]
     ledgers_explored: int
     depth: int
+    alphabet: Alphabet
     # (index of a change, its waiver) and the waivers that matched nothing: see review_waivers.py.
     waived: tuple[tuple[int, Any], ...] = ()
     stale_waivers: tuple[Any, ...] = ()
@@ -73,8 +92,9 @@ class Review:
         return next((name for name in CLASSES if counts[name]), "no change")
 
 
-def review(base: Spec, head: Spec, depth: int = 4) -> Review:
-    """Every semantic change from `base` to `head`, classified; evidence from ledgers up to `depth` events."""
+def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
+    """Every semantic change from `base` to `head`, classified; evidence from ledgers up to `depth` events
+    (None: as deep as `evidence.LEDGER_BUDGET` allows, up to `evidence.DEFAULT_DEPTH`)."""
     collector = _Collector(base, head)
     collector.failpoints()
     collector.wire()
@@ -85,19 +105,20 @@ def review(base: Spec, head: Spec, depth: int = 4) -> Review:
     collector.scope()
     collector.project_files()
     collector.schemas()
-    evidence, explored = collect_evidence(base, head, depth)
-    effects = {item.effect for item in evidence}
+    evidence = collect_evidence(base, head, depth)
+    effects = {item.effect for item in evidence.moved}
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
-    by_ledgers = evidence_why(evidence, evidence_class, explored, depth)
-    changes = [_classed(change, evidence_class, by_ledgers, evidence, explored) for change in collector.changes]
+    by_ledgers = evidence_why(evidence, evidence_class)
+    changes = [_classed(change, evidence_class, by_ledgers, evidence) for change in collector.changes]
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
-        changes.append(Change(rules.EVIDENCE_UNEXPLAINED_WEAKENING.id, WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers))
+        weaker = [(item.label, item.base, item.head) for item in evidence.moved if item.effect == WEAKENS]
+        changes.append(Change(rules.EVIDENCE_UNEXPLAINED_WEAKENING.id, WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers, values=weaker))
     order = {name: index for index, name in enumerate(CLASSES)}
     changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
-    return Review(tuple(changes), tuple(evidence), explored, depth)
+    return Review(tuple(changes), tuple(evidence.moved), evidence.checked, evidence.depth, evidence.alphabet)
 
 
-def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: list[LedgerEvidence], explored: int) -> Change:
+def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: Evidence) -> Change:
     """The change with its final class and why: its rule's class, or the ledgers' (floored for names)."""
     if change.change_class == BY_EVIDENCE:
         return dataclasses.replace(change, change_class=evidence_class, why=by_ledgers)
@@ -105,7 +126,7 @@ def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: lis
         return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST:
         field = "rejection_reasons" if change.rule in (rules.REASON_REMOVED.id, rules.REASON_RENAMED.id) else "diagnostics"
-        named = naming_why(evidence, change.subject, field, explored) if change.subject else by_ledgers
+        named = naming_why(evidence, change.subject, field) if change.subject else by_ledgers
         return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule].meaning}, so consumers matching the old name break; {named}")
     return dataclasses.replace(change, why=f"rule: {RULES[change.rule].meaning}")
 
@@ -122,24 +143,37 @@ class _Collector(ProjectorChanges, WireChanges):
         self.renames = find_renames(base, head)
         self.changes: list[Change] = []
 
-    def add(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "") -> None:
-        self.changes.append(Change(rule.id, rule.change_class, message, base, head, subject=subject))
+    def add(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "", values: Any = None) -> None:
+        self.changes.append(Change(rule.id, rule.change_class, message, base, head, subject=subject, values=values))
 
-    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule, what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None) -> list[str]:
-        """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys."""
+    def _keyed(self, rule_removed: rules.Rule, rule_added: rules.Rule | Callable[[str], rules.Rule], what: str, base: dict, head: dict, base_mark, head_mark, renamed: dict | None = None,
+               added_detail: Callable[[str], str] | None = None) -> list[str]:
+        """Report removed and added keys (a renamed pair is the caller's to report); return the shared keys.
+        `rule_added` may be a function of the added key; `added_detail(key)` is added to an addition's message."""
         renamed = renamed or {}
         for key in base:
             if key not in head and key not in renamed:
                 self.add(rule_removed, f"{what} '{key}' removed", base_mark(key), None, subject=key)
         for key in head:
             if key not in base and key not in renamed.values():
-                self.add(rule_added, f"{what} '{key}' added", None, head_mark(key))
+                rule = rule_added(key) if callable(rule_added) else rule_added
+                self.add(rule, f"{what} '{key}' added" + (added_detail(key) if added_detail else ""), None, head_mark(key))
         return [key for key in base if key in head]
 
     def failpoints(self) -> None:
         base = {fp.id: fp for fp in self.base.failpoints}
         head = {fp.id: fp for fp in self.head.failpoints}
-        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
+        def decided(key: str) -> str:
+            # What a reviewer needs to judge a new failpoint: the prefix it leaves, and what the contract decides there.
+            prefix = head[key].committed_prefix
+            decision = next((d for d in self.head.decisions if d.prefix == prefix), None)
+            if decision is None:
+                return f": committed prefix {prefix}, no decision"
+            reasons = f" [{', '.join(decision.rejection_reasons)}]" if decision.rejection_reasons else ""
+            return f": committed prefix {prefix}, decided {decision.disposition}{reasons}"
+
+        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark,
+                               added_detail=decided):
             old, new = base[key], head[key]
             where = (old.mark, new.mark)
             if old.committed_prefix != new.committed_prefix:
@@ -150,7 +184,7 @@ class _Collector(ProjectorChanges, WireChanges):
             if old.boundary != new.boundary:
                 self.add(rules.FAILPOINT_BOUNDARY_REWORDED, f"failpoint {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
             if old.note != new.note:
-                self.add(rules.FAILPOINT_NOTE_CHANGED, f"failpoint {key}: note changed", *where)
+                self.add(rules.FAILPOINT_NOTE_CHANGED, f"failpoint {key}: note changed", *where, values=(old.note, new.note))
 
     def ledger(self) -> None:
         base, head = self.base.ledger, self.head.ledger
@@ -159,12 +193,12 @@ class _Collector(ProjectorChanges, WireChanges):
         loc_h = lambda *path: self.head.location("ledger", *path)  # noqa: E731
         for key in self._keyed(rules.OUTCOME_REMOVED, rules.OUTCOME_ADDED, "outcome", old_outcomes, new_outcomes, lambda k: loc_b("outcomes", k), lambda k: loc_h("outcomes", k)):
             if old_outcomes[key] != new_outcomes[key]:
-                self.add(rules.OUTCOME_REWORDED, f"outcome '{key}': {reworded(old_outcomes[key], new_outcomes[key])}", loc_b("outcomes", key), loc_h("outcomes", key))
+                self.add(rules.OUTCOME_REWORDED, f"outcome '{key}': {reworded(old_outcomes[key], new_outcomes[key])}", loc_b("outcomes", key), loc_h("outcomes", key), values=(old_outcomes[key], new_outcomes[key]))
         shared = [outcome for outcome in old_outcomes if outcome in new_outcomes]
         old_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in base.events]
         new_events = [(event.name, tuple(event.wire(o) for o in shared)) for event in head.events]
         if [_canonical(e) for e in old_events] != [_canonical(e) for e in new_events]:
-            self.add(rules.LEDGER_EVENTS_CHANGED, "the canonical ledger's events changed", loc_b("events"), loc_h("events"))
+            self.add(rules.LEDGER_EVENTS_CHANGED, "the canonical ledger's events changed", loc_b("events"), loc_h("events"), values=(old_events, new_events))
         old_prefixes = {prefix.name: prefix for prefix in base.prefixes}
         new_prefixes = {prefix.name: prefix for prefix in head.prefixes}
         for key in self._keyed(rules.PREFIX_REMOVED, rules.PREFIX_ADDED, "prefix", old_prefixes, new_prefixes, lambda k: old_prefixes[k].mark, lambda k: new_prefixes[k].mark):
@@ -194,7 +228,8 @@ class _Collector(ProjectorChanges, WireChanges):
             self.add(rule, f"prefix '{key}': terminal fact {'no longer' if old.terminal_fact else 'now'} required", self._loc_b(key, "terminal_fact"), self._loc_h(key, "terminal_fact"))
         if (old.summary, old.same_tool_decision_as) != (new.summary, new.same_tool_decision_as):
             change = reworded(old.summary, new.summary) if old.summary != new.summary else f"same decision as {old.same_tool_decision_as} -> {new.same_tool_decision_as}"
-            self.add(rules.DECISION_REWORDED, f"prefix '{key}': {change}", self._loc_b(key, "summary"), self._loc_h(key, "summary"))
+            self.add(rules.DECISION_REWORDED, f"prefix '{key}': {change}", self._loc_b(key, "summary"), self._loc_h(key, "summary"),
+                     values=((old.summary, old.same_tool_decision_as), (new.summary, new.same_tool_decision_as)))
 
     def _statuses(self, key: str, old: Decision, new: Decision) -> None:
         # Only outcomes both sides exercise compare; a removed or added outcome is its own change.
@@ -222,13 +257,13 @@ class _Collector(ProjectorChanges, WireChanges):
             self.add(rules.HIGH_WATER_DIAGNOSTIC_CHANGED, f"high-water mismatch: {old_rules.high_water_diagnostic} -> {new_rules.high_water_diagnostic}", *hw)
         if (old_rules.high_water_rule, old_rules.corruption_rule) != (new_rules.high_water_rule, new_rules.corruption_rule):
             pairs = [(old_rules.high_water_rule, new_rules.high_water_rule), (old_rules.corruption_rule, new_rules.corruption_rule)]
-            self.add(rules.LEDGER_RULE_REWORDED, "a ledger rule's text: " + "; ".join(reworded(a, b) for a, b in pairs if a != b), *hw)
+            self.add(rules.LEDGER_RULE_REWORDED, "a ledger rule's text: " + "; ".join(reworded(a, b) for a, b in pairs if a != b), *hw, values=tuple(zip(*pairs)))
         old_kinds, new_kinds = dict(old_rules.corruption_kinds), dict(new_rules.corruption_kinds)
         kind_b = lambda k: self.base.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
         kind_h = lambda k: self.head.location("decisions", "ledger_rules", "storage_corruption", "kinds", k)  # noqa: E731
         for key in self._keyed(rules.CORRUPTION_KIND_REMOVED, rules.CORRUPTION_KIND_ADDED, "corruption kind", old_kinds, new_kinds, kind_b, kind_h):
             if old_kinds[key] != new_kinds[key]:
-                self.add(rules.CORRUPTION_KIND_REWORDED, f"corruption kind '{key}': {reworded(old_kinds[key], new_kinds[key])}", kind_b(key), kind_h(key))
+                self.add(rules.CORRUPTION_KIND_REWORDED, f"corruption kind '{key}': {reworded(old_kinds[key], new_kinds[key])}", kind_b(key), kind_h(key), values=(old_kinds[key], new_kinds[key]))
 
     def _loc_b(self, prefix: str, field: str) -> Mark:
         return self.base.location("decisions", "prefixes", prefix, field)
@@ -268,7 +303,7 @@ class _Collector(ProjectorChanges, WireChanges):
                 if code not in new.exempt_diagnostics and not any(self._exemption_follows(code, after) for after in new.exempt_diagnostics):
                     self.add(rules.INVARIANT_EXEMPTION_REMOVED, f"invariant '{key}' no longer exempts {code}", old.mark, new.mark)
             if old.description != new.description:
-                self.add(rules.INVARIANT_REWORDED, f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark)
+                self.add(rules.INVARIANT_REWORDED, f"invariant '{key}': {reworded(old.description, new.description)}", old.mark, new.mark, values=(old.description, new.description))
 
     def _exemption_follows(self, old: str, new: str) -> bool:
         # An exemption follows a rename only when the renamed diagnostic covers the same events as before.
@@ -280,7 +315,7 @@ class _Collector(ProjectorChanges, WireChanges):
             if base.get(name) == head.get(name):
                 continue
             mark = Mark(f"spec/schema/{name}.schema.json", 1, 1)
-            self.add(rules.SCHEMA_CHANGED, f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark)
+            self.add(rules.SCHEMA_CHANGED, f"spec/schema/{name}.schema.json changed: specs are checked against other rules", mark, mark, values=(base.get(name), head.get(name)))
 
     def project_files(self) -> None:
         """The run loop and the oracle the spec names (the files themselves are reviewed as the code they are)."""
@@ -293,7 +328,7 @@ class _Collector(ProjectorChanges, WireChanges):
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:
-            self.add(rules.SCOPE_REWORDED, f"the phase boundary: {scope_changes(self.base.scope, self.head.scope)}", self.base.location("scope", "summary"), self.head.location("scope", "summary"))
+            self.add(rules.SCOPE_REWORDED, f"the phase boundary: {scope_changes(self.base.scope, self.head.scope)}", self.base.location("scope", "summary"), self.head.location("scope", "summary"), values=(self.base.scope, self.head.scope))
 
 
 def _canonical(item: tuple[str, tuple[str, ...]]) -> tuple[str, tuple[object, ...]]:

@@ -59,7 +59,7 @@ class ProjectorChanges:
         if old.final != new.final:
             self.add(rules.STATE_MADE_FINAL if new.final else rules.STATE_MADE_NOT_FINAL, f"state '{key}': final {str(old.final).lower()} -> {str(new.final).lower()}", *where)
         if old.description != new.description:
-            self.add(rules.STATE_REWORDED, f"state '{key}': {reworded(old.description, new.description)}", *where)
+            self.add(rules.STATE_REWORDED, f"state '{key}': {reworded(old.description, new.description)}", *where, values=(old.description, new.description))
 
     def _event_kinds(self) -> None:
         old_events = {event.name: event for event in self.base.projector.events}
@@ -67,9 +67,9 @@ class ProjectorChanges:
         for key in old_events.keys() | new_events.keys():
             old_event, new_event = old_events.get(key), new_events.get(key)
             if old_event is None or new_event is None or (old_event.content_kind, old_event.is_error) != (new_event.content_kind, new_event.is_error):
-                self.add(rules.EVENT_KIND_CHANGED, f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None)
+                self.add(rules.EVENT_KIND_CHANGED, f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None, values=(old_event, new_event))
             elif old_event.description != new_event.description:
-                self.add(rules.EVENT_KIND_REWORDED, f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark)
+                self.add(rules.EVENT_KIND_REWORDED, f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark, values=(old_event.description, new_event.description))
 
     def _diagnostics(self) -> None:
         old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}
@@ -96,7 +96,7 @@ class ProjectorChanges:
             self.add(rules.REASON_RENAMED, f"reason '{old_name}' renamed to '{new_name}'", old_mark(old_name), new_mark(new_name), subject=old_name)
         for old_name, new_name in [(key, key) for key in shared] + list(renamed.items()):
             if old_reasons[old_name] != new_reasons[new_name]:
-                self.add(rules.REASON_REWORDED, f"reason '{new_name}': {reworded(old_reasons[old_name], new_reasons[new_name])}", old_mark(old_name), new_mark(new_name))
+                self.add(rules.REASON_REWORDED, f"reason '{new_name}': {reworded(old_reasons[old_name], new_reasons[new_name])}", old_mark(old_name), new_mark(new_name), values=(old_reasons[old_name], new_reasons[new_name]))
         # Order compares by the head's names, a renamed reason in its old place.
         if [renamed.get(k, k) for k in old_reasons if renamed.get(k, k) in new_reasons] != [k for k in new_reasons if k in old_reasons or k in renamed.values()]:
             self.add(rules.REASONS_REORDERED, "rejection reasons are listed in another order", *self._in_projector("reasons"))
@@ -105,12 +105,10 @@ class ProjectorChanges:
         base, head = self.base.projector.directive, self.head.projector.directive
         if base == head:
             return
-        where = self._in_projector("directive")
-        if base in head:
-            self.add(rules.DIRECTIVE_EXTENDED, f"the directive only adds text: {reworded(base, head)}", *where)
-        else:
-            # It is what the operator is told to do: any other change could tell them to do less.
-            self.add(rules.DIRECTIVE_CHANGED, f"the operator is told something else: {reworded(base, head)}", *where)
+        # It is what the operator is told to do: no change of its text is provably safe (text kept can be
+        # contradicted by text added before or after it), so every change is a weakening until a waiver bound to
+        # this exact text accepts it.
+        self.add(rules.DIRECTIVE_CHANGED, f"the operator is told something else: {reworded(base, head)}", *self._in_projector("directive"), values=(base, head))
 
     def rules(self) -> None:
         def named(spec_rules):

@@ -11,6 +11,7 @@ from ..literals import md_cell
 from .collector import Review
 from .evidence import describe
 from .rules import CLASSES, RULES
+from .waivers import WAIVERS_FILE
 
 EXAMPLES_SHOWN = 5
 
@@ -24,7 +25,10 @@ def _summary(review: Review) -> str:
 
 
 def _stale_lines(review: Review) -> list[str]:
-    return [f"stale waiver {waiver.mark}: {waiver.rule}{' at ' + waiver.location if waiver.location else ''} matches no finding; remove it" for waiver in review.stale_waivers]
+    return [f"stale waiver {waiver.mark}: {waiver.finding} matches no finding of this change; remove it (a stale waiver fails --fail-on)" for waiver in review.stale_waivers]
+
+
+WAIVE_HINT = f"to accept a finding, list it in {WAIVERS_FILE} under `waivers:` as `- {{finding: RULE:FINGERPRINT, reason: why, and who reviewed it}}`"
 
 
 def _evidence_heading(review: Review) -> str:
@@ -35,10 +39,22 @@ def _evidence_heading(review: Review) -> str:
     )
 
 
+def _explored_line(review: Review) -> str:
+    return (
+        f"explored: the canonical ledgers and every ledger up to {review.depth} events over both sides' alphabets, "
+        f"{review.alphabet.describe()} (--format json lists them), {review.ledgers_explored} ledgers in all"
+    )
+
+
+def _moved(item: Any) -> tuple[str, str]:
+    return describe(item.base, item.base_refused), describe(item.head, item.head_refused)
+
+
 def as_text(review: Review, base_label: str, head_label: str) -> str:
     lines = [f"resume-contract diff {base_label} -> {head_label}", _summary(review)]
     for index, change in enumerate(review.changes):
         lines.append(f"  {change.change_class:<15} {change.rule}: {change.message}")
+        lines.append(f"  {'':<15} finding {change.finding}")
         where = [f"base {change.base}" if change.base else "", f"head {change.head}" if change.head else ""]
         if any(where):
             lines.append(f"  {'':<15} {'  '.join(part for part in where if part)}")
@@ -50,10 +66,14 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     if review.evidence:
         lines.append(_evidence_heading(review) + ":")
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"  {item.effect:<15} {item.label}: {describe(item.base)} -> {describe(item.head)}")
+            base, head = _moved(item)
+            lines.append(f"  {item.effect:<15} {item.label}: {base} -> {head}")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them)")
+    lines.append(_explored_line(review))
     lines += _stale_lines(review)
+    if len(review.waived) < len(review.changes):
+        lines.append(WAIVE_HINT)
     return "\n".join(lines) + "\n"
 
 
@@ -86,12 +106,12 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         "",
     ]
     if review.changes:
-        lines += ["| Class | Rule | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
+        lines += ["| Class | Finding | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
         for index, change in enumerate(review.changes):
             waiver = review.waiver_of(index)
             waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
-                f"| {change.change_class} | `{change.rule}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
+                f"| {change.change_class} | `{change.finding}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
                 f"{place(change.base, base_commit)} | {place(change.head, head_commit)} |"
             )
         lines.append("")
@@ -100,12 +120,15 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         lines += ["<details>", f"<summary>{md_cell(_evidence_heading(review))}</summary>", ""]
         lines += ["| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(describe(item.base))} | {md_cell(describe(item.head))} |")
+            base, head = _moved(item)
+            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(base)} | {md_cell(head)} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
         lines += ["", "</details>"]
     if review.stale_waivers:
         lines += ["", "#### Stale waivers", ""] + [f"- {md_cell(line)}" for line in _stale_lines(review)]
+    if len(review.waived) < len(review.changes):
+        lines += ["", md_cell(WAIVE_HINT)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -123,6 +146,7 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
         "changes": [
             {
                 "rule": change.rule,
+                "finding": change.finding,
                 "class": change.change_class,
                 "about": RULES[change.rule].meaning,
                 "message": change.message,
@@ -133,18 +157,20 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
             }
             for index, change in enumerate(review.changes)
         ],
-        "staleWaivers": [{"rule": w.rule, "location": w.location, "at": str(w.mark)} for w in review.stale_waivers],
+        "staleWaivers": [{"finding": w.finding, "at": str(w.mark)} for w in review.stale_waivers],
         "evidence": {
             "ledgersExplored": review.ledgers_explored,
             "depth": review.depth,
+            "alphabet": [{"letter": name, "standsFor": others} for name, others in review.alphabet.listing()],
             "ledgersDecidingDifferently": len(review.evidence),
             "ledgers": [
                 {
                     "label": item.label,
                     "effect": item.effect,
-                    "base": _decided_json(item.base),
-                    "head": _decided_json(item.head),
+                    "base": _decided_json(item.base, item.base_refused),
+                    "head": _decided_json(item.head, item.head_refused),
                     "events": [json.loads(row) for row in item.rows],
+                    **({} if item.base_rows is None else {"baseEvents": [json.loads(row) for row in item.base_rows]}),
                 }
                 for item in (review.evidence[:ledgers] if ledgers else review.evidence)
             ],
@@ -153,8 +179,9 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
     return json.dumps(document, indent=2) + "\n"
 
 
-def _decided_json(decided: Any) -> dict[str, Any]:
+def _decided_json(decided: Any, refused: Any) -> dict[str, Any]:
     return {
+        "refusedRows": [{"row": position, "corruption": kind} for position, kind in refused],
         "disposition": decided.disposition,
         "rejectionReasons": list(decided.rejection_reasons),
         "diagnostics": list(decided.diagnostics),
@@ -185,7 +212,7 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
                 file=head.file if head else base.file if base else None,
                 line=head.line if head else None,
                 col=head.column if head else None,
-                title=f"{change.change_class}: {change.rule}",
+                title=f"{change.change_class}: {change.finding}",
             )
         )
     lines += [

@@ -110,7 +110,6 @@ REASON_ADDED = _rule("REASON_ADDED", BY_EVIDENCE, "a rejection reason was added"
 REASON_REWORDED = _rule("REASON_REWORDED", NEUTRAL, "a reason's description changed")
 REASONS_REORDERED = _rule("REASONS_REORDERED", NEUTRAL, "rejection reasons are listed in another order")
 DIRECTIVE_CHANGED = _rule("DIRECTIVE_CHANGED", WEAKENS, "what the operator is told to do about an indeterminate operation changed")
-DIRECTIVE_EXTENDED = _rule("DIRECTIVE_EXTENDED", TIGHTENS, "the directive keeps its text and adds to it")
 SCHEMA_CHANGED = _rule("SCHEMA_CHANGED", WEAKENS, "the JSON Schema a spec file is checked against changed (a relaxed one lets specs through)")
 INVARIANT_REMOVED = _rule("INVARIANT_REMOVED", WEAKENS, "verify no longer proves an invariant")
 INVARIANT_ADDED = _rule("INVARIANT_ADDED", TIGHTENS, "verify proves a new invariant")
@@ -130,7 +129,8 @@ WIRE_FIELD_TYPE_CHANGED = _rule("WIRE_FIELD_TYPE_CHANGED", BY_EVIDENCE, "a field
 WIRE_ENUM_NARROWED = _rule("WIRE_ENUM_NARROWED", TIGHTENS, "a field allows fewer values (rows with the others are refused)")
 WIRE_ENUM_WIDENED = _rule("WIRE_ENUM_WIDENED", NEUTRAL, "a field allows more values (rows the reader refused are now read)")
 WIRE_CONTENT_KIND_REMOVED = _rule("WIRE_CONTENT_KIND_REMOVED", TIGHTENS, "a content kind is no longer read (rows carrying it are refused)")
-WIRE_CONTENT_KIND_ADDED = _rule("WIRE_CONTENT_KIND_ADDED", NEUTRAL, "a new content kind is read (a tool kind must also be a projector event)")
+WIRE_CONTENT_KIND_ADDED = _rule("WIRE_CONTENT_KIND_ADDED", NEUTRAL, "a new content kind, which takes no part in tool state, is read")
+WIRE_TOOL_CONTENT_KIND_ADDED = _rule("WIRE_TOOL_CONTENT_KIND_ADDED", BY_EVIDENCE, "a new content kind that opens or settles tool calls is read")
 WIRE_TOOL_CALL_CHANGED = _rule("WIRE_TOOL_CALL_CHANGED", BY_EVIDENCE, "which fields of a content kind name a tool call changed")
 WIRE_TERMINAL_CHANGED = _rule("WIRE_TERMINAL_CHANGED", BY_EVIDENCE, "what makes an event terminal changed")
 WIRE_PARTIAL_FLAG_CHANGED = _rule("WIRE_PARTIAL_FLAG_CHANGED", BY_EVIDENCE, "what makes an event partial changed")
@@ -209,7 +209,6 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     REASON_REWORDED,
     REASONS_REORDERED,
     DIRECTIVE_CHANGED,
-    DIRECTIVE_EXTENDED,
     SCHEMA_CHANGED,
     INVARIANT_REMOVED,
     INVARIANT_ADDED,
@@ -230,6 +229,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     WIRE_ENUM_WIDENED,
     WIRE_CONTENT_KIND_REMOVED,
     WIRE_CONTENT_KIND_ADDED,
+    WIRE_TOOL_CONTENT_KIND_ADDED,
     WIRE_TOOL_CALL_CHANGED,
     WIRE_TERMINAL_CHANGED,
     WIRE_PARTIAL_FLAG_CHANGED,

@@ -1,13 +1,15 @@
 """Accepted review findings, kept in the repository (`spec/review-waivers.yaml`) and reviewed like code.
 
     waivers:
-      - rule: DIRECTIVE_CHANGED                 # the finding's rule
-        location: spec/projector.yaml:92        # optional: file, file:line or file:line:col (head side, else base)
+      - finding: DIRECTIVE_CHANGED:3f0c6a1d2b9e8f47   # as `diff` prints it for the finding
         reason: Reworded for clarity; the operator's instruction is unchanged (reviewed in #123)
 
-A waived finding is still listed, marked with its waiver's reason, but `diff --fail-on` does not count it. A
-waiver that matches no finding is stale and is listed too, so accepted risk never outlives its finding
-unnoticed. The file is read from the head side of the diff (the change under review carries its waivers).
+A waiver accepts exactly one finding: its rule, what changed where, and the whole base and head values
+(`Change.fingerprint`). Any further change of the same place is another finding, which the waiver does not
+cover. A waived finding is still listed, marked with its waiver's reason, but `diff --fail-on` does not count
+it. A waiver that matches no finding is stale: it is listed, and it fails `--fail-on` (as an unused `noqa`
+fails ruff), so accepted risk never outlives the change it was written for. The file is read from the head
+side of the diff (the change under review carries its waivers).
 """
 
 from __future__ import annotations
@@ -28,31 +30,23 @@ if TYPE_CHECKING:  # `check` validates the waivers file without loading the revi
     from .collector import Change, Review
 
 WAIVERS_FILE = "spec/review-waivers.yaml"
-_KEYS = ("rule", "location", "reason")
+_KEYS = ("finding", "reason")
+_FINDING = re.compile(r"([A-Z][A-Z_]*):([0-9a-f]{16})")
+_EXAMPLE = "DIRECTIVE_CHANGED:3f0c6a1d2b9e8f47"
 
 
 @dataclasses.dataclass(frozen=True)
 class Waiver:
-    rule: str
-    location: str | None
+    finding: str  # RULE:fingerprint
     reason: str
     mark: Mark
 
+    @property
+    def rule(self) -> str:
+        return self.finding.partition(":")[0]
+
     def matches(self, change: Change) -> bool:
-        if change.rule != self.rule:
-            return False
-        if self.location is None:
-            return True
-        return any(mark is not None and _at(mark, self.location) for mark in (change.head, change.base))
-
-
-def _at(mark: Mark, location: str) -> bool:
-    file, *place = location.split(":")
-    return mark.file == file and place == [str(mark.line), str(mark.column)][: len(place)]
-
-
-# A location as the report prints it: a path from the repository root, then :line or :line:col if wanted.
-_LOCATION = re.compile(r"spec/[\w./-]+\.(?:yaml|json)(?::[1-9]\d*(?::[1-9]\d*)?)?")
+        return change.finding == self.finding
 
 
 def read_waivers(root: Path, head_source: str) -> tuple[Waiver, ...]:
@@ -77,33 +71,33 @@ def parse_waivers(path: Path) -> tuple[Waiver, ...]:
     for index, item in enumerate(data["waivers"]):
         mark = loaded.mark(("waivers", index))
         if not isinstance(item, dict):
-            problems.append(SpecError(mark, "a waiver is a mapping with rule, reason and (optionally) location"))
+            problems.append(SpecError(mark, "a waiver is a mapping with finding and reason"))
             continue
-        problems += [SpecError(loaded.key_mark(("waivers", index, key)), f"unknown key '{key}'; a waiver has [{', '.join(_KEYS)}]") for key in item if key not in _KEYS]
-        rule, reason, location = item.get("rule"), item.get("reason"), item.get("location")
-        if rule not in RULES:
-            close = difflib.get_close_matches(str(rule), list(RULES), n=1)
+        for key in item:
+            if key in ("rule", "location"):
+                problems.append(SpecError(loaded.key_mark(("waivers", index, key)), f"a waiver no longer names a {key}: it names the one finding it accepts, as `diff` prints it (finding: {_EXAMPLE}), so it cannot outlive that change"))
+            elif key not in _KEYS:
+                problems.append(SpecError(loaded.key_mark(("waivers", index, key)), f"unknown key '{key}'; a waiver has [{', '.join(_KEYS)}]"))
+        finding, reason = item.get("finding"), item.get("reason")
+        matched = _FINDING.fullmatch(finding) if isinstance(finding, str) else None
+        if matched is None:
+            where = loaded.mark(("waivers", index, "finding")) if "finding" in item else mark
+            problems.append(SpecError(where, f"a waiver needs the finding it accepts, RULE:FINGERPRINT as `diff` prints it (e.g. {_EXAMPLE}); got {finding!r}"))
+        elif matched.group(1) not in RULES:
+            close = difflib.get_close_matches(matched.group(1), list(RULES), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            problems.append(SpecError(loaded.mark(("waivers", index, "rule")), f"unknown rule {rule!r}{hint}"))
+            problems.append(SpecError(loaded.mark(("waivers", index, "finding")), f"unknown rule {matched.group(1)!r}{hint}"))
         if not isinstance(reason, str) or not reason.strip():
-            problems.append(SpecError(loaded.mark(("waivers", index)), "a waiver needs a reason: why the finding is accepted, and who reviewed it"))
-        if location is not None and not (isinstance(location, str) and _LOCATION.fullmatch(location)):
-            hint = f" (did you mean 'spec/{location}'?)" if isinstance(location, str) and _LOCATION.fullmatch(f"spec/{location}") else ""
-            problems.append(
-                SpecError(
-                    loaded.mark(("waivers", index, "location")),
-                    f"location {location!r} is not a spec file's path from the repository root, optionally with :line or "
-                    f":line:col as the report prints it (e.g. spec/projector.yaml:92){hint}",
-                )
-            )
-        waivers.append(Waiver(str(rule), location if isinstance(location, str) else None, str(reason), mark))
+            problems.append(SpecError(mark, "a waiver needs a reason: why the finding is accepted, and who reviewed it"))
+        waivers.append(Waiver(str(finding), str(reason), mark))
     if problems:
         raise SpecInvalid(problems)
     return tuple(waivers)
 
 
 def apply_waivers(review: Review, waivers: tuple[Waiver, ...]) -> Review:
-    """The review with each change's first matching waiver, and the waivers that matched nothing."""
+    """The review with each change's waiver, and the waivers that matched nothing (or a finding another waiver
+    already accepted)."""
     waived: dict[int, Waiver] = {}
     used: set[int] = set()
     for index, change in enumerate(review.changes):

@@ -30,15 +30,20 @@ class WireChanges:
         self._wire_fields("event", base.fields, head.fields, ("fields",))
         old_kinds = {kind.name: kind for kind in base.content_kinds}
         new_kinds = {kind.name: kind for kind in head.content_kinds}
-        for key in self._keyed(rules.WIRE_CONTENT_KIND_REMOVED, rules.WIRE_CONTENT_KIND_ADDED, "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
+        def added(key: str) -> rules.Rule:
+            # A kind that takes part in tool state changes decisions: the ledgers say how.
+            return rules.WIRE_TOOL_CONTENT_KIND_ADDED if new_kinds[key].tool_call is not None else rules.WIRE_CONTENT_KIND_ADDED
+
+        for key in self._keyed(rules.WIRE_CONTENT_KIND_REMOVED, added, "content kind", old_kinds, new_kinds, lambda k: old_kinds[k].mark, lambda k: new_kinds[k].mark):
             old, new = old_kinds[key], new_kinds[key]
             self._wire_fields(f"content kind '{key}'", old.fields, new.fields, ("content", "kinds", key, "fields"))
             if old.tool_call != new.tool_call:
                 self.add(rules.WIRE_TOOL_CALL_CHANGED, f"content kind '{key}': tool_call {old.tool_call} -> {new.tool_call}", old.mark, new.mark)
             if old.description != new.description:
-                self.add(rules.WIRE_REWORDED, f"content kind '{key}': description changed", old.mark, new.mark)
+                self.add(rules.WIRE_REWORDED, f"content kind '{key}': description changed", old.mark, new.mark, values=(old.description, new.description))
         if (base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key) != (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key):
-            self.add(rules.WIRE_TERMINAL_CHANGED, "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"))
+            self.add(rules.WIRE_TERMINAL_CHANGED, "what makes an event terminal changed", loc_b("terminal"), loc_h("terminal"),
+                     values=((base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key), (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key)))
         if base.partial_flag != head.partial_flag:
             self.add(rules.WIRE_PARTIAL_FLAG_CHANGED, f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
 
@@ -61,4 +66,4 @@ class WireChanges:
                 if gained and before.enum:
                     self.add(rules.WIRE_ENUM_WIDENED, f"{owner}: field '{key}' now allows {', '.join(gained)}", *where)
             if before.description != after.description:
-                self.add(rules.WIRE_REWORDED, f"{owner}: field '{key}': description changed", *where)
+                self.add(rules.WIRE_REWORDED, f"{owner}: field '{key}': description changed", *where, values=(before.description, after.description))

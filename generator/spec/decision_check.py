@@ -6,7 +6,11 @@ decides so is the last pass (`contradictions`).
 
 from __future__ import annotations
 
+import re
+import typing
 from typing import Any
+
+from resume_contract.core.plan import Disposition
 
 from ..errors import Mark, SpecError
 from .loader import LoadedFile
@@ -53,6 +57,7 @@ class _DecisionChecks:
             self.error(self.file.key_mark(path), f"decision for unknown prefix '{name}'; the prefixes are [{', '.join(prefix_names)}]")
             return None
         self._decision_references(name, item)
+        self._summary_agrees(name, item)
         statuses = item["operation_statuses"]
         return Decision(
             prefix=name,
@@ -67,6 +72,18 @@ class _DecisionChecks:
             mark=self.file.key_mark(path),
             key_marks=tuple((key, self.file.key_mark(path + (key,))) for key in item),
         )
+
+    def _summary_agrees(self, name: str, item: dict[str, Any]) -> None:
+        """A summary is what a reader takes the decision to be: it may not name another disposition, or a
+        rejection reason the decision does not give."""
+        words = set(re.findall(r"[A-Za-z0-9_]+", item["summary"]))
+        mark = self.file.mark(("prefixes", name, "summary"))
+        for disposition in sorted(set(typing.get_args(Disposition)) & words - {item["disposition"]}):
+            self.error(mark, f"the summary says '{disposition}', but the decision's disposition is {item['disposition']}")
+        for reason, _ in self.projector.reasons:
+            if reason in words and reason not in item["rejection_reasons"]:
+                given = ", ".join(item["rejection_reasons"]) or "none"
+                self.error(mark, f"the summary names reason '{reason}', which the decision does not give (its rejection_reasons: {given})")
 
     def _decision_references(self, name: str, item: dict[str, Any]) -> None:
         """The outcomes, diagnostics, reasons and replayed events a decision names must exist."""
@@ -117,6 +134,8 @@ class _DecisionChecks:
         kinds = tuple(rules_data["storage_corruption"]["kinds"].items())
         differences = self.data.get("reference_differences", {"anomalies": [], "corruption_kinds": []})
         self._reference_differences(differences, dict(kinds))
+        if "reference_differences" in self.data:
+            self._reference_differences_complete(differences, dict(kinds))
         return LedgerRules(
             high_water_rule=rules_data["high_water_mismatch"]["rule"],
             high_water_diagnostic=diagnostic,
@@ -125,6 +144,27 @@ class _DecisionChecks:
             reference_anomalies=tuple(differences["anomalies"]),
             reference_corruption_kinds=tuple(differences["corruption_kinds"]),
         )
+
+    def _reference_differences_complete(self, differences: dict[str, list[str]], kinds: dict[str, str]) -> None:
+        """A Phase 0 reference predates every anomaly and corruption kind a spec adds, so it checks none of them:
+        one left out of reference_differences would fail `conform --strictness reference` on every vector that
+        raises it, with nothing in the spec saying why."""
+        projector = self.projector
+        anomalies = [rule.anomaly for rule in projector.rules if rule.anomaly] + [projector.after_terminal_anomaly]
+        for code in dict.fromkeys(anomalies):
+            if code not in differences["anomalies"]:
+                self.error(
+                    self.file.mark(("reference_differences", "anomalies")),
+                    f"anomaly '{code}' is not in reference_differences.anomalies: a Phase 0 reference does not check it, so "
+                    "`conform --strictness reference` would report every vector that raises it; list it here",
+                )
+        for kind in kinds:
+            if kind not in differences["corruption_kinds"]:
+                self.error(
+                    self.file.mark(("reference_differences", "corruption_kinds")),
+                    f"corruption kind '{kind}' is not in reference_differences.corruption_kinds: a Phase 0 reference reads "
+                    "past it, so `conform --strictness reference` would report its vector; list it here",
+                )
 
     def _reference_differences(self, differences: dict[str, list[str]], kinds: dict[str, str]) -> None:
         """Where the reference implementation may differ must name real anomalies and corruption kinds."""

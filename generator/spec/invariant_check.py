@@ -32,7 +32,7 @@ def invariant_errors(
 ) -> list[SpecError]:
     """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
     table = table_of(spec)
-    subject = Subject(table, decoder_of(spec).decode_row, table.anomalies)
+    subject = Subject(table, decoder_of(spec), table.anomalies)
     if oracle is not None:  # the project's own, beside its spec (spec/invariants.yaml `oracle:`)
         subject = dataclasses.replace(subject, oracle=oracle, oracle_file=spec.oracle)
     declared = {invariant.name: invariant for invariant in spec.invariants}

@@ -12,23 +12,24 @@ from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..core.explore import ALPHABET, count_words
-    from ..proof.verify import counterexample_rows, verify
+    from ..proof.verify import counterexample_rows, explored_alphabet, verify
     from ..system.interrupts import default_workers
 
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
     contract = selected_contract(args)
+    alphabet = explored_alphabet(contract)
     # One unit is the subtree under one first letter (the empty ledger is one more).
-    progress = None if args.json else progress_reporter(err, "verify: subtrees", count_words(args.depth) / (len(ALPHABET) + 1), "ledgers")
+    progress = None if args.json else progress_reporter(err, "verify: subtrees", alphabet.count(args.depth) / (len(alphabet) + 1), "ledgers")
     if not args.json:
-        out.write(f"exploring {count_words(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
+        out.write(f"exploring {alphabet.count(args.depth):,} ledgers up to {args.depth} events on {workers} worker(s)\n")
         out.write(f"contract: {contract.identity}; {contract.origin}\n")
+        out.write(f"{_alphabet_line(alphabet)}\n")
     result = verify(args.depth, workers=workers, on_progress=progress, contract=contract)
     counterexample = Path(args.counterexample) if result.violations else None
     if counterexample is not None:
-        counterexample.write_bytes(counterexample_rows(result.violations[0], contract))
+        counterexample.write_bytes(counterexample_rows(result.violations[0]))
     if args.junit:
         Path(args.junit).write_text(_verify_junit(result), encoding="utf-8")
     if args.json:
@@ -39,6 +40,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"transition-table entries reached: {result.steps_reached} of {result.steps_total}\n"
     )
     out.write(f"invariants checked: {', '.join(result.invariants)}\n")
+    if result.unjudged:
+        out.write(
+            f"not compared with the oracle (tool events of a kind the contract's text does not name): {', '.join(result.unjudged)}; "
+            "`resume-contract diff` judges such a kind against the spec before it\n"
+        )
     if result.steps_reached < result.steps_total:
         out.write("warning: some reachable transition-table entries were never reached: raise --depth\n")
     if not result.violations:
@@ -100,16 +106,28 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL if run.failures else EXIT_OK
 
 
+def _alphabet_line(alphabet: Any) -> str:
+    """What was explored: the classes by their representatives, each with the letters it stands for."""
+    classes = "; ".join(name + (f" (also {', '.join(others)})" if others else "") for name, others in alphabet.listing())
+    return f"alphabet, from the spec: {alphabet.describe()}, each explored through its first letter: {classes}"
+
+
+def alphabet_json(alphabet: Any) -> list[dict[str, Any]]:
+    return [{"letter": name, "standsFor": others} for name, others in alphabet.listing()]
+
+
 def _verify_json(result: Any, counterexample: Path | None, contract: Any) -> str:
     document = {
         "contract": contract.identity.as_json(),
         "depth": result.depth,
+        "alphabet": alphabet_json(result.alphabet),
         "explored": result.explored,
         "seconds": round(result.seconds, 3),
         "distinctPlans": result.distinct_plans,
         "tableEntriesReached": result.steps_reached,
         "tableEntriesReachable": result.steps_total,
         "invariants": list(result.invariants),
+        "notComparedWithTheOracle": list(result.unjudged),
         "violations": [
             {"invariant": v.invariant, "message": v.message, "ledger": v.ledger, "expectedHighWater": v.expected_high_water}
             for v in result.violations
@@ -170,13 +188,15 @@ def register(commands: Any) -> None:
     verify = commands.add_parser(
         "verify",
         help="check the spec's invariants on every ledger up to N events (bounded model checking)",
-        description="Enumerate every ledger up to --depth events over an alphabet that reaches every rule (two call "
-        "ids; calls; successful and failed responses; responses naming another tool; text; a partial event; a "
-        "terminal event), project each with the generated table, the python-statemachine class and an "
+        description="Enumerate every ledger up to --depth events over an alphabet derived from the spec (every "
+        "tool event the projector names, for two call ids, with and without the error flag and naming another tool; "
+        "every other content kind; every status and the terminal flag, and the oracle's terminal statuses and flag; "
+        "each as a partial event too; letters that neither the projector nor the oracle tells apart explored once), "
+        "project each with the generated table, the python-statemachine class and an "
         "independent oracle, and check every invariant in spec/invariants.yaml. On a violation, the shortest "
         "counterexample is written as a JSONL ledger that `resume-contract plan` replays.",
-        epilog="exit: 0 no violation, 1 a violation, 2 usage. Depth 6 (1.1M ledgers) runs in CI; "
-        "`resume-contract verify --depth 7` (12M) takes a few minutes.",
+        epilog="exit: 0 no violation, 1 a violation, 2 usage. Depth 6 runs in CI; `resume-contract verify --depth 7` "
+        "explores about ten times as many ledgers.",
     )
     verify.add_argument("--depth", type=int, default=6, metavar="N", help="the longest ledger explored (default 6)")
     verify.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores)")

@@ -160,8 +160,8 @@ def _check_diff_arguments(args: argparse.Namespace) -> None:
     for name, value in (("BASE", args.base), ("HEAD", args.head)):
         if value is not None and not value.strip():
             raise UsageError(f"{name} is empty: give a git revision or a spec directory")
-    if args.depth < 0 or args.depth > 6:
-        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow ninefold per event)")
+    if args.depth is not None and not 0 <= args.depth <= 6:
+        raise UsageError("--depth takes 0 to 6 (the ledgers explored grow tenfold or more per event)")
     if args.ledgers < 0:
         raise UsageError("--ledgers takes 0 (all) or more")
     if args.links is not None and args.format != "markdown":
@@ -206,6 +206,9 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         }
         out.write(renderers[args.format](result, base_label, head_label))
     fail_on, counts = args.fail_on, result.unwaived_counts
+    if fail_on is not None and result.stale_waivers:
+        print(f"resume-contract diff: {len(result.stale_waivers)} stale waiver(s) in the head's spec/review-waivers.yaml: remove them", file=err)
+        return EXIT_FAIL
     if fail_on == "any" and sum(counts.values()):
         return EXIT_FAIL
     if fail_on in counts and counts[fail_on]:
@@ -274,14 +277,17 @@ def register(commands: Any) -> None:
         "  tightens        a decision or a safety fact got stronger\n"
         "  neutral         wording, messages, order\n"
         "Changes whose effect is not obvious are decided by running both projectors over the canonical ledgers\n"
-        "and every ledger up to --depth events. Accepted findings are waived in the head's\n"
-        "spec/review-waivers.yaml (rule, location, reason): listed, but not counted by --fail-on.\n\n"
+        "and every ledger up to --depth events, over an alphabet derived from both specs (every content kind,\n"
+        "status and flag either declares). Every finding has a fingerprint (RULE:HEX: its rule, place and\n"
+        "whole base and head values); a finding accepted in the head's spec/review-waivers.yaml\n"
+        "(`- {finding: RULE:HEX, reason: ...}`) is listed but not counted by --fail-on; a waiver that\n"
+        "matches no finding is stale and fails --fail-on.\n\n"
         "BASE and HEAD are git revisions or spec directories. Default: the merge base of HEAD with the default\n"
         "branch, against the working tree.\n\n"
         "  resume-contract diff                          # this branch's change\n"
         "  resume-contract diff main HEAD --format markdown --fail-on weakens-safety\n"
         "  resume-contract diff old/spec new/spec --format json\n",
-        epilog="exit: 0 no change of the --fail-on class, 1 such a change, 2 bad input (an invalid spec on either side\n"
+        epilog="exit: 0 no change of the --fail-on class, 1 such a change (unwaived) or a stale waiver, 2 bad input (an invalid spec on either side\n"
         "is reported with its file:line and not compared).",
     )
     diff.add_argument("base", nargs="?", metavar="BASE", help="git revision or spec directory (default: merge base with the default branch)")
@@ -291,6 +297,7 @@ def register(commands: Any) -> None:
     diff.add_argument("--links", metavar="URL", help="with --format markdown: link each location to URL/blob/COMMIT/FILE#LINE, URL being the "
                       "repository's web address (e.g. https://github.com/OWNER/REPO); a side given as a directory or the working tree is not linked")
     diff.add_argument("--ledgers", type=int, default=200, metavar="N", help="with --format json: list the first N ledgers that decide differently, with their events (0: all; default 200)")
-    diff.add_argument("--depth", type=int, default=4, metavar="N", help="explore every ledger up to N events for evidence (default 4)")
+    diff.add_argument("--depth", type=int, metavar="N", help="explore every ledger up to N events for evidence (default: up to 4, less "
+                      "for a larger alphabet, keeping to about 30,000 ledgers; the report says how deep)")
     diff.set_defaults(handler=cmd_diff)
 

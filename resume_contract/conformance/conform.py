@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.summary import PlanSummary, loosening
 from ..errors import VectorsUnreadable
 from ..output.junit import JUnitCase, junit_xml
 from .protocol import (
@@ -53,6 +54,9 @@ class Result:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     unchecked: list[str] = field(default_factory=list)
+    # How the implementation is more permissive than the contract (it replays where the contract blocks, reads a
+    # ledger the contract refuses, keeps less evidence), or None: a disagreement that is only stricter.
+    unsafe: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,29 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def unsafety(expect: dict[str, Any], code: int, got: dict[str, Any]) -> str | None:
+    """How an answer that disagrees with a vector is more permissive than the contract, or None (it is stricter,
+    or only names things otherwise). A field the implementation did not report counts as the contract's."""
+    if "corruption" in expect:
+        return f"reads a ledger the contract refuses as corrupt ({expect['corruption']})" if code in (0, 1) else None
+    if code not in (0, 1):
+        return None
+    expected = PlanSummary(
+        expect["disposition"], tuple(op["status"] for op in expect["operations"]), tuple(expect["diagnostics"]),
+        tuple(expect["rejectionReasons"]), tuple(expect["replayEventIds"]), False,
+    )
+    # An exit 0 replays, whatever the plan printed says; so does a plan that says so.
+    disposition = "safe_replay" if code == exit_code("safe_replay") or got.get("disposition") == "safe_replay" else "blocked"
+    answered = expected._replace(
+        disposition=disposition,
+        operation_statuses=tuple(op.get("status") for op in got.get("operations", expect["operations"])),
+        diagnostics=tuple(got.get("diagnostics", expected.diagnostics)),
+        rejection_reasons=tuple(got.get("rejectionReasons", expected.rejection_reasons)),
+        replay_event_ids=tuple(got.get("replayEventIds", expected.replay_event_ids)),
+    )
+    return loosening(expected, answered)
 
 
 def judge(case: Case, code: int | None, out: str, strictness: str, vectors: Vectors) -> tuple[str, list[str], list[str]]:
@@ -163,7 +190,10 @@ def conform(
         verdict, problems, unchecked = judge(case, code, out, strictness, vectors)
         if verdict == CRASHED and err.strip():
             problems.append("stderr: " + err.strip().splitlines()[-1][:300])
-        result = Result(case, verdict, problems, seconds, unchecked)
+        unsafe = None
+        if verdict == DISAGREES and code is not None:
+            unsafe = unsafety(case.expect, code, _answer(out))
+        result = Result(case, verdict, problems, seconds, unchecked, unsafe)
         if on_result is not None:
             on_result(result)
         return result
@@ -178,6 +208,14 @@ def conform(
         pool.shutdown(wait=True)
 
 
+def _answer(out: str) -> dict[str, Any]:
+    try:
+        plan = json.loads(out)
+    except ValueError:
+        return {}
+    return reported(plan) if isinstance(plan, dict) else {}
+
+
 def counts(results: Sequence[Result]) -> dict[str, int]:
     return {verdict: sum(1 for result in results if result.verdict == verdict) for verdict in VERDICTS}
 
@@ -187,11 +225,14 @@ def as_text(results: Sequence[Result], command: Sequence[str]) -> str:
     for result in results:
         if result.verdict != AGREES:
             lines.append(f"{result.verdict.upper():<10} {result.case.id}: {result.case.description}")
+            if result.unsafe is not None:
+                lines.append(f"           UNSAFE: more permissive than the contract: {result.unsafe}")
             lines += [f"           {problem}" for problem in result.problems]
     tally = counts(results)
     unchecked = sorted({key for result in results for key in result.unchecked})
+    unsafe = sum(1 for result in results if result.unsafe is not None)
     lines.append(
-        f"{len(results)} vectors: {tally[AGREES]} agree, {tally[DISAGREES]} disagree, {tally[CRASHED]} crashed, "
+        f"{len(results)} vectors: {tally[AGREES]} agree, {tally[DISAGREES]} disagree ({unsafe} unsafe), {tally[CRASHED]} crashed, "
         f"{tally[TIMED_OUT]} timed out ({' '.join(command)})"
     )
     if unchecked:
@@ -201,9 +242,9 @@ def as_text(results: Sequence[Result], command: Sequence[str]) -> str:
 
 def as_json(results: Sequence[Result]) -> str:
     document = {
-        "summary": {**counts(results), "total": len(results)},
+        "summary": {**counts(results), "unsafe": sum(1 for r in results if r.unsafe is not None), "total": len(results)},
         "results": [
-            {"id": r.case.id, "kind": r.case.kind, "verdict": r.verdict, "problems": r.problems, "unchecked": r.unchecked, "seconds": round(r.seconds, 3)}
+            {"id": r.case.id, "kind": r.case.kind, "verdict": r.verdict, "unsafe": r.unsafe, "problems": r.problems, "unchecked": r.unchecked, "seconds": round(r.seconds, 3)}
             for r in results
         ],
     }
@@ -219,7 +260,7 @@ def as_junit(results: Sequence[Result], name: str = "resume-contract conform") -
                 classname=f"vectors.{result.case.kind}",
                 name=result.case.id,
                 seconds=result.seconds,
-                failure="\n".join(result.problems) if result.verdict == DISAGREES else None,
+                failure="\n".join(([f"UNSAFE: {result.unsafe}"] if result.unsafe else []) + result.problems) if result.verdict == DISAGREES else None,
                 error=(result.verdict + "\n" + "\n".join(result.problems)) if result.verdict in (CRASHED, TIMED_OUT) else None,
             )
             for result in results

@@ -103,7 +103,7 @@ def manifest_schema() -> dict[str, Any]:
         "required": ["id", "kind", "description", "ledger", "expectedHighWater", "expect"],
         "properties": {
             "id": {"type": "string", "pattern": "^[a-z0-9_.-]+$"},
-            "kind": {"enum": ["canonical", "high-water", "table", "anomaly", "corruption", "explored"]},
+            "kind": {"enum": ["canonical", "high-water", "table", "anomaly", "corruption", "explored", "letter"]},
             "description": {"type": "string"},
             "ledger": {"type": "string"},
             "expectedHighWater": {"type": ["integer", "null"], "minimum": 0},

@@ -9,7 +9,11 @@ either the decision the contract pins or the corruption kind the ledger must be 
 - table: for every reachable transition-table entry, the shortest ledger that takes it;
 - anomaly: for every anomaly, the shortest ledger that raises it;
 - corruption: one ledger per corruption kind;
-- explored: every ledger up to `depth` events over `resume_contract.explore`'s alphabet, one per outcome.
+- explored: every ledger up to `depth` events over the spec's alphabet (`resume_contract.core.explore`, as
+  `verify` explores it: letters neither the projector nor the oracle tells apart explored once), one per outcome;
+- letter: every other letter of the alphabet (each content kind, status, flag and partial form that shares a
+  class), alone and followed by each explored letter, one per letter and outcome: another implementation may tell
+  apart what this one does not.
 
 Outcomes come from the spec alone: the decoding model and the projector table are built from the spec model
 in memory (as the generator checks them), never from what generated/ holds.
@@ -27,7 +31,8 @@ from resume_contract_generator.render.outputs import STAGING_SUFFIX, swap_in
 from resume_contract_generator.spec.model import Spec
 from resume_contract_generator.spec.tables import decoder_of, table_of
 
-from ..core.explore import spell, wires, words
+from ..core.explore import ID_FIELD, Alphabet, Letter
+from ..core.invariants import checked_alphabet
 from ..core.plan import ResumePlan
 from ..core.project import project
 from ..core.table import ProjectorTable
@@ -53,6 +58,7 @@ class _Planner:
     def __init__(self, spec: Spec) -> None:
         self.model: WireModel = decoder_of(spec)
         self.table: ProjectorTable = table_of(spec)
+        self.alphabet: Alphabet = checked_alphabet(self.table, self.model)
 
     def plan(self, rows: bytes, expected_high_water: int | None = None, trace: list | None = None) -> ResumePlan:
         events, raws = decode_rows(Path("vector.jsonl"), rows, model=self.model)
@@ -89,14 +95,15 @@ def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector]:
 
 
 def _explored(planner: _Planner, depth: int) -> list[Vector]:
+    alphabet = planner.alphabet
     table_entries: dict[tuple[str, str, bool], Vector] = {}
     anomalies: dict[str, Vector] = {}
     outcomes: dict[str, Vector] = {}
-    for word in words(depth):
-        rows = _jsonl(wires(word))
+    for word in alphabet.words(depth):
+        rows = _jsonl(alphabet.wires(word))
         trace: list[tuple[str, str, bool]] = []
         expect = pinned(planner.plan(rows, trace=trace))
-        name = spell(word)
+        name = alphabet.spell(word)
         for step in trace:
             if step not in table_entries:
                 state, event, names_match = step
@@ -111,41 +118,70 @@ def _explored(planner: _Planner, depth: int) -> list[Vector]:
         for code in expect["diagnostics"]:
             if code not in anomalies:
                 anomalies[code] = Vector(f"anomaly-{code}", "anomaly", f"the shortest ledger that raises {code}: {name}", rows, None, expect)
-        signature = json.dumps({**expect, "replayEventIds": len(expect["replayEventIds"])}, sort_keys=True)
+        signature = _signature(expect)
         if signature not in outcomes:
             outcomes[signature] = Vector(f"explored-{len(outcomes):04d}", "explored", name, rows, None, expect)
-    return [*table_entries.values(), *anomalies.values(), *outcomes.values()]
+    return [*table_entries.values(), *anomalies.values(), *outcomes.values(), *_letters(planner, depth)]
 
 
-def _base_row(event_id: str, **fields: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "id": event_id, "sessionId": "vector-session", "invocationId": "vector-invocation", "runId": "vector-run",
-        "turnId": "vector-turn", "ts": 1, "partial": False, "author": "user", "role": "user",
-        "content": {"kind": "text", "text": "hello"},
+def _signature(expect: dict[str, Any]) -> str:
+    return json.dumps({**expect, "replayEventIds": len(expect["replayEventIds"])}, sort_keys=True)
+
+
+def _letters(planner: _Planner, depth: int) -> list[Vector]:
+    """Each letter explored only through its class's first: alone, and (from depth 2) followed by each explored
+    letter."""
+    alphabet = planner.alphabet
+    vectors: list[Vector] = []
+    for group in alphabet.classes:
+        first = alphabet.letters[group[0]]
+        for index in group[1:]:
+            letter = alphabet.letters[index]
+            seen: set[str] = set()
+            ledgers: list[list[Letter]] = [[letter]]
+            ledgers += [[letter, other] for other in alphabet.representatives] if depth >= 2 else []
+            for ledger in ledgers:
+                rows = _jsonl([item.wire(f"e{position}") for position, item in enumerate(ledger, 1)])
+                expect = pinned(planner.plan(rows))
+                signature = _signature(expect)
+                if signature not in seen:
+                    seen.add(signature)
+                    name = ", ".join(item.name for item in ledger)
+                    description = f"{name} ({letter.name} is explored as {first.name})"
+                    vectors.append(Vector(f"letter-{len(vectors):04d}", "letter", description, rows, None, expect))
+    return vectors
+
+
+def _recipes(planner: _Planner) -> dict[str, tuple[str, bytes]]:
+    """One ledger per corruption kind the store knows how to find, made of the spec's own rows (an event with no
+    content); the spec may name no other kind."""
+    plain = next(letter for letter in planner.alphabet.letters if letter.name == "no content")
+
+    def row(event_id: str, **fields: Any) -> bytes:
+        return encode_json({**plain.wire(event_id), **fields})
+
+    good = row("e1") + b"\n"
+    second = row("e2")
+    without_id = encode_json({key: value for key, value in plain.wire("e2").items() if key != ID_FIELD})
+    return {
+        "torn_row": ("the last row has no newline: a write cut off", good + second[:-3]),
+        "invalid_utf8": ("a row holds a byte that is not UTF-8", good + second.replace(b'"e2"', b'"e\xff2"') + b"\n"),
+        "invalid_json": ("a row that is not JSON", good + b'{"id": "e2", oops}\n'),
+        "invalid_event": (f"a row outside the wire format (without its required {ID_FIELD!r})", good + without_id + b"\n"),
+        "duplicate_event_id": ("two rows with one event id", good + row("e1") + b"\n"),
+        "duplicate_key": ("a row repeating a key", good + second[:-1] + b',"id":"e2"}\n'),
+        # runId: the field the store reads a row's run from (spec/runtime_event.yaml must declare it).
+        "foreign_row": ("a row of another run", good + row("e2", runId="other-run") + b"\n"),
     }
-    row.update(fields)
-    return row
-
-
-# One ledger per corruption kind the store knows how to find; the spec may name no other.
-_GOOD = encode_json(_base_row("e1")) + b"\n"
-_RECIPES: dict[str, tuple[str, bytes]] = {
-    "torn_row": ("the last row has no newline: a write cut off", _GOOD + encode_json(_base_row("e2"))[:-7]),
-    "invalid_utf8": ("a row holds a byte that is not UTF-8", _GOOD + encode_json(_base_row("e2")).replace(b"hello", b"hel\xfflo") + b"\n"),
-    "invalid_json": ("a row that is not JSON", _GOOD + b'{"id": "e2", oops}\n'),
-    "invalid_event": ("a row outside the wire format (an unknown role)", _GOOD + encode_json(_base_row("e2", role="robot")) + b"\n"),
-    "duplicate_event_id": ("two rows with one event id", _GOOD + encode_json(_base_row("e1", ts=2)) + b"\n"),
-    "duplicate_key": ("a row repeating a key", _GOOD + encode_json(_base_row("e2"))[:-1] + b',"partial":false}\n'),
-    "foreign_row": ("a row of another run", _GOOD + encode_json(_base_row("e2", runId="other-run")) + b"\n"),
-}
 
 
 def _corruption(spec: Spec, planner: _Planner) -> list[Vector]:
     vectors = []
+    recipes = _recipes(planner)
     for kind, meaning in spec.ledger_rules.corruption_kinds:
-        if kind not in _RECIPES:
+        if kind not in recipes:
             raise VectorError(f"no vector can be made for corruption kind '{kind}' ({meaning}): the reader does not know it")
-        description, rows = _RECIPES[kind]
+        description, rows = recipes[kind]
         try:
             planner.plan(rows)
         except LedgerCorruption as corruption:

@@ -1,100 +1,297 @@
-"""Every small ledger: all event sequences up to a length, over an alphabet that reaches every spec rule.
+"""Every small ledger, over an alphabet derived from a contract: never a hand-written list of kinds or statuses.
 
-The alphabet has two tool call ids, calls, successful and failed responses, responses naming another tool,
-a partial event, plain text and a terminal event: enough to reach every entry of the transition table that
-a ledger can reach. Sequences are produced shortest first, then in alphabet
-order, so the first sequence found with a property is a shortest one.
+The letters are read off a decoding model and its projector table (both generated from the spec, or built
+from it in memory), so a spec edit that adds or removes a content kind, a status or a flag changes what is
+explored:
+
+- every tool event the projector names: each content kind that opens an operation, for call ids `a` and `b`;
+  each kind that settles one, for `a` and `b`, with its error flag and without, and (for `a`) naming another
+  tool than the call;
+- every other content kind, and an event with no content;
+- an event with each value of `status` (terminal or not), and one with the terminal flag set;
+- every letter above again as a partial event.
+
+A row holds only the fields its letter needs and the required ones (with a plain value of their type).
+Letters that every projector involved (and, for `verify`, the oracle) reads alike are explored once, through
+the first of them (`Alphabet.reduced`): what decides a plan is what the walk reads of an event
+(`walk_reads.reading`), so a ledger of the other letters decides exactly as its representative's. Words are
+produced shortest first, then in letter order, so the first word found with a property is a shortest one.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+import json
+import types
+import typing
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .wire import WireModel
+import msgspec
 
-SESSION_ID = "explore-session"
-RUN_ID = "explore-run"
+from ..errors import RowRefused
+from .table import ProjectorTable
+from .walk_reads import reading
+from .wire import WireModel, encode_json
 
 Wire = dict[str, Any]
+ID_FIELD = "id"  # the field the store reads each row's id from
+STATUS_ATTRIBUTE = "status"  # the attribute the walk reads a status from (spec/runtime_event.yaml's `status`)
+TOOLS = ("write", "delete")  # a call's tool, and the other tool a misnamed result names
+CALL_IDS = ("a", "b")
 
 
 @dataclass(frozen=True)
-class Symbol:
-    """One letter of the alphabet: a readable name and how to write its row (as JSON values) at a position."""
+class Letter:
+    """One letter: a readable name and its row's fields (JSON values) but the id, which is its position's.
+
+    In a review's alphabet (`union`) a letter both sides declare but write differently (a field made optional,
+    say) also holds the base's way of writing it, `base_fields`: each side reads the letter as it writes it."""
 
     name: str
-    wire: Callable[[str], Wire]
+    fields: tuple[tuple[str, Any], ...]
+    base_fields: tuple[tuple[str, Any], ...] | None = None
+
+    def wire(self, event_id: str, *, base: bool = False) -> Wire:
+        fields = self.base_fields if base and self.base_fields is not None else self.fields
+        return {ID_FIELD: event_id, **dict(fields)}
+
+    def row(self, event_id: str, *, base: bool = False) -> bytes:
+        return encode_json(self.wire(event_id, base=base))
+
+    @property
+    def key(self) -> str:
+        """The row's fields as canonical JSON: two letters with one key are one letter."""
+        return json.dumps(self.fields, sort_keys=True)
 
 
-def _event(event_id: str, author: str, role: str, content: Wire, *, partial: bool = False, status: str | None = None) -> Wire:
-    wire: Wire = {
-        "id": event_id,
-        "ts": 0,
-        "partial": partial,
-        "author": author,
-        "role": role,
-        "sessionId": SESSION_ID,
-        "invocationId": "explore-invocation",
-        "runId": RUN_ID,
-        "turnId": "explore-turn",
-        "content": content,
-    }
-    if status is not None:
-        wire["status"] = status
-    return wire
+def _plain(annotation: Any, name: str) -> Any:
+    """A plain JSON value of a decoding model's field type."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return typing.get_args(annotation)[0]
+    if annotation is str:
+        return f"explore-{name}"
+    if annotation is bool:
+        return False
+    if annotation in (int, float) or set(typing.get_args(annotation)) <= {int, float} and typing.get_args(annotation):
+        return 0
+    if annotation is msgspec.Raw or typing.get_origin(annotation) is dict:
+        return {}
+    if typing.get_origin(annotation) is list:
+        return []
+    raise TypeError(f"no plain value for a field of type {annotation!r}")
 
 
-def _call(call_id: str, tool: str, partial: bool = False) -> Callable[[str], Wire]:
-    content = {"kind": "function_call", "id": call_id, "name": tool, "args": {"path": "x"}}
-    return lambda event_id: _event(event_id, "agent", "model", content, partial=partial)
+def _declared(annotation: Any) -> Any:
+    """The type of a field without its `UNSET` (an optional field)."""
+    args = [arg for arg in typing.get_args(annotation) if arg is not msgspec.UnsetType]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and msgspec.UnsetType in typing.get_args(annotation):
+        return args[0] if len(args) == 1 else typing.Union[tuple(args)]
+    return annotation
 
 
-def _response(call_id: str, tool: str, is_error: bool | None) -> Callable[[str], Wire]:
-    content: Wire = {"kind": "function_response", "id": call_id, "name": tool, "result": {"ok": not is_error}}
-    if is_error is not None:
-        content["isError"] = is_error
-    return lambda event_id: _event(event_id, "tool", "tool", content)
+def _config(kind: type) -> Any:
+    """A content struct's msgspec config: its tag field and tag."""
+    return kind.__struct_config__  # type: ignore[attr-defined]
 
 
-ALPHABET: tuple[Symbol, ...] = (
-    Symbol("text", lambda event_id: _event(event_id, "user", "user", {"kind": "text", "text": "go on"})),
-    Symbol("call(a)", _call("a", "write")),
-    Symbol("call(b)", _call("b", "write")),
-    Symbol("ok(a)", _response("a", "write", None)),
-    Symbol("error(a)", _response("a", "write", True)),
-    Symbol("ok(a, other tool)", _response("a", "delete", None)),
-    Symbol("error(a, other tool)", _response("a", "delete", True)),
-    Symbol("ok(b)", _response("b", "write", None)),
-    Symbol("partial call(a)", _call("a", "write", partial=True)),
-    Symbol(
-        "terminal",
-        lambda event_id: _event(event_id, "agent", "model", {"kind": "text", "text": "done"}, status="completed"),
-    ),
-)
+class _Shape:
+    """What a decoding model lets a row hold, in wire names: its fields, content kinds and statuses."""
+
+    def __init__(self, model: WireModel, table: ProjectorTable) -> None:
+        self.table = table
+        self.event_fields = msgspec.structs.fields(model.event_type)
+        self.by_attribute = {field.name: field for field in self.event_fields}
+        self.kinds: list[type] = []
+        self.content_field: str | None = None
+        for field in self.event_fields:
+            structs = [arg for arg in typing.get_args(_declared(field.type)) if isinstance(arg, type) and issubclass(arg, msgspec.Struct)]
+            if structs:
+                self.content_field, self.kinds = field.encode_name, structs
+        status = self.by_attribute.get(STATUS_ATTRIBUTE)
+        declared = _declared(status.type) if status is not None else None
+        self.statuses: tuple[str, ...] = typing.get_args(declared) if typing.get_origin(declared) is typing.Literal else ()
+
+    def wire_name(self, attribute: str) -> str:
+        return self.by_attribute[attribute].encode_name
+
+    def event(self, **fields: Any) -> tuple[tuple[str, Any], ...]:
+        """A row's fields: the required ones (a plain value each, not partial) and `fields` (by wire name)."""
+        row = {f.encode_name: _plain(f.type, f.encode_name) for f in self.event_fields if f.required and f.encode_name != ID_FIELD}
+        row.update(fields)
+        return tuple(row.items())
+
+    def content(self, kind: type, **fields: Any) -> dict[str, Any]:
+        config = _config(kind)
+        content: dict[str, Any] = {config.tag_field: config.tag}
+        by_attribute = {field.name: field for field in msgspec.structs.fields(kind)}
+        content.update({f.encode_name: _plain(_declared(f.type), f.encode_name) for f in by_attribute.values() if f.required})
+        content.update({by_attribute[attribute].encode_name: value for attribute, value in fields.items()})
+        return content
 
 
-def build(word: tuple[int, ...], model: WireModel) -> list[Any]:
-    """The ledger spelled by `word` (indexes into ALPHABET) as events of `model`; ids are e1, e2, ... by position."""
-    return [model.event_from_wire(value) for value in wires(word)]
+def letters_of(
+    table: ProjectorTable, model: WireModel, *, statuses: Sequence[str] = (), flags: Sequence[tuple[str, str]] = ()
+) -> tuple[Letter, ...]:
+    """Every letter the contract of `table` and `model` declares (see the module's docstring), plus an event
+    with each of `statuses` and each (field, key) of `flags` (wire names) that the model reads: another
+    reader's idea of what is terminal, such as the oracle's."""
+    shape = _Shape(model, table)
+    letters = _tool_letters(shape) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
+    partial = shape.wire_name(table.partial_attribute)
+    letters += [Letter(f"partial {letter.name}", tuple({**dict(letter.fields), partial: True}.items())) for letter in letters]
+    unique: dict[str, Letter] = {}
+    for letter in letters:
+        unique.setdefault(letter.key, letter)
+    return tuple(letter for letter in unique.values() if _reads(model, letter))
 
 
-def wires(word: tuple[int, ...]) -> list[Wire]:
-    """The same ledger as plain JSON values."""
-    return [ALPHABET[letter].wire(f"e{position}") for position, letter in enumerate(word, 1)]
+def _reads(model: WireModel, letter: Letter) -> bool:
+    try:
+        model.decode_row(letter.row("e1"))
+    except RowRefused:
+        return False
+    return True
 
 
-def spell(word: tuple[int, ...]) -> str:
-    return ", ".join(ALPHABET[letter].name for letter in word) or "(empty ledger)"
+def _tool_letters(shape: _Shape) -> list[Letter]:
+    letters = []
+    for kind in shape.kinds:
+        tag = _config(kind).tag
+        read = shape.table.tool_contents.get(tag)
+        if read is None or shape.content_field is None:
+            continue
+        forms: list[tuple[str, str, bool]] = [(CALL_IDS[0], TOOLS[0], False), (CALL_IDS[1], TOOLS[0], False)]
+        if not read.opens:
+            other = [(CALL_IDS[0], TOOLS[1], False)] if read.tool_name else []
+            forms = [forms[0], *other, forms[1]]
+            if read.error_flag:
+                forms = [form for call_id, tool, _ in forms for form in ((call_id, tool, False), (call_id, tool, True))]
+        error_name = {f.name: f.encode_name for f in msgspec.structs.fields(kind)}.get(read.error_flag or "")
+        for call_id, tool, failed in forms:
+            fields: dict[str, Any] = {read.call_id: call_id}
+            if read.tool_name:
+                fields[read.tool_name] = tool
+            if failed and read.error_flag:
+                fields[read.error_flag] = True
+            details = [call_id] + (["other tool"] if tool != TOOLS[0] else []) + ([error_name] if failed and error_name else [])
+            content = shape.content(kind, **fields)
+            letters.append(Letter(f"{tag}({', '.join(details)})", shape.event(**{shape.content_field: content})))
+    return letters
 
 
-def words(max_length: int) -> Iterator[tuple[int, ...]]:
-    """Every word of length 0..max_length, shortest first."""
-    for length in range(max_length + 1):
-        yield from itertools.product(range(len(ALPHABET)), repeat=length)
+def _plain_letters(shape: _Shape) -> list[Letter]:
+    letters = []
+    for kind in shape.kinds:
+        tag = _config(kind).tag
+        if tag not in shape.table.tool_contents and shape.content_field is not None:
+            letters.append(Letter(tag, shape.event(**{shape.content_field: shape.content(kind)})))
+    return [*letters, Letter("no content", shape.event())]
 
 
-def count_words(max_length: int) -> int:
-    return sum(len(ALPHABET) ** length for length in range(max_length + 1))
+def _status_letters(shape: _Shape, extra_statuses: Sequence[str], extra_flags: Sequence[tuple[str, str]]) -> list[Letter]:
+    letters = []
+    if STATUS_ATTRIBUTE in shape.by_attribute:
+        status = shape.wire_name(STATUS_ATTRIBUTE)
+        for value in dict.fromkeys([*shape.statuses, *sorted(shape.table.terminal_statuses), *extra_statuses]):
+            letters.append(Letter(f"{status} {value}", shape.event(**{status: value})))
+    attribute, key = shape.table.terminal_flag
+    # Another reader's flags first: where a spec renamed the flag, the shortest ledger found names the flag that
+    # no longer ends the run.
+    for field, flag in dict.fromkeys([*extra_flags, (shape.wire_name(attribute), key)]):
+        letters.append(Letter(f"{field}.{flag}", shape.event(**{field: {flag: True}})))
+    return letters
+
+
+def union(base: Sequence[Letter], head: Sequence[Letter]) -> tuple[Letter, ...]:
+    """Both sides' letters, by name (a name says what the letter is: its kind, call id, tool, flag, status): a
+    letter both declare is one letter, written by each side its own way; one that a side lacks is written as
+    the side that declares it writes it, and read (or refused) by the other."""
+    head_by_name = {letter.name: letter for letter in head}
+    merged = {}
+    for letter in base:
+        other = head_by_name.get(letter.name)
+        if other is None:
+            merged[letter.name] = letter
+        else:
+            merged[letter.name] = Letter(letter.name, other.fields, None if other.fields == letter.fields else letter.fields)
+    for letter in head:
+        merged.setdefault(letter.name, letter)
+    return tuple(merged.values())
+
+
+View = Callable[[Letter], Hashable]
+
+
+def projector_view(table: ProjectorTable, model: WireModel, *, base: bool = False) -> View:
+    """What one side's walk reads of a letter's row (the base's way of writing it, with `base`): the corruption
+    it is refused with, or `walk_reads.reading`."""
+
+    def view(letter: Letter) -> Hashable:
+        try:
+            return reading(table, model.decode_row(letter.row("e1", base=base)))
+        except RowRefused as refused:
+            return ("refused", refused.kind)
+
+    return view
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    """The letters explored: every letter, in classes that every view reads alike; words spell representatives."""
+
+    letters: tuple[Letter, ...]
+    classes: tuple[tuple[int, ...], ...]  # indexes into `letters`; a class's first letter is its representative
+
+    @classmethod
+    def reduced(cls, letters: Sequence[Letter], views: Sequence[View]) -> Alphabet:
+        groups: dict[tuple[Hashable, ...], list[int]] = {}
+        for index, letter in enumerate(letters):
+            groups.setdefault(tuple(view(letter) for view in views), []).append(index)
+        return cls(tuple(letters), tuple(tuple(group) for group in groups.values()))
+
+    @property
+    def representatives(self) -> tuple[Letter, ...]:
+        return tuple(self.letters[group[0]] for group in self.classes)
+
+    def __len__(self) -> int:
+        return len(self.classes)
+
+    def letter(self, symbol: int) -> Letter:
+        return self.letters[self.classes[symbol][0]]
+
+    def wires(self, word: tuple[int, ...]) -> list[Wire]:
+        """The ledger `word` spells, as JSON values; ids are e1, e2, ... by position."""
+        return [self.letter(symbol).wire(f"e{position}") for position, symbol in enumerate(word, 1)]
+
+    def rows(self, word: tuple[int, ...], *, base: bool = False) -> tuple[bytes, ...]:
+        """The ledger as rows, written as the head (or, with `base`, the base) writes each letter."""
+        return tuple(self.letter(symbol).row(f"e{position}", base=base) for position, symbol in enumerate(word, 1))
+
+    def spell(self, word: tuple[int, ...]) -> str:
+        return ", ".join(self.letter(symbol).name for symbol in word) or "(empty ledger)"
+
+    def words(self, max_length: int) -> Iterator[tuple[int, ...]]:
+        """Every word of length 0..max_length, shortest first."""
+        for length in range(max_length + 1):
+            yield from itertools.product(range(len(self.classes)), repeat=length)
+
+    def count(self, max_length: int) -> int:
+        return sum(len(self.classes) ** length for length in range(max_length + 1))
+
+    def describe(self) -> str:
+        """`36 letters in 11 classes`, for a report."""
+        return f"{len(self.letters)} letters in {len(self.classes)} classes"
+
+    def listing(self) -> list[tuple[str, list[str]]]:
+        """Each class as (its representative's name, the names of the others)."""
+        return [(self.letters[group[0]].name, [self.letters[i].name for i in group[1:]]) for group in self.classes]
+
+
+def deepest(alphabet: Alphabet, budget: int, ceiling: int) -> int:
+    """The greatest depth up to `ceiling` whose words number at most `budget` (at least 1)."""
+    depth = 1
+    while depth < ceiling and alphabet.count(depth + 1) <= budget:
+        depth += 1
+    return depth

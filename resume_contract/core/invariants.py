@@ -1,6 +1,7 @@
 """The contract's invariants, checked on every small ledger: one home for the checks, whoever runs them.
 
-Ledgers are every word over `explore.ALPHABET` up to a depth, walked depth-first so each ledger's parent
+Ledgers are every word up to a depth over the subject's alphabet (`explore`: derived from its table and
+decoding model, with the oracle's own terminal statuses and flag, letters both read alike explored once), walked depth-first so each ledger's parent
 (the ledger one event shorter) is known when it is checked. A `Subject` is what is checked: `verify` checks
 the generated code (and its python-statemachine class); `generate` and `check` check a spec before anything
 is generated from it, with its table and wire model built in memory. This module imports no generated code,
@@ -11,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import msgspec
 
-from .explore import ALPHABET, spell
-from .oracle import decide
+from .explore import Alphabet, Letter, letters_of, projector_view
+from .oracle import END_FLAG, TERMINAL, Reading, decide, reading
 from .plan import ResumePlan
 from .project import project
 from .table import ProjectorTable
-from .wire import encode_json
+from .wire import WireModel, encode_json
 
 RuntimeEvent = Any  # an event of whichever decoding model the subject reads rows with
 
@@ -37,13 +39,28 @@ class Subject:
     """
 
     table: ProjectorTable
-    decode_row: Callable[[bytes], RuntimeEvent]
+    model: WireModel
     anomalies: frozenset[str]
     machine: Callable[..., ResumePlan] | None = None
     # The independent oracle `matches_oracle` compares with: the packaged Phase 0 one (oracle.py), or the one a
     # project keeps beside its spec (`oracle:` in spec/invariants.yaml), with the same `decide`.
     oracle: Callable[..., Any] = decide
     oracle_file: str | None = None  # where `oracle` is written, relative to the project (None: the packaged one)
+
+    @cached_property
+    def alphabet(self) -> Alphabet:
+        return checked_alphabet(self.table, self.model)
+
+    @cached_property
+    def unjudged(self) -> tuple[str, ...]:
+        """The letters the oracle cannot judge: tool events of a content kind the contract's text does not name."""
+        return tuple(letter.name for letter in self.alphabet.representatives if _oracle_blind(self, letter))
+
+
+def _oracle_blind(subject: Subject, letter: Letter) -> bool:
+    # The walk's reading of a tool event has five parts (walk_reads.reading); the oracle's names no tool.
+    view = projector_view(subject.table, subject.model)(letter)
+    return isinstance(view, tuple) and len(view) == 5 and reading(letter.wire("e1")).tool is None
 
 
 class SelfAdvised(str):
@@ -57,10 +74,8 @@ class Violation:
     word: tuple[int, ...]
     expected_high_water: int | None
     message: str
-
-    @property
-    def ledger(self) -> str:
-        return spell(self.word)
+    ledger: str  # the word, spelt
+    rows: tuple[bytes, ...]  # the word's rows, as JSON
 
 
 @dataclass
@@ -71,25 +86,36 @@ class SubtreeResult:
     violations: dict[str, Violation] = field(default_factory=dict)
 
 
+def checked_alphabet(table: ProjectorTable, model: WireModel) -> Alphabet:
+    """What the invariants explore: every letter of the contract, and an event with each status and flag the
+    oracle calls terminal (so a spec that stops calling one terminal meets the oracle's meaning); letters that
+    neither the projector nor the oracle tells apart are one class."""
+    letters = letters_of(table, model, statuses=TERMINAL, flags=(END_FLAG,))
+    return Alphabet.reduced(letters, [projector_view(table, model), lambda letter: reading(letter.wire("e1"))])
+
+
 @dataclass(frozen=True)
-class Letter:
+class Placed:
     """One alphabet letter at one position: its event, its row and its JSON values (for the oracle)."""
 
     event: RuntimeEvent
     row: msgspec.Raw
     wire: dict
+    reading: Reading
+    unjudged: bool  # a tool event the oracle does not know (`Subject.unjudged`)
 
 
-def _letter(symbol_index: int, position: int, subject: Subject) -> Letter:
-    wire = ALPHABET[symbol_index].wire(f"e{position}")
+def _placed(symbol: int, position: int, subject: Subject) -> Placed:
+    letter: Letter = subject.alphabet.letter(symbol)
+    wire = letter.wire(f"e{position}")
     row = encode_json(wire)
-    return Letter(subject.decode_row(row), msgspec.Raw(row), wire)
+    return Placed(subject.model.decode_row(row), msgspec.Raw(row), wire, reading(wire), letter.name in subject.unjudged)
 
 
 class _Case(NamedTuple):
     """One ledger checked: its letters, events and rows, and the plan projected from them."""
 
-    letters: list[Letter]
+    letters: list[Placed]
     events: list[RuntimeEvent]
     rows: list[msgspec.Raw]
     snapshot: tuple[RuntimeEvent, ...]  # the events as they were before projecting
@@ -102,7 +128,7 @@ class _Case(NamedTuple):
 
 def _check(
     word: tuple[int, ...],
-    letters: list[Letter],
+    letters: list[Placed],
     expected_high_water: int | None,
     invariants: Mapping[str, tuple[str, ...]],
     parent_anomalous: bool,
@@ -126,7 +152,8 @@ def _check(
             if message is not None:
                 previous = result.violations.get(invariant)
                 if previous is None or (len(word), word) < (len(previous.word), previous.word):
-                    result.violations[invariant] = Violation(invariant, word, expected_high_water, message)
+                    written = tuple(bytes(row) for row in case.rows)
+                    result.violations[invariant] = Violation(invariant, word, expected_high_water, message, subject.alphabet.spell(word), written)
     return anomalous
 
 
@@ -170,8 +197,16 @@ def _table_matches_machine(case: _Case) -> str | None:
 
 
 def _matches_oracle(case: _Case) -> str | None:
+    if any(letter.unjudged for letter in case.letters):
+        # The contract's text names the tool kinds the oracle knows; a kind a spec adds is judged by the other
+        # invariants, and by `diff`, which compares it with the spec before it (WIRE_TOOL_CONTENT_KIND_ADDED).
+        return None
     plan = case.plan
-    oracle = case.subject.oracle([letter.wire for letter in case.letters], case.expected_high_water)
+    wires = [letter.wire for letter in case.letters]
+    if case.subject.oracle is decide:  # the packaged oracle takes each letter's reading, already taken
+        oracle = decide(wires, case.expected_high_water, [letter.reading for letter in case.letters])
+    else:
+        oracle = case.subject.oracle(wires, case.expected_high_water)
     ours = (
         plan.disposition,
         tuple((op.tool_call_id, op.status) for op in plan.operations),
@@ -257,13 +292,13 @@ def verify_subtree(
 ) -> SubtreeResult:
     """Check every ledger starting with letter `first` (None: only the empty ledger), up to `depth` events."""
     result = SubtreeResult()
-    cache = [[_letter(symbol, position, subject) for symbol in range(len(ALPHABET))] for position in range(1, depth + 1)]
+    cache = [[_placed(symbol, position, subject) for symbol in range(len(subject.alphabet))] for position in range(1, depth + 1)]
     if first is None:
         result.explored += 1
         _check((), [], None, invariants, False, result, subject)
         return result
     word: list[int] = [first]
-    events: list[Letter] = [cache[0][first]]
+    events: list[Placed] = [cache[0][first]]
 
     def visit(parent_anomalous: bool) -> None:
         key = tuple(word)
@@ -273,7 +308,7 @@ def verify_subtree(
             _check(key, events, len(events) + 1, invariants, False, result, subject)
         if len(word) == depth:
             return
-        for letter in range(len(ALPHABET)):
+        for letter in range(len(subject.alphabet)):
             word.append(letter)
             events.append(cache[len(word) - 1][letter])
             visit(anomalous)
@@ -286,7 +321,7 @@ def verify_subtree(
 
 def violations_of(subject: Subject, invariants: Mapping[str, tuple[str, ...]], depth: int) -> tuple[Violation, ...]:
     """Every invariant's shortest violation over every ledger up to `depth` events, in this process."""
-    firsts: list[int | None] = [None] + (list(range(len(ALPHABET))) if depth > 0 else [])
+    firsts: list[int | None] = [None] + (list(range(len(subject.alphabet))) if depth > 0 else [])
     return shortest_first(merge(verify_subtree(first, depth, invariants, subject) for first in firsts))
 
 

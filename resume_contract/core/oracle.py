@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 TERMINAL = ("completed", "failed", "aborted", "cancelled")
+# The object field and key that end a run when the key holds `true` (the contract's endInvocation action).
+END_FLAG = ("actions", "endInvocation")
+CALL, RESPONSE = "function_call", "function_response"
 
 
 @dataclass(frozen=True)
@@ -30,40 +33,67 @@ class OracleDecision:
     required_reasons: frozenset[str]  # the reasons the contract names that this ledger must carry
 
 
-def decide(rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> OracleDecision:
-    """Decide a ledger given as its rows' JSON values (plain dicts, as `json.loads` gives them)."""
-    committed = [(index, row) for index, row in enumerate(rows) if row["partial"] is not True]
+class Reading(NamedTuple):
+    """Everything the oracle reads of one row: rows with one reading are decided alike."""
 
-    def kind(row: dict[str, Any]) -> str | None:
-        content = row.get("content")
-        return content["kind"] if content else None
+    partial: bool
+    terminal: bool
+    tool: str | None  # CALL, RESPONSE or None
+    call_id: Any
+    name: Any
+    failed: bool
+
+
+def reading(row: dict[str, Any]) -> Reading:
+    """What the oracle reads of one row (its JSON values); of a partial row, nothing more."""
+    if row["partial"] is True:
+        return Reading(True, False, None, None, None, False)
+    content = row.get("content") or {}
+    kind = content.get("kind")
+    tool = kind if kind in (CALL, RESPONSE) else None
+    ended = (row.get(END_FLAG[0]) or {}).get(END_FLAG[1]) is True
+    return Reading(
+        partial=False,
+        terminal=row.get("status") in TERMINAL or ended,
+        tool=tool,
+        call_id=content.get("id") if tool else None,
+        name=content.get("name") if tool else None,
+        failed=tool == RESPONSE and content.get("isError") is True,
+    )
+
+
+def decide(rows: Sequence[dict[str, Any]], expected_high_water: int | None = None, read: Sequence[Reading] | None = None) -> OracleDecision:
+    """Decide a ledger given as its rows' JSON values (plain dicts, as `json.loads` gives them); `read`, when
+    given, is each row's `reading`, already taken."""
+    if read is None:
+        read = [reading(row) for row in rows]
+    committed = [index for index, row in enumerate(read) if not row.partial]
 
     # Pass 1: the first call of each id, and the first response that matches it.
     calls: dict[str, tuple[int, str]] = {}
     answers: dict[str, tuple[int, bool]] = {}
     anomaly = False
-    for index, row in committed:
-        content = row.get("content") or {}
-        if kind(row) == "function_call":
-            if content["id"] in calls:
+    for index in committed:
+        row = read[index]
+        if row.tool == CALL:
+            if row.call_id in calls:
                 anomaly = True
             else:
-                calls[content["id"]] = (index, content["name"])
-        elif kind(row) == "function_response":
-            call = calls.get(content["id"])
-            if call is None or call[1] != content["name"] or content["id"] in answers:
+                calls[row.call_id] = (index, row.name)
+        elif row.tool == RESPONSE:
+            call = calls.get(row.call_id)
+            if call is None or call[1] != row.name or row.call_id in answers:
                 anomaly = True
             else:
-                answers[content["id"]] = (index, content.get("isError") is True)
+                answers[row.call_id] = (index, row.failed)
 
     # Pass 2: anything committed after the first terminal event.
     terminal_seen = False
-    for _, row in committed:
+    for index in committed:
         if terminal_seen:
             anomaly = True
             break
-        ended = (row.get("actions") or {}).get("endInvocation") is True
-        terminal_seen = row.get("status") in TERMINAL or ended
+        terminal_seen = read[index].terminal
 
     statuses = []
     paired: set[int] = set()
@@ -74,9 +104,7 @@ def decide(rows: Sequence[dict[str, Any]], expected_high_water: int | None = Non
             paired.update((call_index, answer_index))
         else:
             statuses.append((call_id, "indeterminate"))
-    replay = tuple(
-        row["id"] for index, row in committed if kind(row) not in ("function_call", "function_response") or index in paired
-    )
+    replay = tuple(rows[index]["id"] for index in committed if read[index].tool is None or index in paired)
     indeterminate = any(status == "indeterminate" for _, status in statuses)
     offset_mismatch = expected_high_water is not None and expected_high_water != len(rows)
     required = set()

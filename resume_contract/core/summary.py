@@ -7,6 +7,7 @@ added here once.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -53,3 +54,23 @@ class PlanSummary(NamedTuple):
 def label(field: str) -> str:
     """A field's name as a message says it: `operation statuses`, `replay`."""
     return _LABELS.get(field, field.replace("_", " "))
+
+
+def loosening(before: PlanSummary, after: PlanSummary) -> str | None:
+    """What makes `after` looser than `before` (it replays more readily or keeps less evidence), in a few words
+    (the first that applies), or None. The review classes a moved ledger by it, and `conform` an implementation
+    that disagrees with a vector."""
+    if before.disposition == "blocked" and after.disposition == "safe_replay":
+        return "blocked -> safe_replay"
+    # A new name given in place of another keeps the evidence (consumers break, nothing is lost); fewer distinct
+    # reasons or diagnostics, or fewer diagnostics raised, lose some.
+    for what, old, new in (("reasons", before.rejection_reasons, after.rejection_reasons), ("diagnostics", before.diagnostics, after.diagnostics)):
+        if len(set(new)) < len(set(old)) or len(new) < len(old):
+            lost = Counter(old) - Counter(new)
+            return f"{what} {', '.join(sorted(lost.elements())) or '(repeats)'} no longer given"
+    replayed = sorted(set(after.replay_event_ids) - set(before.replay_event_ids))
+    if replayed:
+        return f"replays {', '.join(replayed)} too"
+    if before.operation_statuses.count("indeterminate") > after.operation_statuses.count("indeterminate"):
+        return "fewer operations indeterminate"
+    return None

@@ -20,7 +20,7 @@ from .hashes import repeated_hashes
 from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
 from .plan import Diagnostic, Disposition, ResumePlan, ToolOperation
 from .table import ProjectorTable
-from .walk_reads import KindReads, OpenOperation
+from .walk_reads import TRUE, OpenOperation, reads_of
 
 # (state, event kind, names match) of every step a walk takes, when the caller asks for them.
 Trace = list[tuple[str, str, bool]]
@@ -34,7 +34,6 @@ class Chunk(Protocol):
     data: bytes
     events: list[Any]
 
-_TRUE = msgspec.Raw(b"true")
 
 
 class Walk:
@@ -49,8 +48,9 @@ class Walk:
     ) -> None:
         self.table = table
         self.trace = trace
-        # Per content kind, everything the walk needs, looked up once per event by the struct's class.
-        self.reads = KindReads(table)
+        # Per content kind, everything the walk needs, looked up once per event by the struct's class (and kept
+        # with the table, so a million small walks of one table look each kind up once).
+        self.reads = reads_of(table)
         # Open operations by call id. With a `store`, an operation settled for good (nothing at the end of the
         # prefix can be said of it) is handed to the store at the end of each piece fed, so memory is bounded by
         # the operations still open, not by the ledger; but one whose call id hashes into `keep` stays here.
@@ -168,7 +168,7 @@ class Walk:
         for index, event in enumerate(events):
             if is_partial(event):
                 continue
-            if statuses[index] in table.terminal_statuses or (flags[index] and flags[index].get(flag_key) == _TRUE):
+            if statuses[index] in table.terminal_statuses or (flags[index] and flags[index].get(flag_key) == TRUE):
                 self.terminal_event_id = event.id
                 self.terminal_index = first_index + index
                 return

@@ -9,6 +9,8 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 if TYPE_CHECKING:
     from .table import ProjectorTable
 
@@ -31,6 +33,22 @@ class KindReads(dict[type, "KindRead | None"]):
     def __missing__(self, content_class: type) -> KindRead | None:
         read = self[content_class] = kind_read(self.table, content_class)
         return read
+
+
+# The last few tables' reads, by the table's identity (a table is not hashable): `verify` walks millions of
+# small ledgers of one table, each of which would otherwise look its content classes up afresh.
+_READS: dict[int, tuple[ProjectorTable, KindReads]] = {}
+_TABLES_KEPT = 8
+
+
+def reads_of(table: ProjectorTable) -> KindReads:
+    """The KindReads of `table`, shared by every walk of it."""
+    kept = _READS.get(id(table))
+    if kept is None or kept[0] is not table:
+        if len(_READS) >= _TABLES_KEPT:
+            _READS.pop(next(iter(_READS)))
+        kept = _READS[id(table)] = (table, KindReads(table))
+    return kept[1]
 
 
 def kind_read(table: ProjectorTable, content_class: type) -> KindRead | None:
@@ -74,3 +92,23 @@ class OpenOperation:
         self.response_index = -1
         self.response_event_id: str | None = None
         self.response_is_error: bool | None = None
+
+
+TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it
+
+
+def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
+    """Everything the walk reads of one event (`walk.Walk`): two events with one reading are walked alike, so
+    the explorer explores one of them for both. A partial event is read no further; otherwise whether it is
+    terminal, and for a tool event whether it opens, its event kind, call id and tool name."""
+    if getattr(event, table.partial_attribute):
+        return ("partial",)
+    flags = getattr(event, table.terminal_flag[0])
+    terminal = event.status in table.terminal_statuses or bool(flags and flags.get(table.terminal_flag[1]) == TRUE)
+    content = event.content
+    read = kind_read(table, type(content))
+    if read is None:
+        return (terminal,)
+    opens, call_id_of, name_of, error_of, _, kind_ok, kind_error = read
+    failed = error_of is not None and error_of(content) is True
+    return (terminal, opens, kind_error if failed else kind_ok, call_id_of(content), name_of(content) if name_of is not None else None)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..contract import Contract, active
-from ..core.explore import ALPHABET, build, count_words
-from ..core.invariants import Subject, SubtreeResult, Violation, merge, shortest_first, verify_subtree
+from ..core.explore import Alphabet
+from ..core.invariants import Subject, SubtreeResult, Violation, checked_alphabet, merge, shortest_first, verify_subtree
 from ..core.table import ProjectorTable
 from ..system.interrupts import stoppable_pool
 from .reference import build_resume_plan_with_machine
@@ -38,7 +38,7 @@ def generated_subject(contract: Contract) -> Subject:
     """The generated code of `contract`: its table, its decoding model and its python-statemachine class, checked
     against the oracle its spec names (the packaged Phase 0 one when it names none)."""
     machine = functools.partial(build_resume_plan_with_machine, contract=contract)
-    subject = Subject(contract.table, contract.model.decode_row, contract.table.anomalies, machine=machine)
+    subject = Subject(contract.table, contract.model, contract.table.anomalies, machine=machine)
     oracle_file = contract.file(contract.catalog.ORACLE)
     if oracle_file is None:
         return subject
@@ -56,6 +56,7 @@ def verify_generated_subtree(first: int | None, depth: int, invariants: Mapping[
 @dataclass(frozen=True)
 class VerifyResult:
     depth: int
+    alphabet: Alphabet
     explored: int
     seconds: float
     steps_reached: int
@@ -63,6 +64,7 @@ class VerifyResult:
     distinct_plans: int
     invariants: tuple[str, ...]
     violations: tuple[Violation, ...]
+    unjudged: tuple[str, ...] = ()  # letters the oracle does not know (`Subject.unjudged`)
 
 
 def verify(
@@ -73,7 +75,8 @@ def verify(
     contract = contract or active()
     invariants = dict(contract.catalog.INVARIANTS)
     started = time.perf_counter()
-    firsts: list[int | None] = [None] + (list(range(len(ALPHABET))) if depth > 0 else [])
+    alphabet = explored_alphabet(contract)
+    firsts: list[int | None] = [None] + (list(range(len(alphabet))) if depth > 0 else [])
     if workers > 1 and depth >= 4:
         with stoppable_pool(workers) as pool:
             results = pool.map(verify_generated_subtree, firsts, [depth] * len(firsts), [invariants] * len(firsts), [contract] * len(firsts))
@@ -81,11 +84,12 @@ def verify(
     else:
         subtree_results = _with_progress((verify_generated_subtree(f, depth, invariants, contract) for f in firsts), len(firsts), on_progress)
     merged = merge(subtree_results)
-    assert merged.explored == count_words(depth)
+    assert merged.explored == alphabet.count(depth)
     violations = shortest_first(merged)
     reachable = reachable_steps(contract.table)
     return VerifyResult(
         depth=depth,
+        alphabet=alphabet,
         explored=merged.explored,
         seconds=time.perf_counter() - started,
         steps_reached=len(merged.steps_reached & reachable),
@@ -93,6 +97,7 @@ def verify(
         distinct_plans=len(merged.plans),
         invariants=tuple(invariants),
         violations=violations,
+        unjudged=generated_subject(contract).unjudged,
     )
 
 
@@ -105,7 +110,12 @@ def _with_progress(results, total: int, on_progress: Callable[[int, int], None] 
     return collected
 
 
-def counterexample_rows(violation: Violation, contract: Contract | None = None) -> bytes:
+def explored_alphabet(contract: Contract | None = None) -> Alphabet:
+    """The alphabet `verify` explores for `contract` (by default the bound one)."""
+    contract = contract or active()
+    return checked_alphabet(contract.table, contract.model)
+
+
+def counterexample_rows(violation: Violation) -> bytes:
     """The violating ledger as JSONL rows, for `resume-contract plan`."""
-    model = (contract or active()).model
-    return b"".join(model.encode(event) + b"\n" for event in build(violation.word, model))
+    return b"".join(row + b"\n" for row in violation.rows)
