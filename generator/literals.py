@@ -83,9 +83,12 @@ def _flat(value: Any) -> str:
 
 
 def md_cell(text: str) -> str:
-    """Text safe inside one Markdown table cell."""
-    # `&` first: an entity such as `&#x202E;` would otherwise render as the character the spec refuses.
-    return " ".join(str(text).split()).replace("&", "&amp;").replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+    """Text safe inside one Markdown table cell: shown as written, never a link, an image, code or HTML."""
+    # `&` first: an entity such as `&#x202E;` would otherwise render as the character the spec refuses. The
+    # backslash before the characters it escapes; brackets and backticks, so that text from a pull request's spec
+    # cannot place a link, an image or a code span in the project's own comment.
+    text = " ".join(str(text).split()).replace("&", "&amp;").replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+    return text.replace("[", "\\[").replace("]", "\\]").replace("`", "\\`")
 
 
 _BLOCK_START = re.compile(r"^(?:[#>+*=_-]|~~~|```|\d+[.)]|\[)")

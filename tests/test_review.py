@@ -42,7 +42,7 @@ def test_flipping_after_function_call_to_safe_replay_weakens_safety_with_the_can
         out,
     )
     first_ledger = next(line for line in out.splitlines() if line.startswith("| weakens-safety | canonical"))
-    assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked [dangling_tool_state]")
+    assert first_ledger.startswith("| weakens-safety | canonical after_function_call (ok, error): user_text, function_call | blocked \\[dangling_tool_state\\]")  # renders as [..]: brackets are escaped
 
 
 @pytest.mark.slow
@@ -337,3 +337,16 @@ def test_two_renames_at_once_each_cite_their_own_ledgers(tmp_path: Path) -> None
     assert (call.change_class, result.change_class) == ("breaking", "breaking")
     assert "gave 'duplicate_tool_call' and give other names" in call.why and "repeated_call_id given in place of duplicate_tool_call" in call.why
     assert "gave 'duplicate_tool_result' and give other names" in result.why and "repeated_result given in place of duplicate_tool_result" in result.why
+
+
+def test_spec_text_cannot_place_links_or_code_spans_in_the_markdown_review(tmp_path: Path, run_cli) -> None:
+    # The sticky comment is the project's; text from a pull request's spec must not become a link, an image or code.
+    head = tmp_path / "head" / "spec"
+    shutil.copytree(FROZEN_SPEC, head)
+    projector = head / "projector.yaml"
+    text = projector.read_text(encoding="utf-8")
+    projector.write_text(text.replace("directive: >-\n", "directive: >-\n  ![x](https://x.test/t.png) [approve](https://x.test) `ok`\n", 1), encoding="utf-8")
+    _, out, _ = run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--format", "markdown", "--depth", "1")
+    row = next(line for line in out.splitlines() if "DIRECTIVE_CHANGED" in line)
+    assert "!\\[x\\](https://x.test/t.png) \\[approve\\](https://x.test) \\`ok\\`" in row
+    assert "[approve](" not in row.replace("\\[approve\\](", "")
