@@ -17,7 +17,7 @@ class WireChanges:
     # Provided by the collector this is mixed into.
     base: Spec
     head: Spec
-    add: Callable[[rules.Rule, str, Mark | None, Mark | None], None]
+    add: Callable[..., None]  # (rule, message, base mark, head mark, *, values=...)
     _keyed: Callable[..., list[str]]
 
     def wire(self) -> None:
