@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import Mark
 from ..spec.model import Spec, WireField
 from . import rules
 
