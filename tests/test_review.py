@@ -244,16 +244,16 @@ def test_a_renamed_reason_is_one_breaking_finding_with_linked_locations(tmp_path
                            "--links", "https://github.com/acme/agents/")
     assert code == 1
     assert out.startswith("### Contract review: **breaking**\n")
-    row = next(line for line in out.splitlines() if "`REASON_RENAMED`" in line)
+    row = next(line for line in out.splitlines() if "`REASON_RENAMED:" in line)  # the Finding column: RULE:FINGERPRINT
     assert "reason 'dangling_tool_state' renamed to 'unresolved_tool_state'" in row
     assert f"[spec/projector.yaml:88:3](https://github.com/acme/agents/blob/{base}/spec/projector.yaml#L88)" in row
     assert f"[spec/projector.yaml:88:3](https://github.com/acme/agents/blob/{head}/spec/projector.yaml#L88)" in row
     # Nothing else about the rename is reported: no removal, addition, or decision/diagnostic that follows it.
-    rules = [line.split("`")[1] for line in out.splitlines() if line.startswith("| ") and "`" in line]
+    rules = [line.split("`")[1].split(":")[0] for line in out.splitlines() if line.startswith("| ") and "`" in line]
     assert rules == ["REASON_RENAMED", "DECISION_REWORDED"]
     # The working tree has no commit to link to: its locations stay text.
     code, out, _ = run_cli("--root", str(project), "diff", "main", "--format", "markdown", "--links", "https://github.com/acme/agents")
-    row = next(line for line in out.splitlines() if "`REASON_RENAMED`" in line)
+    row = next(line for line in out.splitlines() if "`REASON_RENAMED:" in line)
     assert row.endswith("/spec/projector.yaml#L88) | spec/projector.yaml:88:3 |")
 
 
