@@ -40,7 +40,9 @@ def _ledger(workspace: Path, run: str) -> Path:
 
 @contextmanager
 def _held(path: Path, mode: str) -> Iterator[subprocess.Popen[str]]:
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         yield holder

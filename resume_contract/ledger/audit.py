@@ -35,6 +35,12 @@ class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     high_water: int | None = None
     rejection_reasons: tuple[str, ...] = ()
     error: str | None = None
+    diagnostics: tuple[str, ...] = ()  # the plan's diagnostic codes: two blocked runs read apart
+    to_verify: tuple[str, ...] = ()  # "TOOL call ID" for each call without a committed response (up to VERIFY_LISTED)
+    corruption: str | None = None  # the corruption kind, for a corrupt run
+
+
+VERIFY_LISTED = 5
 
 
 Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path)
@@ -91,14 +97,24 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
     try:
         plan = plan_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract)
     except LedgerCorruption as error:
-        return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
+        return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error), corruption=error.kind)
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except (OSError, EscapesWorkspace) as error:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
-    return RunSummary(session_id, run_id, str(path), plan.disposition, plan.source_runtime_event_high_water, plan.rejection_reasons)
+    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]
+    return RunSummary(
+        session_id,
+        run_id,
+        str(path),
+        plan.disposition,
+        plan.source_runtime_event_high_water,
+        plan.rejection_reasons,
+        diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
+        to_verify=tuple(f"{operation.tool_name} call {operation.tool_call_id}" for operation in unsettled[:VERIFY_LISTED]),
+    )
 
 
 def _summarize_chunk(jobs: list[Job], contract: Contract, open_files: OpenFileTable) -> list[RunSummary]:

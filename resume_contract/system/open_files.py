@@ -100,5 +100,7 @@ def _command(pid: int) -> str:
         arguments = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
     except OSError:
         return ""
-    text = " ".join(" ".join(argument.decode("utf-8", "backslashreplace").split()) for argument in arguments if argument)
+    text = " ".join(
+        " ".join(argument.decode("utf-8", "backslashreplace").split()) for argument in arguments if argument
+    )
     return text if len(text) <= 120 else text[:117] + "..."
