@@ -100,3 +100,17 @@ def test_the_audit_tells_two_blocked_runs_apart_and_says_what_to_do_for_each_gro
         f"{call['name']} call {call['id']}"
     ]
     assert by_run["unmatched"]["diagnostics"] == [names.UNMATCHED] and by_run["torn"]["corruption"] == "torn_row"
+
+
+def test_every_command_with_json_output_takes_format_json_too(tmp_path: Path, run_cli) -> None:
+    from resume_contract.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    with_json = sorted(name for name, parser in commands.items() if any("--json" in action.option_strings for action in parser._actions))
+    assert {"plan", "verify", "crash", "conform"} <= set(with_json)
+    for name in with_json:
+        formats = next(action for action in commands[name]._actions if "--format" in action.option_strings)
+        assert "json" in formats.choices, name
+    path = _ledger(tmp_path / "runtime-events.jsonl", [USER, CALL])
+    assert run_cli("plan", str(path), "--format", "json") == run_cli("plan", str(path), "--json")
+    assert run_cli("plan", str(path), "--format", "text") == run_cli("plan", str(path))

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import add_ledger_arguments, jobs, ledger_from_args, progress_reporter, selected_contract
+from .common import (
+    add_format_arguments,
+    add_ledger_arguments,
+    jobs,
+    ledger_from_args,
+    progress_reporter,
+    selected_contract,
+)
 from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
 
 
@@ -191,7 +198,7 @@ def register(commands: Any) -> None:
     )
     add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
-    plan.add_argument("--json", action="store_true", help="print the plan as JSON (an audit prints JSON lines and a summary line)")
+    add_format_arguments(plan, "the plan as the reference's ResumePlan (an audit: a JSON line per run and a summary line)")
     plan.add_argument(
         "--jobs",
         type=int,
