@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from ..core.plan import ACTUAL_HIGH_WATER as _ACTUAL
+from ..core.plan import EXPECTED_HIGH_WATER as _EXPECTED
 from ..core.plan import Diagnostic, ResumePlan, ToolOperation
 from .terminal import escape
 
@@ -97,7 +99,15 @@ def _next_step(plan: ResumePlan, unsettled: list[ToolOperation]) -> list[str]:
     if unsettled:
         steps.append("check each call under 'to verify' with read-only inspection; do not run it again")
     pending = {operation.tool_call_id for operation in unsettled}
-    if any(diagnostic.tool_call_id not in pending for diagnostic in plan.diagnostics):
-        steps.append("read each diagnostic above: the committed events are not what the contract allows")
+    for diagnostic in plan.diagnostics:
+        detail = diagnostic.detail or {}
+        if _EXPECTED in detail:  # the checkpoint and the ledger disagree
+            steps.append(
+                f"the caller expected {detail[_EXPECTED]} committed events and the ledger holds {detail.get(_ACTUAL)} "
+                "(partial rows count): resume from the checkpoint this ledger matches, or find the missing events"
+            )
+            break
+    if any(diagnostic.tool_call_id not in pending and _EXPECTED not in (diagnostic.detail or {}) for diagnostic in plan.diagnostics):
+        steps.append("read each diagnostic above: the committed events break the contract's rules")
     steps.append("do not replay this run; finish it by hand or start a new one, and plan again to confirm")
     return [f"next step:     {steps[0]}"] + [f"               {step}" for step in steps[1:]]
