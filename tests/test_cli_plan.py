@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import msgspec
@@ -13,6 +14,7 @@ from resume_contract_generated.runtime_event import RuntimeEvent
 
 from resume_contract.ledger.store import RuntimeEventStore
 from resume_contract.project.locate import contract_for
+from resume_contract.system.open_files import VISIBLE
 
 
 def _write(workspace: Path, session: str, run: str, prefix: str, outcome: str = "ok") -> Path:
@@ -68,7 +70,11 @@ def test_a_corrupt_ledger_exits_3_names_line_and_offset_and_never_says_safe_repl
         handle.write(b'{"id":"torn"')
     code, out, err = run_cli("plan", str(path), "--json")
     assert (code, out) == (3, "")
-    assert err == f"resume-contract: corrupt ledger, no plan: {path}:4: byte offset {committed}: torn_row: the last 12 bytes have no terminating newline\n"
+    assert err == (
+        f"resume-contract: corrupt ledger, no plan: {path}:4: byte offset {committed}: torn_row: the last 12 bytes have no terminating newline\n"
+        f"next step: once no process is writing this run, run `resume-contract repair {path}` (it moves the torn bytes to a file beside "
+        "the ledger and keeps every committed row), then plan again\n"
+    )
     assert "safe_replay" not in out + err
 
 
@@ -140,11 +146,15 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
     (bad_dir / "runtime-events.jsonl").write_text("")
 
     code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--jobs", "2")
+    call = json.loads(CANONICAL_LEDGER_ROWS["ok"][PREFIX_LENGTHS["after_function_call"] - 1])["content"]
     assert code == 3
     assert out.splitlines() == [
-        f"blocked    s2/blocked: {names.DANGLING}",
+        f"blocked    s2/blocked: {names.DANGLING} ({names.PENDING}); verify {call['name']} call {call['id']}",
         f"corrupt    s2/corrupt: {corrupt}:3: byte offset {corrupt.stat().st_size - 1}: torn_row: the last 1 bytes have no terminating newline",
         "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 live, 0 unreadable, 1 skipped",
+        "what to do:",
+        f"  blocked (1): do not replay; for each, `resume-contract plan --workspace {tmp_path} --session s2 --run blocked` lists the calls to verify",
+        f"  torn (1): once nothing writes them, `resume-contract repair --workspace {tmp_path} --session s2 --run corrupt` (each), then plan again",
     ]
     assert "skipped" in err and "invalid session id 'bad id'" in err
 
@@ -171,7 +181,8 @@ def test_a_ledger_with_a_live_writer_is_not_planned_and_not_touched(tmp_path: Pa
         before = (running.read_bytes(), running.stat().st_mtime_ns)
         code, out, err = run_cli("plan", str(running))
         assert (code, out) == (2, "")
-        assert "a live process is writing this ledger" in err
+        # Named where the system shows open files (this process holds it), else by the writer's lock.
+        assert (f"open for writing by process {os.getpid()} (" if VISIBLE else "a live process is writing this ledger") in err
         code, out, _ = run_cli("plan", "--workspace", str(tmp_path), "--json")
         statuses = {line["runId"]: line["status"] for line in map(json.loads, out.splitlines()[:-1])}
         assert statuses == {"done": "safe_replay", "running": "live"}
@@ -193,7 +204,8 @@ def test_the_text_plan_of_a_long_run_lists_only_what_needs_attention(tmp_path: P
     code, out, _ = run_cli("plan", str(path))
     assert code == 1
     assert "operations:    60 (30 indeterminate, 30 succeeded)\n" in out
-    assert "  k1  write_file  indeterminate  (call c1, no committed response)\n" in out
-    assert "  ... and 10 more without a committed response (--json lists them all)\n" in out
+    assert "to verify:     30 tool call(s) whose effects may or may not have happened\n" in out
+    assert "  write_file  call k1  args " in out and "(committed in event c1)\n" in out
+    assert "  ... and 10 more (--json lists them all)\n" in out
     assert "diagnostics:   30\n" in out and "  ... and 10 more (--json lists them all)\n" in out
     assert len(out.splitlines()) < 60

@@ -25,7 +25,9 @@ CASES = [
     (SpecInvalid([SpecError(Mark("spec/projector.yaml", 3, 5), "unknown key 'x'")]), 2,
      ["spec/projector.yaml:3:5: unknown key 'x'", "resume-contract: the spec has 1 error; nothing was written"]),
     (LedgerCorruption(Path("l.jsonl"), 2, 10, "torn_row", "no newline"), 3,
-     ["resume-contract: corrupt ledger, no plan: l.jsonl:2: byte offset 10: torn_row: no newline"]),
+     ["resume-contract: corrupt ledger, no plan: l.jsonl:2: byte offset 10: torn_row: no newline",
+      "next step: once no process is writing this run, run `resume-contract repair l.jsonl` (it moves the torn bytes to a file "
+      "beside the ledger and keeps every committed row), then plan again"]),
     (TemplateNotFound("tests/test_contract.py.jinja"), 2,
      ["resume-contract: the generator's template 'tests/test_contract.py.jinja' is missing from this installation "
       "(a broken wheel or a partial checkout): reinstall resume-contract"]),

@@ -165,8 +165,8 @@ print(use(Path(sys.argv[1])))
 
 
 def _readme_public_names() -> set[str]:
-    """Every name the README's Python examples import from the package."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """Every name the README's and docs/deciding.md's Python examples import from the package."""
+    readme = "".join((REPO / page).read_text(encoding="utf-8") for page in ("README.md", "docs/deciding.md"))
     names: set[str] = set()
     for block in re.findall(r"```python\n(.*?)```", readme, re.S):
         for grouped, single in re.findall(r"^from resume_contract import (?:\(([^)]*)\)|(.+))$", block, re.M):

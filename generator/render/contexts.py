@@ -88,6 +88,7 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
         ],
         "high_water_diagnostic": py(spec.ledger_rules.high_water_diagnostic),
         "corruption_kinds": py(dict(spec.ledger_rules.corruption_kinds), 0, TOP_LEVEL_LEAD),
+        "reason_meanings": py(dict(spec.projector.reasons), 0, TOP_LEVEL_LEAD),
         "invariants": py({invariant.name: invariant.exempt_diagnostics for invariant in spec.invariants}, 0, TOP_LEVEL_LEAD),
     }
 

@@ -102,9 +102,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
+    # One output flag on every command: --format, with --json kept as its alias (common.add_format_arguments).
+    args.json = getattr(args, "format", None) == "json"
     # What people read is escaped (ledger and spec strings are evidence, never terminal control); JSON is exact,
     # and written as UTF-8 whatever the terminal's encoding.
-    if getattr(args, "json", False) or getattr(args, "format", None) == "json":
+    if args.json:
         out = JsonStream(out)  # type: ignore[assignment]
     else:
         out = EscapingWriter(out)  # type: ignore[assignment]

@@ -107,3 +107,9 @@ def progress_reporter(
         err.flush()
 
     return progress
+
+
+def add_format_arguments(parser: argparse.ArgumentParser, json_help: str) -> None:
+    """`--format text|json` (as `check` and `diff` take it), and `--json`, its alias."""
+    parser.add_argument("--format", choices=("text", "json"), default="text", help=f"text for a person (the default); json: {json_help}")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import jobs, project_root
+from .common import add_format_arguments, jobs, project_root
 from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
 
@@ -111,7 +111,7 @@ def register(commands: Any) -> None:
     conform.add_argument("--strictness", choices=("exact", "reference"), default="exact", help="reference: accept the spec's documented differences of a Phase 0 reference")
     conform.add_argument("--jobs", type=int, metavar="N", help="vectors run at once (default: all cores)")
     conform.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds per vector (default 30)")
-    conform.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_format_arguments(conform, "the results as one document")
     conform.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per vector)")
     conform.add_argument("implementation", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the implementation to run")
     conform.set_defaults(handler=cmd_conform)

@@ -69,7 +69,9 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
     if isinstance(error, (UnsupportedPlatform, ProjectOutOfSync)):
         return EXIT_USAGE, [f"resume-contract: {error}"]
     if isinstance(error, LedgerCorruption):
-        return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}"]
+        from ..output.advice import corruption_next_step
+
+        return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}", corruption_next_step(error)]
     if _is_missing_template(error):
         return EXIT_USAGE, [
             f"resume-contract: the generator's template {getattr(error, 'name', str(error))!r} is missing from this installation "

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import add_ledger_arguments, jobs, ledger_from_args, progress_reporter, selected_contract
+from .common import (
+    add_format_arguments,
+    add_ledger_arguments,
+    jobs,
+    ledger_from_args,
+    progress_reporter,
+    selected_contract,
+)
 from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
 
 
@@ -53,7 +60,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         from ..output.plan_text import plan_text
 
-        out.write(plan_text(path, plan))
+        out.write(plan_text(path, plan, getattr(contract.catalog, "REASON_MEANINGS", None)))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
 
@@ -76,6 +83,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import msgspec
 
     from ..ledger.audit import CORRUPT, LIVE, UNREADABLE, audit, discover
+    from ..output.audit_text import next_steps, run_line
     from ..output.terminal import escape
     from ..system.interrupts import default_workers
 
@@ -92,14 +100,15 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, LIVE: 0, UNREADABLE: 0}
     contract = selected_contract(args)
     planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress, contract=contract)
+    attention: list[Any] = []
     try:
         for summary in itertools.chain(found.unreadable, planned):
             counts[summary.status] += 1
             if args.json:
                 out.write(msgspec.json.encode(summary).decode() + "\n")
             elif summary.status != "safe_replay":
-                detail = ", ".join(summary.rejection_reasons) if summary.error is None else summary.error
-                out.write(escape(f"{summary.status:<10} {summary.session_id}/{summary.run_id}: {detail}") + "\n")
+                attention.append(summary)
+                out.write(escape(run_line(summary)) + "\n")
     finally:
         planned.close()  # on Ctrl-C, stop the workers now, not whenever the generator is collected
     total = sum(counts.values())
@@ -111,6 +120,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
             f"{counts[CORRUPT]} corrupt, {counts[LIVE]} live, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
         )
+        out.write("".join(escape(line) + "\n" for line in next_steps(workspace, counts, attention)))
     if counts[CORRUPT]:
         return EXIT_CORRUPT
     if counts[UNREADABLE] or counts[LIVE] or found.skipped:
@@ -145,6 +155,24 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"{path}: no torn tail; nothing changed", file=out)
     else:
         print(f"{path}: moved {result.torn_bytes} torn bytes to {result.quarantine}; {result.committed_bytes} committed bytes kept", file=out)
+    return _still_corrupt(args, path, err)
+
+
+def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:
+    """After repair: the ledger read as `plan` reads it. A corruption repair cannot fix (a bad row before the last)
+    is exit 3 with where and why, never a quiet success that `plan` then refuses."""
+    from ..errors import LedgerCorruption, LedgerInUse
+    from ..ledger.file_plan import plan_ledger
+    from ..output.advice import NOT_REPAIRABLE
+
+    try:
+        plan_ledger(path, contract=selected_contract(args))
+    except LedgerCorruption as error:
+        print(f"resume-contract: {path} is still corrupt: {error}", file=err)
+        print(f"next step: line {error.line} is {error.kind}: {NOT_REPAIRABLE}", file=err)
+        return EXIT_CORRUPT
+    except (LedgerInUse, OSError):
+        pass  # a writer appeared, or the file went away: the next plan says so
     return EXIT_OK
 
 
@@ -170,7 +198,7 @@ def register(commands: Any) -> None:
     )
     add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
-    plan.add_argument("--json", action="store_true", help="print the plan as JSON (an audit prints JSON lines and a summary line)")
+    add_format_arguments(plan, "the plan as the reference's ResumePlan (an audit: a JSON line per run and a summary line)")
     plan.add_argument(
         "--jobs",
         type=int,

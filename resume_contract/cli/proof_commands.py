@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import jobs, progress_reporter, selected_contract
+from .common import add_format_arguments, jobs, progress_reporter, selected_contract
 from .errors import EXIT_FAIL, EXIT_OK, Refused, UsageError
 
 
@@ -200,7 +200,7 @@ def register(commands: Any) -> None:
     )
     verify.add_argument("--depth", type=int, default=6, metavar="N", help="the longest ledger explored (default 6)")
     verify.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores)")
-    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_format_arguments(verify, "the result as one document")
     verify.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per invariant)")
     verify.add_argument("--counterexample", default="verify-counterexample.jsonl", metavar="PATH", help="where a counterexample is written (only on a violation)")
     verify.set_defaults(handler=cmd_verify)
@@ -217,7 +217,7 @@ def register(commands: Any) -> None:
     )
     crash.add_argument("--failpoint", metavar="ID", help="only this failpoint (e.g. P3)")
     crash.add_argument("--outcome", metavar="NAME", help="only this tool outcome (ok or error)")
-    crash.add_argument("--json", action="store_true", help="print the cases, torn writes and failures as JSON")
+    add_format_arguments(crash, "the cases, torn writes and failures as one document")
     crash.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per crash case)")
     crash.add_argument("--no-torn", action="store_true", help="skip the torn-write cases")
     crash.add_argument("--jobs", type=int, metavar="N", help="cases run at once (default: twice the cores)")

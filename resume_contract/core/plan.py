@@ -16,6 +16,11 @@ Disposition = Literal["safe_replay", "blocked"]
 _ID_ONLY: msgspec.json.Decoder[Any] = msgspec.json.Decoder(msgspec.defstruct("_IdOnly", [("id", str)]))
 
 
+# The detail of the diagnostic an expected high-water that differs raises (the walk writes it, the text reads it).
+EXPECTED_HIGH_WATER = "expectedRuntimeEventHighWater"
+ACTUAL_HIGH_WATER = "actualRuntimeEventHighWater"
+
+
 class ToolOperation(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     """One tool call id's projected state; `args` are the call's arguments as written."""
 

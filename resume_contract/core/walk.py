@@ -18,7 +18,7 @@ import numpy as np
 
 from .hashes import repeated_hashes
 from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
-from .plan import Diagnostic, Disposition, ResumePlan, ToolOperation
+from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation
 from .table import ProjectorTable
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -279,7 +279,7 @@ class Walk:
                 _diagnostic(
                     table,
                     table.high_water_diagnostic,
-                    detail={"expectedRuntimeEventHighWater": expected_high_water, "actualRuntimeEventHighWater": high_water},
+                    detail={EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water},
                 ),
             )
         tool_operations: list[ToolOperation] = []

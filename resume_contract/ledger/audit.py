@@ -16,6 +16,7 @@ import msgspec
 from ..contract import Contract, active
 from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse
 from ..system.interrupts import stoppable_pool
+from ..system.open_files import OpenFileTable
 from .store import LEDGER_NAME, check_ledger_id
 from .workspace import plan_run
 
@@ -34,6 +35,12 @@ class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     high_water: int | None = None
     rejection_reasons: tuple[str, ...] = ()
     error: str | None = None
+    diagnostics: tuple[str, ...] = ()  # the plan's diagnostic codes: two blocked runs read apart
+    to_verify: tuple[str, ...] = ()  # "TOOL call ID" for each call without a committed response (up to VERIFY_LISTED)
+    corruption: str | None = None  # the corruption kind, for a corrupt run
+
+
+VERIFY_LISTED = 5
 
 
 Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path)
@@ -83,24 +90,35 @@ def discover(workspace: Path) -> Discovery:
 _LINK = "a symlink inside the workspace; not followed, not read"
 
 
-def summarize(job: Job, contract: Contract | None = None) -> RunSummary:
-    """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process)."""
+def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTable | None = None) -> RunSummary:
+    """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process); `open_files`, the
+    processes' open files scanned once for the whole audit (default: scanned for this run)."""
     workspace, session_id, run_id, path = job
     try:
-        plan = plan_run(workspace, session_id, run_id, refuse_live=True, contract=contract)
+        plan = plan_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract)
     except LedgerCorruption as error:
-        return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error))
+        return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error), corruption=error.kind)
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except (OSError, EscapesWorkspace) as error:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
-    return RunSummary(session_id, run_id, str(path), plan.disposition, plan.source_runtime_event_high_water, plan.rejection_reasons)
+    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]
+    return RunSummary(
+        session_id,
+        run_id,
+        str(path),
+        plan.disposition,
+        plan.source_runtime_event_high_water,
+        plan.rejection_reasons,
+        diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
+        to_verify=tuple(f"{operation.tool_name} call {operation.tool_call_id}" for operation in unsettled[:VERIFY_LISTED]),
+    )
 
 
-def _summarize_chunk(jobs: list[Job], contract: Contract) -> list[RunSummary]:
-    return [summarize(job, contract) for job in jobs]
+def _summarize_chunk(jobs: list[Job], contract: Contract, open_files: OpenFileTable) -> list[RunSummary]:
+    return [summarize(job, contract, open_files) for job in jobs]
 
 
 def _died(job: Job, cause: str) -> RunSummary:
@@ -117,10 +135,13 @@ def audit(
     again one run per fresh process, and a run whose process dies again is reported unreadable.
     """
     contract = contract or active()
+    # Once for the whole audit (a scan per run would cost more than planning a small one). A writer that opens
+    # a run later and writes while it is read still makes it live: its file changes under the read.
+    open_files = OpenFileTable.scan()
     total = len(jobs)
     done = 0
     if workers <= 1 or total <= 1:
-        for summary in (summarize(job, contract) for job in jobs):
+        for summary in (summarize(job, contract, open_files) for job in jobs):
             done += 1
             if on_progress:
                 on_progress(done, total)
@@ -129,12 +150,12 @@ def audit(
     size = max(1, min(64, total // (workers * 8)))
     chunks = [jobs[start : start + size] for start in range(0, total, size)]
     with stoppable_pool(workers) as pool:
-        futures = [pool.submit(_summarize_chunk, chunk, contract) for chunk in chunks]
+        futures = [pool.submit(_summarize_chunk, chunk, contract, open_files) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
                 summaries = future.result()
             except BrokenProcessPool:
-                summaries = [_alone(job, contract) for job in chunk]
+                summaries = [_alone(job, contract, open_files) for job in chunk]
             for summary in summaries:
                 done += 1
                 if on_progress:
@@ -142,9 +163,9 @@ def audit(
                 yield summary
 
 
-def _alone(job: Job, contract: Contract) -> RunSummary:
+def _alone(job: Job, contract: Contract, open_files: OpenFileTable) -> RunSummary:
     with stoppable_pool(1) as pool:
         try:
-            return pool.submit(_summarize_chunk, [job], contract).result()[0]
+            return pool.submit(_summarize_chunk, [job], contract, open_files).result()[0]
         except BrokenProcessPool as error:
             return _died(job, str(error) or "killed")

@@ -23,6 +23,7 @@ from ..core.operation_store import OperationStore, ReadBack
 from ..core.plan import ResumePlan
 from ..core.walk import Walk
 from ..errors import LedgerChanged
+from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath, file_reader
 from .chunk import Chunk
 from .reader import RunIdentity, scan_ledger
@@ -125,7 +126,7 @@ def plan_ledger(
     expected_high_water: int | None = None,
     *,
     run: RunIdentity | None = None,
-    refuse_live: bool = False,
+    refuse_live: bool | OpenFileTable = False,
     workspace: StrPath | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     processes: int = 1,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LedgerLocked
+from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, ReadAt, StrPath, file_reader, last_row_end
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import lock_for_writing, unlock
@@ -66,6 +67,10 @@ def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> Repai
     if not lock_for_writing(fd, wait_seconds=0.2):
         raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
     try:
+        # A writer that takes no lock would append behind the truncation: it too must be gone.
+        writers = OpenFileTable.scan().writers_of(os.fstat(fd), except_own=fd)
+        if writers:
+            raise LedgerLocked(f"{path}: open for writing by {', '.join(map(str, writers))}; stop it before repairing")
         # In bounded memory: the last newline is found reading backwards, and the torn tail is hashed and
         # copied a chunk at a time (a torn row can be as long as any row).
         size = os.fstat(fd).st_size

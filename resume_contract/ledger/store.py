@@ -40,6 +40,7 @@ from ..errors import (
     NotALedger,
     TornTail,
 )
+from ..system.open_files import OpenFileTable
 from .bytes import StrPath, file_reader, last_row_end, read_all, row_at
 from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
@@ -77,7 +78,7 @@ def run_identity(path: StrPath) -> RunIdentity | None:
 def read_ledger(
     path: StrPath,
     *,
-    refuse_live: bool = False,
+    refuse_live: bool | OpenFileTable = False,
     run: RunIdentity | None = None,
     workspace: StrPath | None = None,
     contract: Contract | None = None,
@@ -99,7 +100,7 @@ def read_ledger(
 
 
 @contextmanager
-def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPath | None = None) -> Iterator[int]:
+def open_committed(path: StrPath, *, refuse_live: bool | OpenFileTable = False, workspace: StrPath | None = None) -> Iterator[int]:
     """A descriptor of the ledger at `path` (a regular file), open for reading while the block runs.
 
     With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
@@ -108,7 +109,9 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
     meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
     The probe decides first: a corruption the block found (a row torn because a writer that started
     meanwhile is between its pieces) or a file that shrank under it is LedgerInUse when the second probe
-    finds a writer or a changed file.
+    finds a writer or a changed file. A writer that takes no lock is found, where the system shows it, among
+    the processes' open files (`system.open_files`): scanned now, or `refuse_live` is a table scanned once
+    for many ledgers (the audit).
     """
     path = Path(path)
     try:
@@ -121,8 +124,8 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
             raise NotALedger(f"{path}: not a regular file")
-        if refuse_live and has_live_writer(fd):
-            raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
+        if refuse_live:
+            _refuse_if_open_for_writing(path, fd, before, refuse_live)
         try:
             yield fd
         except (LedgerCorruption, OSError) as error:
@@ -133,6 +136,18 @@ def open_committed(path: StrPath, *, refuse_live: bool = False, workspace: StrPa
             _refuse_if_written_meanwhile(path, fd, before)
     finally:
         os.close(fd)
+
+
+def _refuse_if_open_for_writing(path: Path, fd: int, status: os.stat_result, refuse_live: bool | OpenFileTable) -> None:
+    # A writer that takes no lock (the reference's store) is seen only in the processes' open files. Before the
+    # lock probe, which is the one repeated after the read.
+    table = refuse_live if isinstance(refuse_live, OpenFileTable) else OpenFileTable.scan()
+    writers = table.writers_of(status)
+    if writers:
+        named = ", ".join(str(writer) for writer in writers)
+        raise LedgerInUse(f"{path}: open for writing by {named}; plan it once that process has stopped")
+    if has_live_writer(fd):
+        raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
 
 
 def _refuse_if_written_meanwhile(path: Path, fd: int, before: os.stat_result, cause: BaseException | None = None) -> None:

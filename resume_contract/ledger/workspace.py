@@ -19,6 +19,7 @@ import msgspec
 from ..contract import Contract, active
 from ..core.plan import ResumePlan
 from ..errors import LedgerCorruption, LedgerMissing
+from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
 from .chunk import Chunk
 from .containment import check_contained
@@ -45,7 +46,7 @@ def run_directory(workspace: StrPath, session_id: str, run_id: str) -> Path:
 
 
 def read_run(
-    workspace: StrPath, session_id: str, run_id: str, *, refuse_live: bool = False, contract: Contract | None = None
+    workspace: StrPath, session_id: str, run_id: str, *, refuse_live: bool | OpenFileTable = False, contract: Contract | None = None
 ) -> CommittedLedger:
     """One run's committed events as the reference store reads them (JSONL and partial snapshots merged), all
     held in memory; `plan_run` plans a run without holding it."""
@@ -76,7 +77,7 @@ def plan_run(
     run_id: str,
     expected_high_water: int | None = None,
     *,
-    refuse_live: bool = False,
+    refuse_live: bool | OpenFileTable = False,
     processes: int = 1,
     chunk_bytes: int = CHUNK_BYTES,
     contract: Contract | None = None,

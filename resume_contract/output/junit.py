@@ -32,10 +32,16 @@ def junit_xml(suite_name: str, cases: Sequence[JUnitCase]) -> str:
         time=f"{sum(case.seconds for case in cases):.3f}",
     )
     for case in cases:
-        element = ElementTree.SubElement(suite, "testcase", classname=case.classname, name=case.name, time=f"{case.seconds:.3f}")
+        element = ElementTree.SubElement(
+            suite, "testcase", classname=case.classname, name=case.name, time=f"{case.seconds:.3f}"
+        )
         if case.failure is not None:
-            ElementTree.SubElement(element, "failure", message=case.failure.splitlines()[0][:500] if case.failure else "").text = case.failure
+            ElementTree.SubElement(
+                element, "failure", message=case.failure.splitlines()[0][:500] if case.failure else ""
+            ).text = case.failure
         elif case.error is not None:
-            ElementTree.SubElement(element, "error", message=case.error.splitlines()[0][:500] if case.error else "").text = case.error
+            ElementTree.SubElement(
+                element, "error", message=case.error.splitlines()[0][:500] if case.error else ""
+            ).text = case.error
     ElementTree.indent(suite)
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,50 +1,113 @@
-"""A ResumePlan as a person reads it in a terminal: the decision first, then what needs attention.
+"""A ResumePlan as a person reads it in a terminal, at 3 a.m.: the decision, why, what to check, what to do next.
 
 A plan over a long run can hold hundreds of thousands of operations; the text lists the ones that are not
-settled and the diagnostics, each up to LISTED, and counts the rest (`--json` has everything).
+settled and the diagnostics, each up to LISTED, and counts the rest (`--json` has everything). What it says
+comes from the plan and the contract's own words (each reason's meaning, the directive): no reason, diagnostic
+or tool name is known here.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from ..core.plan import ResumePlan
+import msgspec
+
+from ..core.plan import ACTUAL_HIGH_WATER as _ACTUAL
+from ..core.plan import EXPECTED_HIGH_WATER as _EXPECTED
+from ..core.plan import Diagnostic, ResumePlan, ToolOperation
 from .terminal import escape
 
 LISTED = 20
+ARGUMENTS_SHOWN = 100  # characters of a call's arguments, as JSON
 
 
-def plan_text(path: Path, plan: ResumePlan) -> str:
+def plan_text(path: Path, plan: ResumePlan, reason_meanings: Mapping[str, str] | None = None) -> str:
+    """The plan; `reason_meanings` (the contract's `REASON_MEANINGS`) says what each rejection reason means."""
+    meanings = reason_meanings or {}
     lines = [
         f"ledger:        {path}",
         f"high-water:    {plan.source_runtime_event_high_water} committed events",
         f"disposition:   {plan.disposition}",
         f"reasons:       {', '.join(plan.rejection_reasons) or 'none'}",
-        f"terminal fact: {plan.terminal_runtime_event_id or 'none'}",
     ]
+    lines += [f"  {reason}: {meanings[reason]}" for reason in plan.rejection_reasons if reason in meanings]
+    lines.append(f"terminal fact: {plan.terminal_runtime_event_id or 'none'}")
     counts = Counter(operation.status for operation in plan.operations)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
     lines.append(f"operations:    {len(plan.operations)}" + (f" ({summary})" if summary else ""))
-    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]
-    for operation in unsettled[:LISTED]:
-        lines.append(
-            f"  {operation.tool_call_id}  {operation.tool_name}  {operation.status}  "
-            f"(call {operation.call_runtime_event_id}, no committed response)"
-        )
-    if len(unsettled) > LISTED:
-        lines.append(f"  ... and {len(unsettled) - LISTED} more without a committed response (--json lists them all)")
+    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]  # listed under "to verify"
     lines.append(f"diagnostics:   {len(plan.diagnostics)}")
     for diagnostic in plan.diagnostics[:LISTED]:
-        where = ", ".join(
-            f"{label} {value}"
-            for label, value in (("event", diagnostic.event_id), ("call", diagnostic.tool_call_id), ("tool", diagnostic.tool_name))
-            if value is not None
-        )
-        lines.append(f"  {diagnostic.code}: {diagnostic.message}" + (f" ({where})" if where else ""))
+        lines.append(f"  {diagnostic.code}: {diagnostic.message}" + _where(diagnostic))
     if len(plan.diagnostics) > LISTED:
         lines.append(f"  ... and {len(plan.diagnostics) - LISTED} more (--json lists them all)")
     lines.append(f"replay:        {len(plan.replay_runtime_events)} of {plan.source_runtime_event_high_water} events")
     if plan.directive:
         lines.append(f"directive:     {plan.directive}")
+    if plan.disposition != "safe_replay":
+        lines += _to_verify(unsettled)
+        lines += _next_step(plan, unsettled)
     return "".join(escape(line) + "\n" for line in lines)
+
+
+def _where(diagnostic: Diagnostic) -> str:
+    places = [
+        f"{label} {value}"
+        for label, value in (
+            ("event", diagnostic.event_id),
+            ("call", diagnostic.tool_call_id),
+            ("tool", diagnostic.tool_name),
+        )
+        if value is not None
+    ]
+    # The detail in words: an expected and an actual high-water read as "expected 5, actual 4".
+    places += [f"{_words(key)} {_short(value)}" for key, value in (diagnostic.detail or {}).items()]
+    return f" ({', '.join(places)})" if places else ""
+
+
+def _words(key: str) -> str:
+    """`expectedRuntimeEventHighWater` -> `expected runtime event high water`."""
+    return "".join(f" {character.lower()}" if character.isupper() else character for character in key)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+    return text if len(text) <= ARGUMENTS_SHOWN else text[: ARGUMENTS_SHOWN - 3] + "..."
+
+
+def _to_verify(unsettled: list[ToolOperation]) -> list[str]:
+    """Each call whose effects may or may not have happened, as a person checks it: the tool, the call id, what
+    it was asked, and the event it was committed in."""
+    if not unsettled:
+        return []
+    lines = [f"to verify:     {len(unsettled)} tool call(s) whose effects may or may not have happened"]
+    for operation in unsettled[:LISTED]:
+        lines.append(
+            f"  {operation.tool_name}  call {operation.tool_call_id}  args {_short(operation.args)}  "
+            f"(committed in event {operation.call_runtime_event_id})"
+        )
+    if len(unsettled) > LISTED:
+        lines.append(f"  ... and {len(unsettled) - LISTED} more (--json lists them all)")
+    return lines
+
+
+def _next_step(plan: ResumePlan, unsettled: list[ToolOperation]) -> list[str]:
+    steps = []
+    if unsettled:
+        steps.append("check each call under 'to verify' with read-only inspection; do not run it again")
+    pending = {operation.tool_call_id for operation in unsettled}
+    for diagnostic in plan.diagnostics:
+        detail = diagnostic.detail or {}
+        if _EXPECTED in detail:  # the checkpoint and the ledger disagree
+            steps.append(
+                f"the caller expected {detail[_EXPECTED]} committed events and the ledger holds {detail.get(_ACTUAL)} "
+                "(partial rows count): resume from the checkpoint this ledger matches, or find the missing events"
+            )
+            break
+    if any(diagnostic.tool_call_id not in pending and _EXPECTED not in (diagnostic.detail or {}) for diagnostic in plan.diagnostics):
+        steps.append("read each diagnostic above: the committed events break the contract's rules")
+    steps.append("do not replay this run; finish it by hand or start a new one, and plan again to confirm")
+    return [f"next step:     {steps[0]}"] + [f"               {step}" for step in steps[1:]]

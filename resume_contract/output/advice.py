@@ -1,0 +1,21 @@
+"""What to do next, for the errors an operator meets: written once, used by `plan`, the audit and `repair`."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..errors import TORN_ROW, LedgerCorruption
+
+NOT_REPAIRABLE = (
+    "repair cannot fix this (it only moves a torn last row aside); keep the file as evidence, do not replay this run"
+)
+
+
+def corruption_next_step(error: LedgerCorruption) -> str:
+    """The next step for a corrupt ledger: the exact `repair` command for a torn tail, else why it will not do."""
+    if error.kind == TORN_ROW:
+        return (
+            f"next step: once no process is writing this run, run `resume-contract repair {shlex.quote(str(error.path))}` "
+            "(it moves the torn bytes to a file beside the ledger and keeps every committed row), then plan again"
+        )
+    return f"next step: line {error.line} is {error.kind}: {NOT_REPAIRABLE}"

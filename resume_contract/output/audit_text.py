@@ -1,0 +1,53 @@
+"""The workspace audit as a person reads it: one line per run that needs attention, then what to do per group."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import TORN_ROW
+from .advice import NOT_REPAIRABLE
+
+
+def run_line(summary: Any) -> str:
+    """A run that is not safe_replay: its status, its reasons and diagnostics (two blocked runs read apart), the
+    calls to verify, or the error that kept it from a plan."""
+    where = f"{summary.session_id}/{summary.run_id}"
+    if summary.error is not None:
+        return f"{summary.status:<10} {where}: {summary.error}"
+    text = f"{summary.status:<10} {where}: {', '.join(summary.rejection_reasons)}"
+    if summary.diagnostics:
+        text += f" ({', '.join(summary.diagnostics)})"
+    if summary.to_verify:
+        text += f"; verify {', '.join(summary.to_verify)}"
+    return text
+
+
+def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[Any]) -> list[str]:
+    """What to do for each group of runs that needs attention, with the commands to run."""
+    runs: dict[str, list[Any]] = {}
+    for summary in summaries:
+        runs.setdefault(summary.status if summary.corruption != TORN_ROW else TORN_ROW, []).append(summary)
+    quoted = shlex.quote(str(workspace))
+
+    def example(summary: Any, command: str) -> str:
+        return f"`resume-contract {command} --workspace {quoted} --session {shlex.quote(summary.session_id)} --run {shlex.quote(summary.run_id)}`"
+
+    lines = []
+    if runs.get("blocked"):
+        lines.append(
+            f"blocked ({counts['blocked']}): do not replay; for each, {example(runs['blocked'][0], 'plan')} lists the calls to verify"
+        )
+    if runs.get(TORN_ROW):
+        lines.append(
+            f"torn ({len(runs[TORN_ROW])}): once nothing writes them, {example(runs[TORN_ROW][0], 'repair')} (each), then plan again"
+        )
+    if runs.get("corrupt"):
+        lines.append(f"corrupt ({len(runs['corrupt'])}): {NOT_REPAIRABLE}")
+    if runs.get("live"):
+        lines.append(f"live ({counts['live']}): still running; plan them again once their process has stopped")
+    if runs.get("unreadable"):
+        lines.append(f"unreadable ({counts['unreadable']}): see each error above")
+    return ["what to do:"] + [f"  {line}" for line in lines] if lines else []
