@@ -26,6 +26,7 @@ from resume_contract.core.explore import Alphabet
 from ..errors import Mark
 from ..spec.model import Decision, Spec
 from . import rules
+from .continuation import continuation_changes
 from .evidence import Evidence, LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
@@ -105,6 +106,7 @@ def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
     collector.scope()
     collector.project_files()
     collector.schemas()
+    continuation_changes(collector.base, collector.head, collector.add)
     evidence = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence.moved}
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
