@@ -22,7 +22,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .contract import Contract, build_resume_plan, decode_event, encode_event, event_from_wire
+    from .contract import (
+        Contract,
+        build_continuation_plan,
+        build_resume_plan,
+        decode_event,
+        encode_event,
+        event_from_wire,
+    )
+    from .core.continuation import ContinuationPlan
     from .core.plan import Diagnostic, ResumePlan, ToolOperation
     from .core.plan_json import plan_json, plan_json_pieces
     from .core.summary import PlanSummary
@@ -30,12 +38,14 @@ if TYPE_CHECKING:
         DuplicateEventId,
         EscapesWorkspace,
         EventRefused,
+        FactsRefused,
         InvalidLedgerId,
         LedgerChanged,
         LedgerCorruption,
         LedgerInUse,
         LedgerLocked,
         LedgerMissing,
+        NoContinuationDecision,
         NotALedger,
         ResumeContractError,
         StoreError,
@@ -59,6 +69,10 @@ _EXPORTS = {
     "RepairResult": "ledger.repair",
     "CommittedLedger": "ledger.reader",
     "build_resume_plan": "contract",
+    "build_continuation_plan": "contract",
+    "ContinuationPlan": "core.continuation",
+    "FactsRefused": "errors",
+    "NoContinuationDecision": "errors",
     "event_from_wire": "contract",
     "decode_event": "contract",
     "encode_event": "contract",
@@ -87,17 +101,20 @@ _EXPORTS = {
 
 __all__ = [
     "CommittedLedger",
+    "ContinuationPlan",
     "Contract",
     "Diagnostic",
     "DuplicateEventId",
     "EscapesWorkspace",
     "EventRefused",
+    "FactsRefused",
     "InvalidLedgerId",
     "LedgerChanged",
     "LedgerCorruption",
     "LedgerInUse",
     "LedgerLocked",
     "LedgerMissing",
+    "NoContinuationDecision",
     "NotALedger",
     "PlanSummary",
     "RepairResult",
@@ -109,6 +126,7 @@ __all__ = [
     "TornTail",
     "UnsupportedPlatform",
     "__version__",
+    "build_continuation_plan",
     "build_resume_plan",
     "decode_event",
     "encode_event",

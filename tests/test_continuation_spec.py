@@ -47,6 +47,14 @@ def test_a_phase0_spec_is_valid_without_a_continuation_and_keeps_its_identity() 
     assert spec.sha256 == digest.hexdigest()
 
 
+def test_a_continuation_file_adds_its_table_tests_and_contract_section(phase1: Any) -> None:
+    outputs = render_all(phase1)
+
+    assert CONTINUATION_OUTPUTS <= set(outputs)
+    assert "## Phase 1: the continuation decision" in outputs["generated/CONTRACT.md"]
+    assert "spec/continuation.yaml" in phase1.source_files
+
+
 # -- the interpreter, on hand-made ledgers ------------------------------------------------------------------
 
 BASE_FACTS: dict[str, Any] = {
