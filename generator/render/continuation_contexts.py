@@ -33,6 +33,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
 def tests_context(spec: Spec) -> dict[str, Any]:
     continuation = _continuation(spec)
     return {
+        "proceed": py(continuation.proceed),
         "situations": [
             (
                 py(situation.name),
