@@ -121,9 +121,9 @@ CONTINUATION_ADDED = _rule("CONTINUATION_ADDED", WEAKENS, "the contract gained a
 CONTINUATION_REMOVED = _rule("CONTINUATION_REMOVED", BREAKING, "the contract lost its continuation decision: continue-plan refuses every run")
 CONTINUATION_CHANGED = _rule(
     "CONTINUATION_CHANGED",
-    WEAKENS,
-    "a part of the continuation decision changed; such changes are not yet classified one by one, so each weakens "
-    "safety until a waiver bound to it accepts it",
+    BY_EVIDENCE,
+    "a part of the continuation decision changed; it takes the class of how both sides' decisions of the explored "
+    "situations moved, and weakens safety when none moved (what was not explored is not known to be safe)",
 )
 CONTINUATION_REWORDED = _rule("CONTINUATION_REWORDED", NEUTRAL, "the continuation decision's summary changed")
 ORACLE_CHANGED = _rule("ORACLE_CHANGED", WEAKENS, "matches_oracle compares plans with another oracle (a weaker one lets a wrong spec through)")
