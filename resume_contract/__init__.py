@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         TornTail,
         UnsupportedPlatform,
     )
+    from .ledger.continuation_run import plan_continuation
     from .ledger.file_plan import plan_ledger
     from .ledger.reader import CommittedLedger
     from .ledger.repair import RepairResult, repair_ledger
@@ -70,6 +71,7 @@ _EXPORTS = {
     "CommittedLedger": "ledger.reader",
     "build_resume_plan": "contract",
     "build_continuation_plan": "contract",
+    "plan_continuation": "ledger.continuation_run",
     "ContinuationPlan": "core.continuation",
     "FactsRefused": "errors",
     "NoContinuationDecision": "errors",
@@ -131,6 +133,7 @@ __all__ = [
     "decode_event",
     "encode_event",
     "event_from_wire",
+    "plan_continuation",
     "plan_json",
     "plan_json_pieces",
     "plan_ledger",

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, py, py_call
-from ..spec.continuation_model import ContinuationSpec, Situation
+from ..spec.continuation_model import ContinuationSpec, PlannerSituation, Situation
 from ..spec.continuation_situations import continuation_table_of, expected_summary
 from ..spec.model import Spec
 
@@ -27,12 +27,29 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
         "remedies": py(dict(table.remedies), 0, TOP_LEVEL_LEAD),
         "continuation": py(dict(table.continuation), 0, TOP_LEVEL_LEAD),
+        "gates": [py_call("Check", list(gate._asdict().items()), indent=4) for gate in table.gates],
+        "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
     }
 
 
 def tests_context(spec: Spec) -> dict[str, Any]:
     continuation = _continuation(spec)
+    identity = json.loads(continuation.base_event_json)
     return {
+        "session": py(identity.get("sessionId", "")),
+        "run": py(identity.get("runId", "")),
+        "planner_situations": [
+            (
+                py(planned.name),
+                py(planned.value("header"), 8),
+                py(tuple(planned.events_json), 8),
+                py(planned.value("other_runs"), 8),
+                py(planned.value("host"), 8),
+                py(planned.value("ids"), 8),
+                py(expected_summary(planned), 8),
+            )
+            for planned in continuation.planner_situations
+        ],
         "proceed": py(continuation.proceed),
         "situations": [
             (
@@ -82,6 +99,23 @@ def contract_context(spec: Spec) -> dict[str, Any] | None:
         "reason_rows": [[md_code(name), md_cell(remedy)] for name, remedy in continuation.reasons],
         "payload_rows": _payload_rows(continuation.payload, ""),
         "situation_rows": [_situation_row(situation) for situation in continuation.situations],
+        "planner": _planner_context(continuation, reasons_of),
+    }
+
+
+def _planner_context(continuation: ContinuationSpec, reasons_of: dict[str, str | None]) -> dict[str, Any] | None:
+    planner = continuation.planner
+    if planner is None:
+        return None
+    return {
+        "host": ", ".join(md_code(name) for name in planner["host"]),
+        "input_rows": [[md_code(name), md_code(_flow(source))] for name, source in planner["inputs"].items()],
+        "existing": md_code(_flow(planner["existing_continuation"])),
+        "gate_rows": [
+            [str(number), md_code(gate.name), "; ".join(md_code(_flow(test)) for test in gate.when), md_code(gate.diagnostic), md_code(reasons_of[gate.diagnostic] or "")]
+            for number, gate in enumerate(continuation.gates, start=1)
+        ],
+        "situation_rows": [_situation_row(situation) for situation in continuation.planner_situations],
     }
 
 
@@ -111,8 +145,9 @@ def _payload_rows(payload: dict[str, Any], prefix: str) -> list[list[str]]:
     return rows
 
 
-def _situation_row(situation: Situation) -> list[str]:
+def _situation_row(situation: Situation | PlannerSituation) -> list[str]:
     expect = situation.expect
     reasons = ", ".join(md_code(reason) for reason in expect.get("rejection_reasons", []))
     decision = md_code(expect["disposition"]) + (f" [{reasons}]" if reasons else "")
     return [md_code(situation.name), md_cell(situation.summary), str(len(situation.events_json)), decision]
+

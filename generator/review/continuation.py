@@ -40,8 +40,8 @@ def continuation_changes(base: Spec, head: Spec) -> list[Finding]:
     if old is None or new is None:
         rule = rules.CONTINUATION_ADDED if old is None else rules.CONTINUATION_REMOVED
         message = "spec/continuation.yaml added: a continuation decision" if old is None else "spec/continuation.yaml removed: no continuation decision"
-        marks = (None, _mark(head, None)) if old is None else (_mark(base, None), None)
-        return [(rule, message, *marks, None, rule.change_class, f"rule: {rule.meaning}")]
+        base_mark, head_mark = (None, _mark(head, None)) if old is None else (_mark(base, None), None)
+        return [(rule, message, base_mark, head_mark, None, rule.change_class, f"rule: {rule.meaning}")]
     before, after = _content(old), _content(new)
     changed: dict[str, tuple[Any, Any]] = {}
     for name in before:

@@ -43,7 +43,7 @@ def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
         outcomes = [decide(rows, facts) for decide in deciders]
         if outcomes[0] != outcomes[1]:
             effect = _effect(outcomes[0], outcomes[1])
-            flips = None not in outcomes and outcomes[0]["disposition"] != outcomes[1]["disposition"]  # type: ignore[index]
+            flips = None not in outcomes and outcomes[0]["disposition"] != outcomes[1]["disposition"]
             moved.append(Moved(label, size, effect, _text(outcomes[0]), _text(outcomes[1]), flips))
     return sorted(moved, key=lambda item: (not item.flips, item.size, item.label))
 

@@ -14,7 +14,7 @@ import typing
 from typing import Any
 
 from resume_contract.core.continuation_functions import FUNCTIONS
-from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, TESTS
+from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, PLANNER_FACTS, TESTS
 from resume_contract.core.plan import Disposition
 
 from ..errors import Mark, SpecError
@@ -27,6 +27,7 @@ from .continuation_model import (
     Situation,
     canonical,
 )
+from .continuation_planner_check import check_planner
 from .continuation_situations import situation_events
 from .loader import LoadedFile, SpecPath
 from .model import Projector, WireFormat
@@ -67,6 +68,9 @@ class ContinuationBuilder:
         if dispositions["proceed"] == dispositions["stop"]:
             self.error(("dispositions",), "`proceed` and `stop` must be two dispositions")
         checks = self._checks(data["checks"])
+        planner = data.get("planner")
+        self.gates = self._checks(planner["gates"], ("planner", "gates"), gates=True) if planner is not None else ()
+        planner_situations = check_planner(self, planner) if planner is not None else ()
         self._reasons(data, diagnostics, checks)
         self._payload(("continuation",), data["continuation"])
         return ContinuationSpec(
@@ -82,6 +86,10 @@ class ContinuationBuilder:
             reasons=tuple(data["reasons"].items()),
             payload_json=canonical(data["continuation"]),
             situations=self._situations(data["situations"]),
+            gates=self.gates,
+            planner_json=canonical({key: planner[key] for key in ("host", "inputs", "existing_continuation")}) if planner else None,
+            planner_situations=planner_situations,
+            base_event_json=canonical(data["situations"]["base"]["event"]),
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------
@@ -137,7 +145,9 @@ class ContinuationBuilder:
         """Refuse a path that names nothing declared; `binds` are what the check's tests bind (item, missing)."""
         head, _, rest = value.partition(".")
         steps = rest.split(".") if rest else []
-        if head in ("item", "missing"):
+        if head in ("planner", "header"):
+            self._planner_path(path, value, head, steps, binds)
+        elif head in ("item", "missing"):
             if head not in binds:
                 test = "each_open" if head == "item" else "missing_from"
                 self.error(path, f"'{value}' is bound only in a check with an `{test}` test")
@@ -154,6 +164,15 @@ class ContinuationBuilder:
             self._fact_path(path, value, steps)
         elif head == "phase0" and (len(steps) != 1 or steps[0] not in PHASE0_FIELDS):
             self.error(path, f"unknown Phase 0 field in '{value}'; the fields are [{', '.join(PHASE0_FIELDS)}]")
+
+    def _planner_path(self, path: SpecPath, value: str, head: str, steps: list[str], binds: frozenset[str]) -> None:
+        if head not in binds:
+            where = "a planner gate" if head == "planner" else "the planner's inputs"
+            self.error(path, f"'{value}' is read only in {where}")
+        elif head == "planner" and (not steps or steps[0] not in PLANNER_FACTS):
+            self.error(path, f"unknown planner fact in '{value}'; the planner facts are [{', '.join(PLANNER_FACTS)}]")
+        elif head == "header" and len(steps) != 1:
+            self.error(path, f"'{value}': a header path names one field of run.json")
 
     def _input_path(self, path: SpecPath, value: str, steps: list[str], wanted: str | None) -> None:
         declared: dict[str, InputDecl] = self.inputs
@@ -179,17 +198,20 @@ class ContinuationBuilder:
                 self._wire_field(path, steps[1])
 
     # -- checks ----------------------------------------------------------------------------------------------
-    def _checks(self, items: list[dict[str, Any]]) -> tuple[CheckDecl, ...]:
+    def _checks(self, items: list[dict[str, Any]], where: SpecPath = ("checks",), gates: bool = False) -> tuple[CheckDecl, ...]:
+        """Checks (or, with `gates`, the planner's gates: they may read `planner.NAME`)."""
         checks: list[CheckDecl] = []
         seen: set[str] = set()
         raisable = {name for name, _ in self.projector.reasons}
         for index, item in enumerate(items):
-            path: SpecPath = ("checks", index)
+            path: SpecPath = where + (index,)
             if item["name"] in seen:
                 self.error(path + ("name",), f"duplicate check name '{item['name']}'")
             seen.add(item["name"])
             binds = frozenset(
-                {"item" for test in item["when"] if "each_open" in test} | {"missing" for test in item["when"] if "missing_from" in test}
+                {"item" for test in item["when"] if "each_open" in test}
+                | {"missing" for test in item["when"] if "missing_from" in test}
+                | ({"planner"} if gates else set())
             )
             for group in ("when", "skip_if"):
                 for number, test in enumerate(item.get(group, ())):
@@ -242,7 +264,7 @@ class ContinuationBuilder:
     # -- reasons, payload, situations --------------------------------------------------------------------------
     def _reasons(self, data: dict[str, Any], diagnostics: tuple[ContinuationDiagnostic, ...], checks: tuple[CheckDecl, ...]) -> None:
         reasons = data["reasons"]
-        raised = {check.diagnostic for check in checks}
+        raised = {check.diagnostic for check in checks + self.gates}
         for diagnostic in diagnostics:
             if diagnostic.reason is not None and diagnostic.reason not in reasons:
                 self.error(("diagnostics", diagnostic.code, "reason"), f"undeclared reason '{diagnostic.reason}'; declared are [{', '.join(reasons)}]")

@@ -105,6 +105,30 @@ class Situation:
 
 
 @dataclass(frozen=True)
+class PlannerSituation:
+    """A named situation of the planner form: the source header (None: unreadable), its events as rows, the
+    session's other runs' headers, HOST.json, the fresh ids, and what it must decide."""
+
+    name: str
+    summary: str
+    header_json: str  # JSON text of the header, or `null`
+    events_json: tuple[str, ...]
+    other_runs_json: str
+    host_json: str
+    ids_json: str
+    expect_json: str
+    mark: Mark
+    expect_mark: Mark
+
+    def value(self, field: str) -> Any:
+        return json.loads(getattr(self, f"{field}_json"))
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return dict(json.loads(self.expect_json))
+
+
+@dataclass(frozen=True)
 class ContinuationSpec:
     """The whole continuation decision."""
 
@@ -120,6 +144,15 @@ class ContinuationSpec:
     reasons: tuple[tuple[str, str], ...]  # (reason, what to do), in the spec's order
     payload_json: str
     situations: tuple[Situation, ...]
+    # The planner form (None: the spec has none): its gates, its host/inputs/existing_continuation, its situations.
+    gates: tuple[CheckDecl, ...] = ()
+    planner_json: str | None = None
+    planner_situations: tuple[PlannerSituation, ...] = ()
+    base_event_json: str = "{}"  # what the situations' events are written over (their identity)
+
+    @property
+    def planner(self) -> dict[str, Any] | None:
+        return None if self.planner_json is None else dict(json.loads(self.planner_json))
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -8,11 +8,12 @@ import json
 from typing import Any
 
 from resume_contract.core.continuation import continuation_summary, decide_continuation
+from resume_contract.core.continuation_planner import decide_from_run
 from resume_contract.core.continuation_table import Check, ContinuationTable
 from resume_contract.errors import FactsRefused, RowRefused
 
 from ..errors import SpecError
-from .continuation_model import Situation
+from .continuation_model import CheckDecl, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
 
@@ -56,25 +57,28 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         ledger_facts={fact.name: {fact.kind: fact.definition} for fact in continuation.ledger_facts},
         expected_high_water=continuation.expected_high_water,
         proceeds_on=continuation.proceeds_on,
-        checks=tuple(
-            Check(
-                name=check.name,
-                when=tuple(check.when),
-                skip_if=tuple(check.skip_if),
-                stops=check.stops,
-                diagnostic=check.diagnostic,
-                event_id=check.event_id,
-                detail=check.detail,
-            )
-            for check in continuation.checks
-        ),
+        checks=tuple(_check(check) for check in continuation.checks),
         diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in continuation.diagnostics},
         remedies=dict(continuation.reasons),
         continuation=continuation.payload,
+        gates=tuple(_check(gate) for gate in continuation.gates),
+        planner=continuation.planner,
     )
 
 
-def expected_summary(situation: Situation) -> dict[str, Any]:
+def _check(check: CheckDecl) -> Check:
+    return Check(
+        name=check.name,
+        when=tuple(check.when),
+        skip_if=tuple(check.skip_if),
+        stops=check.stops,
+        diagnostic=check.diagnostic,
+        event_id=check.event_id,
+        detail=check.detail,
+    )
+
+
+def expected_summary(situation: Situation | PlannerSituation) -> dict[str, Any]:
     """What a situation says its decision is, in `continuation_summary`'s shape (defaults filled)."""
     expect = situation.expect
     summary: dict[str, Any] = {
@@ -113,6 +117,22 @@ def situation_errors(spec: Spec) -> list[SpecError]:
         actual = continuation_summary(plan)
         if actual != expected:
             errors.append(SpecError(situation.expect_mark, f"situation '{situation.name}': {_difference(expected, actual)}"))
+    for planned in continuation.planner_situations:
+        expected = expected_summary(planned)
+        problems = _unraisable(expected, reasons, codes, (continuation.proceed, continuation.stop))
+        if problems:
+            errors += [SpecError(planned.expect_mark, f"planner situation '{planned.name}': {problem}") for problem in problems]
+            continue
+        events = [model.decode_row(row.encode("utf-8")) for row in planned.events_json]
+        header, others, host, ids = (planned.value(field) for field in ("header", "other_runs", "host", "ids"))
+        try:
+            plan = decide_from_run(header, events, others, host, ids, projector, table)
+        except FactsRefused as refused:
+            errors += [SpecError(planned.mark, f"planner situation '{planned.name}': {problem}") for problem in refused.problems]
+            continue
+        actual = continuation_summary(plan)
+        if actual != expected:
+            errors.append(SpecError(planned.expect_mark, f"planner situation '{planned.name}': {_difference(expected, actual)}"))
     return errors
 
 

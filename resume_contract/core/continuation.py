@@ -50,7 +50,7 @@ def decide_continuation(
 ) -> ContinuationPlan:
     """Decide whether the committed prefix `events` may be continued under `facts`. Pure; raises FactsRefused."""
     check_facts(facts, table.inputs)
-    context = _Context(events, facts, table)
+    context = DecisionContext(events, facts, table)
     expected = next((value for path in table.expected_high_water if (value := context.value(path)) is not ABSENT), None)
     phase0 = project(events, projector, expected, rows=rows)
     context.phase0 = phase0
@@ -148,7 +148,7 @@ def _json_of(raw: Any) -> Any:
     return json.loads(bytes(raw)) if isinstance(raw, (msgspec.Raw, bytes, bytearray, memoryview)) else raw
 
 
-class _Context:
+class DecisionContext:
     """One decision: the events, the facts, the Phase 0 plan once made, and the ledger facts, each read once."""
 
     def __init__(self, events: Sequence[Any], facts: Mapping[str, Any], table: ContinuationTable) -> None:
@@ -157,6 +157,7 @@ class _Context:
         self.table = table
         self.phase0: ResumePlan | None = None
         self._facts: dict[str, Any] = {}
+        self.planner: dict[str, Any] = {}  # the planner form's facts (`planner.NAME`), for its gates
 
     # -- values by path --------------------------------------------------------------------------------------
     def value(self, path: str, binding: Mapping[str, Any] | None = None) -> Any:
@@ -166,6 +167,8 @@ class _Context:
             value: Any = (binding or {}).get(head, ABSENT)
         elif head == "input":
             value = self.facts
+        elif head == "planner":
+            value = self.planner
         elif head == "source":
             return self._event_field(self.events[0] if self.events else ABSENT, steps[0])
         elif head == "fact":

@@ -30,6 +30,8 @@ PHASE0_FIELDS: Mapping[str, str] = MappingProxyType(
 )
 # A ToolOperation's fields an `operation_field` fact may read -> the attribute.
 OPERATION_FIELDS: Mapping[str, str] = MappingProxyType({"toolName": "tool_name", "toolCallId": "tool_call_id", "status": "status"})
+# What a gate's `planner.NAME` paths may read: the source's header, its ledger, a continuation of it.
+PLANNER_FACTS = ("header", "ledger", "existing_continuation")
 # What an `each_open` test binds for each open item.
 ITEM_FIELDS = ("eventId", "key")
 
@@ -70,3 +72,7 @@ class ContinuationTable:
     remedies: Mapping[str, str]
     # the `continue` payload: name -> a path, {"sorted_distinct": path} or {"if_present": path?, "fields": {...}}
     continuation: Mapping[str, Any]
+    # The planner form (`continuation_planner.py`), when the spec has one: its gates, in order (the first that
+    # fires decides), and {"host": [...], "inputs": {...}, "existing_continuation": {...}}.
+    gates: tuple[Check, ...] = ()
+    planner: Mapping[str, Any] | None = None

@@ -10,9 +10,11 @@ from ..core.continuation import ContinuationPlan
 from ..core.continuation_table import ContinuationTable
 
 
-def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTable, events: int) -> str:
-    """The decision over the ledger at `path` (of `events` committed events), as lines a person reads."""
-    lines = [f"decision:      {plan.disposition}", f"ledger:        {path} ({events} committed event{'s' if events != 1 else ''})"]
+def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTable, events: int | None) -> str:
+    """The decision over the ledger (or run) at `path` (of `events` committed events, when known), as lines a
+    person reads."""
+    held = "" if events is None else f" ({events} committed event{'s' if events != 1 else ''})"
+    lines = [f"decision:      {plan.disposition}", f"{'ledger:' if events is not None else 'run:':<15}{path}{held}"]
     if plan.disposition != table.proceed:
         lines.append("why, and what to do:")
         for reason in plan.rejection_reasons:
