@@ -161,3 +161,46 @@ def test_optional_inputs_may_be_absent(phase1: Any) -> None:
 )
 def test_a_cwd_is_normalised_as_the_contract_says(path: str, normalised: str) -> None:
     assert normalised_cwd(path) == normalised
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "      when: [{present: planner.existing_continuation}]",
+            "      when: [{present: planner.existing_continuation}, {present: fact.last_model_visible}]",
+            "a gate runs before step 0, so it reads only planner, source and input paths",
+        ),
+        (
+            "expected_high_water: [input.workspaceCheckpoint.runtimeEventHighWater,",
+            "expected_high_water: [phase0.sourceRuntimeEventHighWater,",
+            "the expected high-water is an input (input.NAME)",
+        ),
+        ("      when: [{absent: planner.ledger}]", "      when: [{absent: planner.ledger}, {no_events: true}]", "no gate parks a run whose ledger cannot be read"),
+    ],
+)
+def test_a_spec_that_could_not_decide_at_run_time_is_refused(old: str, new: str, message: str, tmp_path: Path) -> None:
+    from resume_contract_generator.errors import SpecInvalid
+
+    shutil.copytree(FROZEN / "spec", tmp_path / "spec")
+    text = (FROZEN / "phase1" / "continuation.yaml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (tmp_path / "spec" / "continuation.yaml").write_text(text.replace(old, new), encoding="utf-8")
+
+    with pytest.raises(SpecInvalid) as invalid:
+        load_spec(tmp_path)
+    assert any(message in error.message for error in invalid.value.errors), invalid.value
+
+
+def test_a_list_that_is_absent_holds_nothing(phase1: Any) -> None:
+    table = continuation_table_of(phase1)
+    catalog = next(c for c in table.checks if c.name == "tool_catalog")
+    optional = {"values": "fact.tool_names", "set": "input.expectedRuntimeEventHighWater"}  # absent: no list at all
+    absent_set = catalog._replace(when=({"missing_from": optional},))
+    changed = dataclasses.replace(table, checks=tuple(absent_set if c.name == "tool_catalog" else c for c in table.checks))
+    call = _row(2, role="model", author="agent", content={"kind": "function_call", "id": "c", "name": "Bash", "args": {}})
+    result = _row(3, role="tool", author="tool", content={"kind": "function_response", "id": "c", "name": "Bash", "result": {}})
+
+    summary = _decide(phase1, [_row(1), call, result], table=changed)
+
+    assert summary["diagnostics"] == [{"code": "tool_catalog_mismatch", "detail": {"unavailableToolNames": ["Bash"]}}]

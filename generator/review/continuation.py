@@ -29,6 +29,10 @@ _KEYS = {
     "expected_high_water": "phase0",
     "proceeds_on": "phase0",
     "payload_json": "continuation",
+    "gates": "planner",
+    "planner_json": "planner",
+    "planner_situations": "planner",
+    "base_event_json": "situations",
 }
 
 

@@ -60,6 +60,8 @@ class ContinuationBuilder:
         self.diagnostic_codes = {diagnostic.code: diagnostic for diagnostic in diagnostics}
         phase0 = data["phase0"]
         for index, path in enumerate(phase0["expected_high_water"]):
+            if not path.startswith("input."):  # read before step 0: nothing else is known yet
+                self.error(("phase0", "expected_high_water", index), f"'{path}': the expected high-water is an input (input.NAME)")
             self._path(("phase0", "expected_high_water", index), path, wanted="integer")
         if phase0["proceeds_on"] not in typing.get_args(Disposition):
             allowed = ", ".join(typing.get_args(Disposition))
@@ -160,6 +162,8 @@ class ContinuationBuilder:
                 self.error(path, f"'{value}': a source path names one RuntimeEvent field")
             else:
                 self._wire_field(path, steps[0])
+        elif head in ("fact", "phase0") and "planner" in binds:
+            self.error(path, f"'{value}': a gate runs before step 0, so it reads only planner, source and input paths")
         elif head == "fact":
             self._fact_path(path, value, steps)
         elif head == "phase0" and (len(steps) != 1 or steps[0] not in PHASE0_FIELDS):

@@ -30,6 +30,12 @@ def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituati
     for name, decl in declared.items():
         if name not in host and name not in inputs and not decl.optional:
             builder.error(("planner", "inputs"), f"the planner fills no value for the required input '{name}': take it from HOST.json or say how")
+    for fact in ("header", "ledger"):  # nothing can be decided without them: a gate must park first
+        if not any(gate["when"] == [{"absent": f"planner.{fact}"}] for gate in planner["gates"]):
+            builder.error(
+                ("planner", "gates"),
+                f"no gate parks a run whose {fact} cannot be read: add one with `when: [{{absent: planner.{fact}}}]`",
+            )
     situations = []
     base = planner["situations"]["base"]
     for name, item in planner["situations"]["cases"].items():

@@ -273,8 +273,9 @@ class DecisionContext:
         if name == "each_open":
             return [{"item": item} for item in self.value(argument, binding)]
         if name == "missing_from":
-            available = set(self.value(argument["set"], binding))
-            missing = sorted({value for value in self.value(argument["values"], binding) if value not in available})
+            # An absent list holds nothing (an optional input not given): everything is missing from it.
+            available = set(_listed(self.value(argument["set"], binding)))
+            missing = sorted({value for value in _listed(self.value(argument["values"], binding)) if value not in available})
             return [{"missing": missing}] if missing else []
         return [{}] if self._simple(name, argument, test.get("normalise"), binding, reasons) else []
 
@@ -324,6 +325,10 @@ class DecisionContext:
             if value is not ABSENT:
                 built[name] = value
         return built
+
+
+def _listed(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, (list, tuple)) else ()
 
 
 def _are_rows(value: Any) -> bool:
