@@ -31,6 +31,8 @@ def decide_from_run(
     planner = table.planner
     assert planner is not None, "the contract has no planner form"
     _check_host(host, planner["host"])
+    if header is not None and not _has_what_is_read(header, planner["inputs"], table.inputs):
+        header = None  # a header without a field the planner reads is as unreadable as no header (fail closed)
     context = DecisionContext(events or (), {}, table)
     context.planner = {
         "header": dict(header) if header is not None else ABSENT,
@@ -51,6 +53,16 @@ def decide_from_run(
         if value is not ABSENT:
             facts[name] = value
     return decide_continuation(events, facts, projector, table, rows=rows)
+
+
+def _has_what_is_read(header: Mapping[str, Any], inputs: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Every required input read from the header (`header.FIELD`) is there, a string where a string is declared."""
+    for name, source in inputs.items():
+        if isinstance(source, str) and not declared[name]["optional"]:
+            value = header.get(source.partition(".")[2])
+            if value is None or (declared[name]["type"] == "string" and not isinstance(value, str)):
+                return False
+    return True
 
 
 def _check_host(host: Any, names: Sequence[str]) -> None:
