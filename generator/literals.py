@@ -101,9 +101,14 @@ def md_text(text: str) -> str:
     return "\\" + cell if _BLOCK_START.match(cell) else cell
 
 
-def md_code(name: str) -> str:
-    """An identifier-like value as inline code (names are validated, so no backtick can occur)."""
-    return f"`{md_cell(name)}`"
+def md_code(text: str) -> str:
+    """A value as inline code in a table cell: shown exactly as written. Inside a code span nothing is markup (no
+    entity, escape or link), so only `|`, which ends the cell even there, is escaped; a backtick in the text makes
+    the span's fence longer."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def mermaid_label(text: str) -> str:

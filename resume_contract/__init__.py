@@ -22,7 +22,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .contract import Contract, build_resume_plan, decode_event, encode_event, event_from_wire
+    from .contract import (
+        Contract,
+        build_continuation_plan,
+        build_resume_plan,
+        decode_event,
+        encode_event,
+        event_from_wire,
+    )
+    from .core.continuation import ContinuationPlan
     from .core.plan import Diagnostic, ResumePlan, ToolOperation
     from .core.plan_json import plan_json, plan_json_pieces
     from .core.summary import PlanSummary
@@ -30,18 +38,21 @@ if TYPE_CHECKING:
         DuplicateEventId,
         EscapesWorkspace,
         EventRefused,
+        FactsRefused,
         InvalidLedgerId,
         LedgerChanged,
         LedgerCorruption,
         LedgerInUse,
         LedgerLocked,
         LedgerMissing,
+        NoContinuationDecision,
         NotALedger,
         ResumeContractError,
         StoreError,
         TornTail,
         UnsupportedPlatform,
     )
+    from .ledger.continuation_run import plan_continuation
     from .ledger.file_plan import plan_ledger
     from .ledger.reader import CommittedLedger
     from .ledger.repair import RepairResult, repair_ledger
@@ -59,6 +70,11 @@ _EXPORTS = {
     "RepairResult": "ledger.repair",
     "CommittedLedger": "ledger.reader",
     "build_resume_plan": "contract",
+    "build_continuation_plan": "contract",
+    "plan_continuation": "ledger.continuation_run",
+    "ContinuationPlan": "core.continuation",
+    "FactsRefused": "errors",
+    "NoContinuationDecision": "errors",
     "event_from_wire": "contract",
     "decode_event": "contract",
     "encode_event": "contract",
@@ -87,17 +103,20 @@ _EXPORTS = {
 
 __all__ = [
     "CommittedLedger",
+    "ContinuationPlan",
     "Contract",
     "Diagnostic",
     "DuplicateEventId",
     "EscapesWorkspace",
     "EventRefused",
+    "FactsRefused",
     "InvalidLedgerId",
     "LedgerChanged",
     "LedgerCorruption",
     "LedgerInUse",
     "LedgerLocked",
     "LedgerMissing",
+    "NoContinuationDecision",
     "NotALedger",
     "PlanSummary",
     "RepairResult",
@@ -109,10 +128,12 @@ __all__ = [
     "TornTail",
     "UnsupportedPlatform",
     "__version__",
+    "build_continuation_plan",
     "build_resume_plan",
     "decode_event",
     "encode_event",
     "event_from_wire",
+    "plan_continuation",
     "plan_json",
     "plan_json_pieces",
     "plan_ledger",

@@ -28,11 +28,14 @@ from typing import Any
 
 import msgspec
 
+from .core.continuation import ContinuationPlan, decide_continuation
+from .core.continuation_table import ContinuationTable
 from .core.plan import ResumePlan
 from .core.project import project
 from .core.spec_layout import SPEC_DIR, spec_digest
 from .core.table import ProjectorTable
 from .core.wire import WireModel
+from .errors import NoContinuationDecision
 
 PACKAGE = "resume_contract_generated"
 GENERATED_PACKAGE_DIR = "generated/resume_contract_generated"
@@ -85,6 +88,14 @@ class Contract:
     def origin(self) -> str:
         """Where it comes from, as a person reads it: the project's root, or this installation."""
         return "packaged with resume-contract" if self.root is None else f"project {self.root}"
+
+    @functools.cached_property
+    def continuation(self) -> ContinuationTable | None:
+        """The continuation decision's table (spec/continuation.yaml), or None: a Phase 0 contract declares none."""
+        if not (self.modules / "continuation_table.py").is_file():
+            return None
+        table: ContinuationTable = _module(self.package, self.modules, "continuation_table").TABLE
+        return table
 
     def machine_class(self) -> type:
         """The generated python-statemachine class (loaded when asked: python-statemachine is slow to import)."""
@@ -194,6 +205,23 @@ def build_resume_plan(
     `runtime_events` and `replay_runtime_events` hand them back exactly as written.
     """
     return project(events, (contract or active()).table, expected_high_water, rows=rows)
+
+
+def build_continuation_plan(
+    events: Sequence[Any],
+    facts: Any,
+    *,
+    rows: Sequence[msgspec.Raw] | None = None,
+    contract: Contract | None = None,
+) -> ContinuationPlan:
+    """Decide whether the committed prefix `events` may be continued (`continue`) or must stop (`park`) under
+    `facts`, the host's facts object. Pure. Raises FactsRefused when the facts are not exactly the inputs the
+    spec declares, NoContinuationDecision when the contract declares no continuation decision (Phase 0)."""
+    chosen = contract or active()
+    table = chosen.continuation
+    if table is None:
+        raise NoContinuationDecision(f"the contract {chosen.identity} declares no continuation decision (spec/continuation.yaml)")
+    return decide_continuation(events, facts, chosen.table, table, rows=rows)
 
 
 def event_from_wire(wire: Any, contract: Contract | None = None) -> Any:

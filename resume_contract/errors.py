@@ -107,3 +107,15 @@ class VectorsUnreadable(ResumeContractError):
 
 class VectorError(ResumeContractError):
     """The spec names something no vector can be made for (e.g. a corruption kind with no recipe)."""
+
+
+class FactsRefused(ResumeContractError, ValueError):
+    """A continuation's facts are not what the spec declares (an undeclared key, a missing one, a wrong type)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
+
+
+class NoContinuationDecision(ResumeContractError):
+    """The contract declares no continuation decision (spec/continuation.yaml): a Phase 0 contract."""

@@ -9,7 +9,8 @@ from resume_contract_generator.render.tree import render_all
 from resume_contract_generator.spec.validate import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
-GENERATED_FILES = len(render_all(load_spec(REPO)))
+# The `project` fixture is the frozen spec's project (tests/frozen_spec/): what it renders, not the live spec.
+GENERATED_FILES = len(render_all(load_spec(REPO / "tests" / "frozen_spec")))
 CATALOG = "generated/resume_contract_generated/catalog.py"
 
 

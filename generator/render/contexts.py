@@ -15,6 +15,9 @@ from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label,
 from ..spec.decoder import module_context
 from ..spec.model import ContentKind, Spec, WireField
 from ..spec.tables import decision_summary, expected_replay_ids, table_of
+from .continuation_contexts import contract_context as continuation_contract_context
+from .continuation_contexts import table_context as continuation_table_context
+from .continuation_contexts import tests_context as continuation_tests_context
 from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -34,6 +37,9 @@ def template_contexts(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
         ("CONTRACT.md", _contract_context),
         ("tests/test_contract.py", _contract_tests_context),
     ]
+    if spec.continuation is not None:  # the Phase 1 continuation decision: only a contract that declares one
+        builders.append((f"{PACKAGE}/continuation_table.py", continuation_table_context))
+        builders.append(("tests/test_continuation.py", continuation_tests_context))
     return [(relative, f"{relative.removeprefix(PACKAGE + '/')}.jinja", build(spec)) for relative, build in builders]
 
 
@@ -163,6 +169,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
     reasons_of = {d.code: d.reason for d in projector.diagnostics}
     return {
         **_wire_contract_context(spec),
+        "continuation": continuation_contract_context(spec),
         "phase": md_cell(spec.scope.phase),
         "contract_name": md_code(spec.scope.name),
         "run_loop": (

@@ -26,6 +26,7 @@ from resume_contract.core.explore import Alphabet
 from ..errors import Mark
 from ..spec.model import Decision, Spec
 from . import rules
+from .continuation import continuation_changes
 from .evidence import Evidence, LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
@@ -105,6 +106,8 @@ def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
     collector.scope()
     collector.project_files()
     collector.schemas()
+    for rule, message, old, new, values, change_class, why in continuation_changes(base, head):
+        collector.changes.append(Change(rule.id, change_class, message, old, new, why, values=values))
     evidence = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence.moved}
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
@@ -119,7 +122,10 @@ def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
 
 
 def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: Evidence) -> Change:
-    """The change with its final class and why: its rule's class, or the ledgers' (floored for names)."""
+    """The change with its final class and why: its rule's class, or the ledgers' (floored for names); a change
+    that came with both (the continuation decision's, classed by its own situations) keeps them."""
+    if change.why:
+        return change
     if change.change_class == BY_EVIDENCE:
         return dataclasses.replace(change, change_class=evidence_class, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST and evidence_class == WEAKENS:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ..literals import md_cell
+from ..literals import md_cell, md_code
 from .collector import Review
 from .evidence import describe
 from .rules import CLASSES, RULES
@@ -102,7 +102,7 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
     lines = [
         f"### Contract review: **{verdict}**",
         "",
-        f"`{md_cell(base_label)}` -> `{md_cell(head_label)}`: {_summary(review)}.",
+        f"{md_code(base_label)} -> {md_code(head_label)}: {_summary(review)}.",
         "",
     ]
     if review.changes:

@@ -117,6 +117,15 @@ INVARIANT_EXEMPTION_ADDED = _rule("INVARIANT_EXEMPTION_ADDED", WEAKENS, "an inva
 INVARIANT_EXEMPTION_REMOVED = _rule("INVARIANT_EXEMPTION_REMOVED", TIGHTENS, "an invariant exempts one diagnostic fewer")
 INVARIANT_REWORDED = _rule("INVARIANT_REWORDED", NEUTRAL, "an invariant's description changed")
 RUN_LOOP_CHANGED = _rule("RUN_LOOP_CHANGED", NEUTRAL, "the crash harness kills another run loop (its hooks are checked, and killed, as before)")
+CONTINUATION_ADDED = _rule("CONTINUATION_ADDED", WEAKENS, "the contract gained a continuation decision: runs it could not continue may now be continued")
+CONTINUATION_REMOVED = _rule("CONTINUATION_REMOVED", BREAKING, "the contract lost its continuation decision: continue-plan refuses every run")
+CONTINUATION_CHANGED = _rule(
+    "CONTINUATION_CHANGED",
+    BY_EVIDENCE,
+    "a part of the continuation decision changed; it takes the class of how both sides' decisions of the explored "
+    "situations moved, and weakens safety when none moved (what was not explored is not known to be safe)",
+)
+CONTINUATION_REWORDED = _rule("CONTINUATION_REWORDED", NEUTRAL, "the continuation decision's summary changed")
 ORACLE_CHANGED = _rule("ORACLE_CHANGED", WEAKENS, "matches_oracle compares plans with another oracle (a weaker one lets a wrong spec through)")
 SCOPE_REWORDED = _rule("SCOPE_REWORDED", NEUTRAL, "the phase boundary's text changed")
 WIRE_UNKNOWN_KEYS_RELAXED = _rule("WIRE_UNKNOWN_KEYS_RELAXED", WEAKENS, "rows with undeclared keys are read instead of refused")
@@ -217,6 +226,10 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     INVARIANT_REWORDED,
     RUN_LOOP_CHANGED,
     ORACLE_CHANGED,
+    CONTINUATION_ADDED,
+    CONTINUATION_REMOVED,
+    CONTINUATION_CHANGED,
+    CONTINUATION_REWORDED,
     SCOPE_REWORDED,
     WIRE_UNKNOWN_KEYS_RELAXED,
     WIRE_UNKNOWN_KEYS_TIGHTENED,

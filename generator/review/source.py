@@ -17,7 +17,7 @@ import yaml
 from resume_contract.errors import ResumeContractError
 
 from ..errors import Mark, SpecError, SpecInvalid
-from ..spec.files import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
+from ..spec.files import OPTIONAL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR, SPEC_FILES
 
 WORKING_TREE = "WORKTREE"
 
@@ -95,8 +95,12 @@ def side_directory(root: Path, source: str) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="resume-contract-diff-") as scratch:
         project = Path(scratch)
         names = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
+        optional = [f"{SPEC_DIR}/{name}.yaml" for name in OPTIONAL_SPEC_FILES]
+        names += optional + [f"{SCHEMA_DIR}/{name}.schema.json" for name in OPTIONAL_SPEC_FILES]
         for name in names:
             shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{name}"], capture_output=True)
+            if shown.returncode != 0 and (name in optional or (name.startswith(SCHEMA_DIR) and _optional_schema(name))):
+                continue  # an optional spec file that revision does not have (its schema is needed only with it)
             if shown.returncode != 0:
                 if name.startswith(SCHEMA_DIR):
                     raise SpecSourceError(f"{source}: {name} is missing at that revision")
@@ -122,3 +126,7 @@ def _copy_oracle(root: Path, revision: str, project: Path) -> None:
         target = project / oracle
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(shown.stdout)
+
+
+def _optional_schema(name: str) -> bool:
+    return any(name == f"{SCHEMA_DIR}/{optional}.schema.json" for optional in OPTIONAL_SPEC_FILES)

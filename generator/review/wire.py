@@ -16,7 +16,7 @@ class WireChanges:
     # Provided by the collector this is mixed into.
     base: Spec
     head: Spec
-    add: Callable[..., None]  # (rule, message, base mark, head mark, *, values=...)
+    add: Callable[..., None]  # the collector's: (rule, message, base mark, head mark, subject="", values=None)
     _keyed: Callable[..., list[str]]
 
     def wire(self) -> None:

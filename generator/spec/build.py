@@ -10,8 +10,9 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..errors import Mark, SpecError, SpecInvalid
+from .continuation_check import build_continuation
 from .decision_check import build_decisions
-from .files import SPEC_DIR, SPEC_FILES, canonical_schema, spec_sha256
+from .files import ALL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR, canonical_schema, spec_sha256
 from .ledger_check import build_ledger
 from .loader import LoadedFile
 from .model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
@@ -42,6 +43,14 @@ class SpecBuilder:
         failpoints = self._failpoints(files["failpoints"], ledger)
         self._unused(ledger, projector, failpoints, rules)
         invariants = self._invariants(files["invariants"], projector)
+        continuation = None
+        if "continuation" in files:
+            continuation, errors = build_continuation(files["continuation"], self.wire, projector)
+            self.errors.extend(errors)
+        present = tuple(name for name in ALL_SPEC_FILES if name in files)
+        # An optional file's schema is reviewed once it is there, with or without the file: adding the file is
+        # then one change, not also a schema change.
+        schemas = tuple(name for name in ALL_SPEC_FILES if name in files or (root / SCHEMA_DIR / f"{name}.schema.json").is_file())
         if self.errors:
             raise SpecInvalid(self.errors)
         return Spec(
@@ -53,12 +62,13 @@ class SpecBuilder:
             projector=projector,
             invariants=invariants,
             scope=_scope(files["scope"]),
-            source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES),
+            source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in present),
             sha256=spec_sha256(root),
             run_loop=files["failpoints"].data.get("run_loop"),
             oracle=files["invariants"].data.get("oracle"),
             locations=self._locations(),
-            schemas=tuple((name, canonical_schema(root, name)) for name in SPEC_FILES),
+            schemas=tuple((name, canonical_schema(root, name)) for name in schemas),
+            continuation=continuation,
         )
 
     def _locations(self) -> MappingProxyType[str, Mark]:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from resume_contract.core.spec_layout import SCHEMA_DIR, SPEC_DIR, SPEC_FILES, spec_digest
+from resume_contract.core.spec_layout import (
+    ALL_SPEC_FILES,
+    OPTIONAL_SPEC_FILES,
+    SCHEMA_DIR,
+    SPEC_DIR,
+    SPEC_FILES,
+    spec_digest,
+)
 
 from ..errors import Mark, SpecError, SpecInvalid
 from .loader import LoadedFile, load_spec_file
 from .schema_check import load_schema, schema_errors
 
-__all__ = ["SCHEMA_DIR", "SPEC_DIR", "SPEC_FILES", "canonical_schema", "read_spec_files", "spec_sha256"]
+__all__ = ["ALL_SPEC_FILES", "OPTIONAL_SPEC_FILES", "SCHEMA_DIR", "SPEC_DIR", "SPEC_FILES", "canonical_schema", "read_spec_files", "spec_sha256"]
 
 
 def spec_sha256(root: Path) -> str:
@@ -26,7 +33,9 @@ def read_spec_files(root: Path) -> dict[str, LoadedFile]:
         raise SpecInvalid([SpecError(Mark(SPEC_DIR, 1, 1), f"no spec directory at {spec_dir}")])
     errors = _unknown_files(spec_dir)
     files: dict[str, LoadedFile] = {}
-    for name in SPEC_FILES:
+    for name in ALL_SPEC_FILES:
+        if name in OPTIONAL_SPEC_FILES and not (root / SPEC_DIR / f"{name}.yaml").is_file():
+            continue  # a contract without it (e.g. without a continuation decision: a Phase 0 contract)
         loaded = _read_one(root, name, errors)
         if loaded is not None:
             files[name] = loaded
@@ -47,11 +56,11 @@ NOT_CONTRACT = frozenset({"review-waivers.yaml"})
 
 def _unknown_files(spec_dir: Path) -> list[SpecError]:
     # A misspelt file name would otherwise be silently ignored, and its content with it.
-    allowed = ", ".join(f"{name}.yaml" for name in SPEC_FILES)
+    allowed = ", ".join(f"{name}.yaml" for name in ALL_SPEC_FILES)
     return [
         SpecError(Mark(f"{SPEC_DIR}/{path.name}", 1, 1), f"unknown spec file; the spec files are [{allowed}]")
         for path in sorted(spec_dir.iterdir())
-        if path.is_file() and path.suffix in (".yaml", ".yml") and path.stem not in SPEC_FILES and path.name not in NOT_CONTRACT
+        if path.is_file() and path.suffix in (".yaml", ".yml") and path.stem not in ALL_SPEC_FILES and path.name not in NOT_CONTRACT
     ]
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import Mark
+from .continuation_model import ContinuationSpec
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,8 @@ class Spec:
     locations: Mapping[str, Mark] = field(default_factory=dict)
     # (spec file name, its JSON Schema as canonical JSON): what the spec is checked against, for the review.
     schemas: tuple[tuple[str, str], ...] = ()
+    # spec/continuation.yaml, the Phase 1 continuation decision (None: a Phase 0 contract, without it).
+    continuation: ContinuationSpec | None = None
 
     def decision(self, prefix: str) -> Decision:
         return next(decision for decision in self.decisions if decision.prefix == prefix)

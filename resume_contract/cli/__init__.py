@@ -2,6 +2,7 @@
 
     spec_commands    generate, check, diff       (the contract's edit loop)
     ledger_commands       plan, repair            (a crashed run's ledger)
+    continuation_commands continue-plan           (may a crashed run be continued?)
     proof_commands        verify, crash
     conformance_commands  vectors, conform
 
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from . import conformance_commands, ledger_commands, proof_commands, spec_commands
+from . import conformance_commands, continuation_commands, ledger_commands, proof_commands, spec_commands
 from .errors import EXIT_OK, EXIT_USAGE, exit_for, spec_errors_for_machines
 
 DESCRIPTION = """\
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
     parser.add_argument("--version", action=_VersionAction, help="print resume-contract's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for group in (spec_commands, ledger_commands, proof_commands, conformance_commands):
+    for group in (spec_commands, ledger_commands, continuation_commands, proof_commands, conformance_commands):
         group.register(commands)
     return parser
 

@@ -1,9 +1,11 @@
 """What a contract's spec directory holds, and its identity: the one place both the generator (which reads the
 spec) and the runtime (which names the contract a plan was decided by) learn it from.
 
-A spec is `spec/<name>.yaml` for each name in SPEC_FILES, each checked against `spec/schema/<name>.schema.json`.
-Its sha256 is taken over the YAML files' names and bytes in that order: comments and wording count (the
-contract's text is part of it), the review waivers beside it do not (they are not the contract).
+A spec is `spec/<name>.yaml` for each name in SPEC_FILES, and for each name in OPTIONAL_SPEC_FILES that is there
+(a contract without `continuation.yaml` is a Phase 0 contract), each checked against
+`spec/schema/<name>.schema.json`. Its sha256 is taken over the YAML files' names and bytes in that order (an
+optional file only when present, so adding the option changed no existing contract's identity): comments and
+wording count (the contract's text is part of it), the review waivers beside it do not (they are not the contract).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from collections.abc import Callable
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"
 SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
+# Files a contract may hold or not: the Phase 1 continuation decision.
+OPTIONAL_SPEC_FILES = ("continuation",)
+ALL_SPEC_FILES = SPEC_FILES + OPTIONAL_SPEC_FILES
 
 
 def spec_digest(read: Callable[[str], bytes | None]) -> str:
@@ -26,4 +31,11 @@ def spec_digest(read: Callable[[str], bytes | None]) -> str:
         digest.update(f"{relative}\0".encode())
         digest.update(data if data is not None else b"<missing>")
         digest.update(b"\0")
+    for name in OPTIONAL_SPEC_FILES:
+        relative = f"{SPEC_DIR}/{name}.yaml"
+        data = read(relative)
+        if data is not None:
+            digest.update(f"{relative}\0".encode())
+            digest.update(data)
+            digest.update(b"\0")
     return digest.hexdigest()

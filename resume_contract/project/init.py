@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..contract import packaged_spec_dir
 from ..core import oracle as packaged_oracle
-from ..core.spec_layout import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
+from ..core.spec_layout import OPTIONAL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR, SPEC_FILES
 from ..crash.harness import PACKAGED_RUN_LOOP
 from ..errors import ResumeContractError
 
@@ -70,6 +70,8 @@ def _project_files(version: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for name in SPEC_FILES:
         files[f"{SPEC_DIR}/{name}.yaml"] = (source / f"{name}.yaml").read_bytes()
+        files[f"{SCHEMA_DIR}/{name}.schema.json"] = (source / "schema" / f"{name}.schema.json").read_bytes()
+    for name in OPTIONAL_SPEC_FILES:  # a Phase 0 start; the schema is there for the day the project adds the file
         files[f"{SCHEMA_DIR}/{name}.schema.json"] = (source / "schema" / f"{name}.schema.json").read_bytes()
     failpoints = files[f"{SPEC_DIR}/failpoints.yaml"].decode("utf-8")
     if _PACKAGED_RUN_LOOP_LINE not in failpoints:

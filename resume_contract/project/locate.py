@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from ..contract import Contract, load_generated, packaged
-from ..core.spec_layout import SCHEMA_DIR, SPEC_DIR, SPEC_FILES
+from ..core.spec_layout import ALL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR
 from ..errors import ResumeContractError
 
 CACHE_VARIABLE = "RESUME_CONTRACT_CACHE_DIR"
@@ -116,7 +116,7 @@ def _fingerprint(root: Path) -> str | None:
     if oracle is None:
         return None
     digest = hashlib.sha256(_tool_fingerprint().encode())
-    named = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
+    named = [f"{SPEC_DIR}/{name}.yaml" for name in ALL_SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in ALL_SPEC_FILES]
     named += [f"{SPEC_DIR}/review-waivers.yaml", *oracle]
     for relative in named:
         _add(digest, relative, root / relative)

@@ -1,0 +1,93 @@
+"""The review of the continuation decision (spec/continuation.yaml).
+
+Added (a run may now be continued: weakens-safety), removed (continue-plan refuses every run: breaking), its
+summary reworded (neutral), and, per other top-level part that changed (inputs, ledger facts, checks,
+diagnostics, reasons, payload, situations), one `CONTINUATION_CHANGED` finding classed by evidence: both sides
+decide the explored situations (`continuation_evidence`), and the finding takes the class of what moved, with the
+smallest situation that moved as its proof; when nothing moved it weakens safety until a waiver accepts it.
+Marks are left out of the comparison, so moving a line is no change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..errors import Mark
+from ..spec.continuation_model import ContinuationSpec
+from ..spec.model import Spec
+from . import rules
+from .continuation_evidence import continuation_moves, evidence_class
+
+# (rule, message, base mark, head mark, values, class, why)
+Finding = tuple[rules.Rule, str, Mark | None, Mark | None, Any, str, str]
+_MARKS = ("mark", "expect_mark")
+# ContinuationSpec field -> the key of spec/continuation.yaml it is read from.
+_KEYS = {
+    "proceed": "dispositions",
+    "stop": "dispositions",
+    "expected_high_water": "phase0",
+    "proceeds_on": "phase0",
+    "payload_json": "continuation",
+    "gates": "planner",
+    "planner_json": "planner",
+    "planner_situations": "planner",
+    "base_event_json": "situations",
+}
+
+
+def continuation_changes(base: Spec, head: Spec) -> list[Finding]:
+    """How the continuation decision changed from `base` to `head`, each change classed and explained."""
+    old, new = base.continuation, head.continuation
+    if old is None and new is None:
+        return []
+    if old is None or new is None:
+        rule = rules.CONTINUATION_ADDED if old is None else rules.CONTINUATION_REMOVED
+        message = "spec/continuation.yaml added: a continuation decision" if old is None else "spec/continuation.yaml removed: no continuation decision"
+        base_mark, head_mark = (None, _mark(head, None)) if old is None else (_mark(base, None), None)
+        return [(rule, message, base_mark, head_mark, None, rule.change_class, f"rule: {rule.meaning}")]
+    before, after = _content(old), _content(new)
+    changed: dict[str, tuple[Any, Any]] = {}
+    for name in before:
+        if before[name] != after[name]:
+            key = _KEYS.get(name, name)
+            previous = changed.get(key, ((), ()))
+            changed[key] = (previous[0] + (before[name],), previous[1] + (after[name],))
+    if not changed:
+        return []
+    change_class, why = _classified(base, head) if set(changed) - {"summary"} else (rules.NEUTRAL, "")
+    findings: list[Finding] = []
+    for key, values in changed.items():
+        marks = (_mark(base, key), _mark(head, key))
+        if key == "summary":
+            rule = rules.CONTINUATION_REWORDED
+            findings.append((rule, f"continuation: {key} changed", *marks, values, rule.change_class, f"rule: {rule.meaning}"))
+        else:
+            findings.append((rules.CONTINUATION_CHANGED, f"continuation: {key} changed", *marks, values, change_class, why))
+    return findings
+
+
+def _classified(base: Spec, head: Spec) -> tuple[str, str]:
+    moved = continuation_moves(base, head)
+    strongest = evidence_class(moved)
+    if strongest is None:
+        return rules.WEAKENS, "no explored situation decides otherwise, and what was not explored is not known to be safe"
+    proof = next(item for item in moved if item.effect == strongest)
+    events = proof.size[0]
+    return strongest, f"situation '{proof.label}' ({events} event{'s' if events != 1 else ''}): {proof.base} -> {proof.head}"
+
+
+def _content(spec: ContinuationSpec) -> dict[str, Any]:
+    return {field.name: _without_marks(getattr(spec, field.name)) for field in dataclasses.fields(spec)}
+
+
+def _without_marks(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _without_marks(getattr(value, field.name)) for field in dataclasses.fields(value) if field.name not in _MARKS}
+    if isinstance(value, tuple):
+        return tuple(_without_marks(item) for item in value)
+    return value
+
+
+def _mark(spec: Spec, key: str | None) -> Mark:
+    return spec.location("continuation", key) if key is not None else Mark("spec/continuation.yaml", 1, 1)

@@ -1,0 +1,131 @@
+"""Evidence for a change of the continuation decision: both sides decide the same explored situations, and the
+change takes the class of how their decisions moved, with the smallest situation that moved as its proof.
+
+Explored: every named situation of either side (events and facts; a situation's expectation is each side's own
+claim, so it is not the evidence), and each with one input changed — a boolean flipped, a string made another
+one, a list emptied, an optional input left out. A situation only one side accepts the facts of is evidence that
+the inputs changed (breaking: a host's facts object no longer fits).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from resume_contract.core.continuation import continuation_summary, decide_continuation
+from resume_contract.errors import FactsRefused
+
+from ..spec.continuation_model import ContinuationSpec
+from ..spec.continuation_situations import continuation_table_of
+from ..spec.model import Spec
+from ..spec.tables import table_of, wire_model
+from .rules import BREAKING, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One explored situation whose decision differs between the sides."""
+
+    label: str
+    size: tuple[int, int]  # (events, inputs changed): the smaller, the better the proof
+    effect: str
+    base: str
+    head: str
+    flips: bool  # the disposition itself moved (the clearest proof)
+
+
+def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
+    """Every explored situation whose decision moved: those whose disposition moved first, then smallest first."""
+    deciders = [_decider(base), _decider(head)]
+    moved = []
+    for label, size, rows, facts in _explored(base, head):
+        outcomes = [decide(rows, facts) for decide in deciders]
+        if outcomes[0] != outcomes[1]:
+            effect = _effect(outcomes[0], outcomes[1])
+            flips = None not in outcomes and outcomes[0]["disposition"] != outcomes[1]["disposition"]
+            moved.append(Moved(label, size, effect, _text(outcomes[0]), _text(outcomes[1]), flips))
+    return sorted(moved, key=lambda item: (not item.flips, item.size, item.label))
+
+
+def evidence_class(moved: list[Moved]) -> str | None:
+    """The strongest effect among what moved (None: nothing moved)."""
+    effects = {item.effect for item in moved}
+    return next((name for name in CLASSES if name in effects), None)
+
+
+def _decider(spec: Spec) -> Any:
+    projector, table, model = table_of(spec), continuation_table_of(spec), wire_model(spec.wire)
+
+    def decide(rows: tuple[str, ...], facts: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            events = [model.decode_row(row.encode("utf-8")) for row in rows]
+            return continuation_summary(decide_continuation(events, facts, projector, table))
+        except FactsRefused:
+            return None
+        except Exception:  # noqa: BLE001 - a row this side's wire format refuses: it cannot decide that situation
+            return None
+
+    return decide
+
+
+def _explored(base: Spec, head: Spec) -> list[tuple[str, tuple[int, int], tuple[str, ...], dict[str, Any]]]:
+    seen: set[str] = set()
+    explored = []
+    for spec in (base, head):
+        continuation = spec.continuation
+        assert continuation is not None
+        for situation in continuation.situations:
+            for label, changed, facts in [(situation.name, 0, situation.facts), *_variations(situation.name, situation.facts, continuation)]:
+                key = json.dumps([situation.events_json, facts], sort_keys=True)
+                if key not in seen:
+                    seen.add(key)
+                    explored.append((label, (len(situation.events_json), changed), situation.events_json, facts))
+    return explored
+
+
+def _variations(name: str, facts: dict[str, Any], continuation: ContinuationSpec) -> list[tuple[str, int, dict[str, Any]]]:
+    variations = []
+    for decl in continuation.inputs:
+        value = facts.get(decl.name)
+        if decl.optional and decl.name in facts:
+            variations.append((f"{name} without {decl.name}", 1, {k: v for k, v in facts.items() if k != decl.name}))
+        if isinstance(value, bool):
+            variations.append((f"{name} with {decl.name} {str(not value).lower()}", 1, {**facts, decl.name: not value}))
+        elif isinstance(value, str):
+            variations.append((f"{name} with another {decl.name}", 1, {**facts, decl.name: value + "-other"}))
+        elif isinstance(value, list) and value:
+            variations.append((f"{name} with {decl.name} empty", 1, {**facts, decl.name: []}))
+    return variations
+
+
+def _effect(base: dict[str, Any] | None, head: dict[str, Any] | None) -> str:
+    if base is None or head is None:
+        return BREAKING  # one side refuses facts the other decides on: the inputs changed
+    if base["disposition"] != head["disposition"]:
+        return WEAKENS if head["disposition"] == _proceed(base, head) else TIGHTENS
+    old, new = base["rejection_reasons"], head["rejection_reasons"]
+    if set(old) - set(new):
+        return WEAKENS  # parks with less said about why
+    if set(new) - set(old):
+        return TIGHTENS
+    if old != new:
+        return BREAKING  # the same reasons in another order: consumers reading the first one break
+    before, after = [d["code"] for d in base["diagnostics"]], [d["code"] for d in head["diagnostics"]]
+    if set(before) - set(after):
+        return WEAKENS  # a diagnostic no longer said
+    if set(after) - set(before):
+        return TIGHTENS  # one more said (a new diagnostic of an existing reason)
+    return BREAKING if base["diagnostics"] != head["diagnostics"] else NEUTRAL  # reordered, or other details
+
+
+def _proceed(base: dict[str, Any], head: dict[str, Any]) -> str:
+    # The side that continues has a continuation payload.
+    return base["disposition"] if "continuation" in base else head["disposition"]
+
+
+def _text(summary: dict[str, Any] | None) -> str:
+    if summary is None:
+        return "facts refused"
+    reasons = ", ".join(summary["rejection_reasons"])
+    return f"{summary['disposition']} [{reasons}]" if reasons else summary["disposition"]

@@ -1,0 +1,162 @@
+"""spec/continuation.yaml as frozen dataclasses: the Phase 1 continuation decision the renderers and checks read.
+
+JSON-like parts (tests, payload, situations' events and facts) are kept as canonical JSON text, so the model
+stays hashable (tables are cached by value) and compares by content. Each record keeps its Mark.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import Mark
+
+
+def canonical(value: Any) -> str:
+    """JSON text of a spec value, key order kept (the spec's order is part of the contract)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class InputDecl:
+    """One declared input (host fact): its type, whether it may be absent, and an object's fields."""
+
+    name: str
+    type: str
+    optional: bool
+    description: str
+    fields: tuple[InputDecl, ...]
+    mark: Mark
+
+    def as_table(self) -> dict[str, Any]:
+        table: dict[str, Any] = {"type": self.type, "optional": self.optional}
+        if self.type == "object":
+            table["fields"] = {field.name: field.as_table() for field in self.fields}
+        return table
+
+
+@dataclass(frozen=True)
+class FactDecl:
+    """A ledger fact: its kind (continuation_table.FACT_KINDS) and that kind's definition, as JSON text."""
+
+    name: str
+    kind: str
+    definition_json: str
+    description: str
+    mark: Mark
+
+    @property
+    def definition(self) -> Any:
+        return json.loads(self.definition_json)
+
+
+@dataclass(frozen=True)
+class CheckDecl:
+    name: str
+    when_json: str
+    skip_if_json: str
+    stops: bool
+    diagnostic: str
+    event_id: str | None
+    detail_json: str | None
+    mark: Mark
+
+    @property
+    def when(self) -> list[dict[str, Any]]:
+        return list(json.loads(self.when_json))
+
+    @property
+    def skip_if(self) -> list[dict[str, Any]]:
+        return list(json.loads(self.skip_if_json))
+
+    @property
+    def detail(self) -> dict[str, str] | None:
+        return None if self.detail_json is None else dict(json.loads(self.detail_json))
+
+
+@dataclass(frozen=True)
+class ContinuationDiagnostic:
+    code: str
+    reason: str | None  # None: reported, does not park
+    message: str
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Situation:
+    """A named situation of the decision table: its events (full wire JSON), its facts and what it must decide."""
+
+    name: str
+    summary: str
+    events_json: tuple[str, ...]
+    facts_json: str
+    expect_json: str
+    mark: Mark  # its `facts` (or the situation when it has none)
+    expect_mark: Mark
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        return dict(json.loads(self.facts_json))
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return dict(json.loads(self.expect_json))
+
+
+@dataclass(frozen=True)
+class PlannerSituation:
+    """A named situation of the planner form: the source header (None: unreadable), its events as rows, the
+    session's other runs' headers, HOST.json, the fresh ids, and what it must decide."""
+
+    name: str
+    summary: str
+    header_json: str  # JSON text of the header, or `null`
+    events_json: tuple[str, ...]
+    other_runs_json: str
+    host_json: str
+    ids_json: str
+    expect_json: str
+    mark: Mark
+    expect_mark: Mark
+
+    def value(self, field: str) -> Any:
+        return json.loads(getattr(self, f"{field}_json"))
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return dict(json.loads(self.expect_json))
+
+
+@dataclass(frozen=True)
+class ContinuationSpec:
+    """The whole continuation decision."""
+
+    summary: str
+    proceed: str
+    stop: str
+    inputs: tuple[InputDecl, ...]
+    ledger_facts: tuple[FactDecl, ...]
+    expected_high_water: tuple[str, ...]
+    proceeds_on: str
+    checks: tuple[CheckDecl, ...]
+    diagnostics: tuple[ContinuationDiagnostic, ...]
+    reasons: tuple[tuple[str, str], ...]  # (reason, what to do), in the spec's order
+    payload_json: str
+    situations: tuple[Situation, ...]
+    # The planner form (None: the spec has none): its gates, its host/inputs/existing_continuation, its situations.
+    gates: tuple[CheckDecl, ...] = ()
+    planner_json: str | None = None
+    planner_situations: tuple[PlannerSituation, ...] = ()
+    base_event_json: str = "{}"  # what the situations' events are written over (their identity)
+
+    @property
+    def planner(self) -> dict[str, Any] | None:
+        return None if self.planner_json is None else dict(json.loads(self.planner_json))
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return dict(json.loads(self.payload_json))
+
+    def diagnostic(self, code: str) -> ContinuationDiagnostic:
+        return next(diagnostic for diagnostic in self.diagnostics if diagnostic.code == code)

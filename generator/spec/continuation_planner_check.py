@@ -1,0 +1,61 @@
+"""spec/continuation.yaml's `planner`: how the planner form fills the decision's inputs, checked against them, and
+its situations built (run with the others, by `continuation_situations`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .continuation_model import PlannerSituation, canonical
+from .continuation_situations import situation_events
+
+
+def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation, ...]:
+    """Every input filled exactly once (from HOST.json or as `inputs` says); the situations, built. `builder` is
+    the `continuation_check.ContinuationBuilder` at work (its inputs, file, wire format, `error` and `_path`)."""
+    declared = builder.inputs
+    host, inputs = planner["host"], planner["inputs"]
+    for index, name in enumerate(host):
+        if name not in declared:
+            builder.error(("planner", "host", index), f"undeclared input '{name}'; declared are [{', '.join(declared)}]")
+    for name, source in inputs.items():
+        path: tuple[str | int, ...] = ("planner", "inputs", name)
+        if name not in declared:
+            builder.error(path, f"undeclared input '{name}'; declared are [{', '.join(declared)}]", key=True)
+        elif name in host:
+            builder.error(path, f"input '{name}' is taken from HOST.json and from here: say one", key=True)
+        elif isinstance(source, str):
+            builder._path(path, source, binds=frozenset({"header"}))
+        elif "fresh_ids" in source and (declared[name].type != "object" or any(f.type != "string" for f in declared[name].fields)):
+            builder.error(path, f"`fresh_ids` fills an object input of string ids; '{name}' is a {declared[name].type}", key=True)
+    for name, decl in declared.items():
+        if name not in host and name not in inputs and not decl.optional:
+            builder.error(("planner", "inputs"), f"the planner fills no value for the required input '{name}': take it from HOST.json or say how")
+    for fact in ("header", "ledger"):  # nothing can be decided without them: a gate must park first
+        if not any(gate["when"] == [{"absent": f"planner.{fact}"}] for gate in planner["gates"]):
+            builder.error(
+                ("planner", "gates"),
+                f"no gate parks a run whose {fact} cannot be read: add one with `when: [{{absent: planner.{fact}}}]`",
+            )
+    situations = []
+    base = planner["situations"]["base"]
+    for name, item in planner["situations"]["cases"].items():
+        path = ("planner", "situations", "cases", name)
+        events, problems = situation_events(builder.file.data["situations"]["base"]["event"], item["events"], builder.wire)
+        for index, problem in problems:
+            builder.error(path + ("events", index), f"planner situation '{name}': {problem}")
+        header = item.get("header", {})
+        situations.append(
+            PlannerSituation(
+                name=name,
+                summary=item["summary"],
+                header_json=canonical(None if header is None else {**base["header"], **header}),
+                events_json=tuple(events),
+                other_runs_json=canonical(item.get("other_runs", {})),
+                host_json=canonical({**base["host"], **item.get("host", {})}),
+                ids_json=canonical({**base["ids"], **item.get("ids", {})}),
+                expect_json=canonical(item["expect"]),
+                mark=builder.file.key_mark(path),
+                expect_mark=builder.file.key_mark(path + ("expect",)),
+            )
+        )
+    return tuple(situations)

@@ -1,0 +1,133 @@
+"""The continuation command: `continue-plan` (may a crashed run be continued from its committed boundary?)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from .common import selected_contract
+from .errors import EXIT_FAIL, EXIT_OK, UsageError
+
+
+def _refuse_repeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"the key {key!r} is repeated in one object")
+        seen[key] = value
+    return seen
+
+
+def read_facts(path: Path) -> Any:
+    """The facts object of a FACTS.json file; an unreadable file or one that is not JSON is a UsageError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such facts file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read the facts file {path}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        return json.loads(text, object_pairs_hook=_refuse_repeated)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path}:{error.lineno}:{error.colno}: the facts file is not JSON: {error.msg}") from None
+    except ValueError as error:
+        raise UsageError(f"{path}: {error}") from None
+
+
+def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | None]:
+    """(what was decided on, the plan, how many events the ledger held, when a file was read) for either form."""
+    from ..contract import build_continuation_plan
+    from ..errors import EscapesWorkspace, FactsRefused, LedgerInUse, LedgerMissing, NotALedger
+    from ..ledger.continuation_run import plan_continuation
+    from ..ledger.store import read_ledger
+
+    try:
+        if args.workspace is not None:
+            host = read_facts(Path(args.host))
+            plan = plan_continuation(args.workspace, args.session, args.run, host, _ids(args.ids), contract=contract)
+            return Path(args.workspace) / "sessions" / args.session / "runs" / args.run, plan, None
+        facts = read_facts(Path(args.facts))
+        ledger = read_ledger(Path(args.ledger), refuse_live=True, contract=contract)
+        return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
+    except FactsRefused as refused:
+        raise UsageError(*(f"{args.host or args.facts}: {problem}" for problem in refused.problems)) from None
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot read {args.ledger or args.workspace}: {error.strerror or error}") from None
+
+
+def _ids(text: str | None) -> dict[str, str] | None:
+    if text is None:
+        return None
+    parts = text.split(",")
+    if len(parts) != 3 or not all(parts):
+        raise UsageError(f"--ids takes INVOCATION,RUN,TURN (three ids, comma-separated), got {text!r}")
+    return dict(zip(("invocationId", "runId", "turnId"), parts, strict=True))
+
+
+def _check_form(args: argparse.Namespace) -> None:
+    planner = [args.workspace, args.session, args.run, args.host]
+    if args.ledger is not None:
+        if args.facts is None or any(value is not None for value in planner + [args.ids]):
+            raise UsageError("give LEDGER.jsonl --facts FACTS.json, or --workspace WS --session S --run R --host HOST.json")
+    elif any(value is None for value in planner) or args.facts is not None:
+        raise UsageError("give LEDGER.jsonl --facts FACTS.json, or --workspace WS --session S --run R --host HOST.json")
+
+
+def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import msgspec
+
+    from ..errors import NoContinuationDecision
+
+    _check_form(args)
+    contract = selected_contract(args)
+    table = contract.continuation
+    if table is None:
+        raise UsageError(str(NoContinuationDecision(f"the contract {contract.identity} declares no continuation decision (spec/continuation.yaml)")))
+    if args.workspace is not None and table.planner is None:
+        raise UsageError(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
+    path, plan, events = _decide(args, contract)
+    if args.json:
+        encoded = msgspec.json.encode(plan)
+        out.write_bytes(encoded[:-1] + b',"contract":' + msgspec.json.encode(contract.identity.as_json()) + b"}")  # type: ignore[attr-defined]
+        out.write("\n")
+    else:
+        from ..output.continuation_text import continuation_text
+
+        out.write(continuation_text(path, plan, table, events))
+        out.write(f"contract:      {contract.identity}; {contract.origin}\n")
+    return EXIT_OK if plan.disposition == table.proceed else EXIT_FAIL
+
+
+def register(commands: Any) -> None:
+    """Add continue-plan to the subcommand parsers."""
+    parser = commands.add_parser(
+        "continue-plan",
+        help="decide whether a crashed run may be continued (continue) or must stop for a person (park)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read a run's committed ledger strictly (as `plan` does) and decide, from the contract's\n"
+        "continuation decision (spec/continuation.yaml) and the host's facts, whether a fresh invocation, run and\n"
+        "turn may continue it from its committed boundary.\n\n"
+        "  resume-contract continue-plan path/to/runtime-events.jsonl --facts facts.json [--json]\n"
+        "  resume-contract continue-plan --workspace WS --session S --run R --host host.json [--ids I,R,T]\n\n"
+        "FACTS.json is one object with exactly the inputs the spec declares (the reference's field names).\n"
+        "The planner form reads the run's run.json, its ledger (snapshots merged) and its session's other runs,\n"
+        "applies the spec's planner gates, and takes the host's inputs from HOST.json (exactly those).\n"
+        "--json prints {disposition, rejectionReasons, diagnostics, continuation?}; runtimeContext holds the\n"
+        "committed rows exactly as written.\n",
+        epilog="exit: 0 continue, 1 park, 2 usage or unreadable input (a missing ledger, facts or host file, keys the\n"
+        "spec does not declare, a workspace, session or run that does not exist, a contract without a continuation\n"
+        "decision), 3 corrupt ledger (never a decision). A run.json or ledger that cannot be read parks.",
+    )
+    parser.add_argument("ledger", nargs="?", metavar="LEDGER.jsonl", help="the source run's committed ledger")
+    parser.add_argument("--facts", metavar="FACTS.json", help="the decision's facts, one JSON object")
+    parser.add_argument("--workspace", metavar="WS", help="the planner form: the workspace holding the source run")
+    parser.add_argument("--session", metavar="S", help="the source run's session")
+    parser.add_argument("--run", metavar="R", help="the source run")
+    parser.add_argument("--host", metavar="HOST.json", help="the host's facts, one JSON object")
+    parser.add_argument("--ids", metavar="INV,RUN,TURN", help="the continuation's fresh ids (default: generated)")
+    parser.add_argument("--json", action="store_true", help="print the decision as JSON")
+    parser.set_defaults(handler=cmd_continue_plan)

@@ -1,0 +1,339 @@
+"""The pure continuation decision `events + facts -> ContinuationPlan`, interpreted from a ContinuationTable.
+
+Step 0 is the Phase 0 plan of the events (`project.py`); then the table's checks, in order. Nothing here names
+an input, a reason or a diagnostic: the table does (`continuation_table.py`), and `continuation_functions.py`
+holds the named functions a spec may call. Facts are checked against the declared inputs before anything is
+decided (`FactsRefused`: an undeclared key, a missing one, a wrong type).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from ..errors import FactsRefused
+from .continuation_functions import FUNCTIONS
+from .continuation_table import OPERATION_FIELDS, PHASE0_FIELDS, Check, ContinuationTable
+from .plan import Diagnostic, ResumePlan, row_event_id
+from .project import project
+from .table import ProjectorTable
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()  # a path that names nothing (an optional input not given, no first event, ...)
+
+
+class ContinuationPlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, kw_only=True):
+    """The continuation decision: `continue` with its payload, or `park` with its reasons and diagnostics.
+
+    `continuation["runtimeContext"]` holds the Phase 0 replay's committed rows exactly as written."""
+
+    disposition: str
+    rejection_reasons: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    continuation: dict[str, Any] | None = None
+
+
+def decide_continuation(
+    events: Sequence[Any],
+    facts: Mapping[str, Any],
+    projector: ProjectorTable,
+    table: ContinuationTable,
+    rows: Sequence[msgspec.Raw] | None = None,
+) -> ContinuationPlan:
+    """Decide whether the committed prefix `events` may be continued under `facts`. Pure; raises FactsRefused."""
+    check_facts(facts, table.inputs)
+    context = DecisionContext(events, facts, table)
+    expected = next((value for path in table.expected_high_water if (value := context.value(path)) is not ABSENT), None)
+    phase0 = project(events, projector, expected, rows=rows)
+    context.phase0 = phase0
+    reasons = list(phase0.rejection_reasons)
+    diagnostics = list(phase0.diagnostics)
+    parked_by_checks = False
+    for check in table.checks:
+        if any(context.holds(test, {}, reasons) for test in check.skip_if):
+            continue
+        fired = context.bindings(check, reasons)
+        for binding in fired:
+            diagnostics.append(context.diagnostic(check, binding))
+        reason = table.diagnostics[check.diagnostic][0]
+        if fired and reason is not None:
+            parked_by_checks = True
+            if reason not in reasons:
+                reasons.append(reason)
+        if fired and check.stops:
+            break
+    if phase0.disposition != table.proceeds_on or parked_by_checks:
+        return ContinuationPlan(disposition=table.stop, rejection_reasons=tuple(reasons), diagnostics=tuple(diagnostics))
+    payload = context.payload(table.continuation)
+    return ContinuationPlan(
+        disposition=table.proceed, rejection_reasons=tuple(reasons), diagnostics=tuple(diagnostics), continuation=payload
+    )
+
+
+def continuation_summary(plan: ContinuationPlan) -> dict[str, Any]:
+    """A decision as the spec's situations state one: diagnostics as code, eventId and detail (those present),
+    and the continuation's `runtimeContext` as the ids of its rows."""
+    summary: dict[str, Any] = {
+        "disposition": plan.disposition,
+        "rejection_reasons": list(plan.rejection_reasons),
+        "diagnostics": [
+            {"code": d.code, **({"eventId": d.event_id} if d.event_id is not None else {}), **({"detail": d.detail} if d.detail is not None else {})}
+            for d in plan.diagnostics
+        ],
+    }
+    if plan.continuation is not None:
+        summary["continuation"] = {
+            name: [row_event_id(row) for row in value] if _are_rows(value) else value
+            for name, value in plan.continuation.items()
+        }
+    return summary
+
+
+def check_facts(facts: Any, inputs: Mapping[str, Mapping[str, Any]]) -> None:
+    """Refuse facts that are not exactly the declared inputs (FactsRefused names every problem, by path)."""
+    problems: list[str] = []
+    _check_object(facts, inputs, "facts", problems)
+    if problems:
+        raise FactsRefused(problems)
+
+
+_TYPE_NAMES = {"boolean": "a boolean", "string": "a string", "integer": "an integer", "string_list": "a list of strings", "object": "an object"}
+
+
+def _check_object(value: Any, fields: Mapping[str, Mapping[str, Any]], where: str, problems: list[str]) -> None:
+    if not isinstance(value, dict):
+        problems.append(f"{where}: expected an object, got {_json_type(value)}")
+        return
+    for key in value:
+        if key not in fields:
+            problems.append(f"{where}: undeclared key {key!r}; the declared keys are [{', '.join(fields)}]")
+    for name, declared in fields.items():
+        if name not in value:
+            if not declared["optional"]:
+                problems.append(f"{where}: missing key {name!r}")
+            continue
+        _check_value(value[name], declared, f"{where}.{name}", problems)
+
+
+def _check_value(value: Any, declared: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    kind = declared["type"]
+    if kind == "object":
+        _check_object(value, declared["fields"], where, problems)
+        return
+    ok = {
+        "boolean": isinstance(value, bool),
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "string_list": isinstance(value, list) and all(isinstance(item, str) for item in value),
+    }[kind]
+    if not ok:
+        problems.append(f"{where}: expected {_TYPE_NAMES[kind]}, got {_json_type(value)}")
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "a boolean", str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _json_of(raw: Any) -> Any:
+    """A free-JSON value (msgspec.Raw) decoded; the standard library reads lone surrogate escapes too."""
+    return json.loads(bytes(raw)) if isinstance(raw, (msgspec.Raw, bytes, bytearray, memoryview)) else raw
+
+
+class DecisionContext:
+    """One decision: the events, the facts, the Phase 0 plan once made, and the ledger facts, each read once."""
+
+    def __init__(self, events: Sequence[Any], facts: Mapping[str, Any], table: ContinuationTable) -> None:
+        self.events = events
+        self.facts = facts
+        self.table = table
+        self.phase0: ResumePlan | None = None
+        self._facts: dict[str, Any] = {}
+        self.planner: dict[str, Any] = {}  # the planner form's facts (`planner.NAME`), for its gates
+
+    # -- values by path --------------------------------------------------------------------------------------
+    def value(self, path: str, binding: Mapping[str, Any] | None = None) -> Any:
+        head, _, rest = path.partition(".")
+        steps = rest.split(".") if rest else []
+        if head == "missing" or head == "item":
+            value: Any = (binding or {}).get(head, ABSENT)
+        elif head == "input":
+            value = self.facts
+        elif head == "planner":
+            value = self.planner
+        elif head == "source":
+            return self._event_field(self.events[0] if self.events else ABSENT, steps[0])
+        elif head == "fact":
+            value = self.fact(steps.pop(0))
+            if steps and not isinstance(value, (dict, _Absent)):  # an event: a wire field of it
+                return self._event_field(value, steps[0])
+        else:  # phase0
+            assert self.phase0 is not None, "phase0 values are read after step 0"
+            found = getattr(self.phase0, PHASE0_FIELDS[steps[0]])
+            return tuple(found) if isinstance(found, Sequence) and not isinstance(found, str) else found
+        for step in steps:
+            value = value.get(step, ABSENT) if isinstance(value, dict) else ABSENT
+        return value
+
+    def _event_field(self, event: Any, name: str) -> Any:
+        if event is ABSENT:
+            return ABSENT
+        found = getattr(event, self.table.event_attributes[name])
+        return ABSENT if found is msgspec.UNSET else found
+
+    # -- ledger facts ----------------------------------------------------------------------------------------
+    def fact(self, name: str) -> Any:
+        if name not in self._facts:
+            ((kind, definition),) = self.table.ledger_facts[name].items()
+            self._facts[name] = getattr(self, f"_fact_{kind}")(definition)
+        return self._facts[name]
+
+    def _flag(self, event: Any, where: Mapping[str, str]) -> Any:
+        holder = getattr(event, self.table.event_attributes[where["field"]])
+        if not isinstance(holder, dict) or where["key"] not in holder:
+            return ABSENT
+        return _json_of(holder[where["key"]])
+
+    def _fact_lifecycle(self, definition: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The items opened and not closed by a later event, in the order they were opened; partial events count
+        for neither. An opening with no string key can never be closed: it stays open (fail closed)."""
+        partial = self.table.event_attributes["partial"]
+        key = definition["key"]
+        open_items: list[dict[str, Any]] = []
+        for event in self.events:
+            if getattr(event, partial) is True:
+                continue
+            for closer in definition["closed_by"]:
+                closing = self._flag(event, closer)
+                if isinstance(closing, dict) and isinstance(closing.get(key), str):
+                    open_items = [item for item in open_items if item["key"] != closing[key]]
+            opening = self._flag(event, definition["opened_by"])
+            if opening is not ABSENT:
+                item_key = opening.get(key) if isinstance(opening, dict) else None
+                open_items.append({"eventId": event.id, "key": item_key if isinstance(item_key, str) else None})
+        return open_items
+
+    def _fact_first_differing(self, fields: Sequence[str]) -> Any:
+        attributes = [self.table.event_attributes[name] for name in fields]
+        if not self.events:
+            return ABSENT
+        first = self.events[0]
+        return next(
+            (event for event in self.events[1:] if any(getattr(event, a) != getattr(first, a) for a in attributes)), ABSENT
+        )
+
+    def _fact_last_replayed_where(self, conditions: Sequence[Mapping[str, str]]) -> Any:
+        assert self.phase0 is not None
+        replayed = iter(self.phase0.replay_event_ids)
+        wanted = next(replayed, None)
+        last: Any = ABSENT
+        for event in self.events:  # the replay is a subsequence of the events, in order
+            if wanted is None:
+                break
+            if event.id != wanted:
+                continue
+            wanted = next(replayed, None)
+            if any(self._content_is(event.content, condition) for condition in conditions):
+                last = event
+        return last
+
+    def _content_is(self, content: Any, condition: Mapping[str, str]) -> bool:
+        if content is msgspec.UNSET or content.KIND != condition["kind"]:
+            return False
+        nonempty = condition.get("nonempty")
+        return nonempty is None or bool(getattr(content, self.table.content_attributes[condition["kind"], nonempty]))
+
+    def _fact_operation_field(self, field: str) -> tuple[Any, ...]:
+        assert self.phase0 is not None
+        return tuple(getattr(operation, OPERATION_FIELDS[field]) for operation in self.phase0.operations)
+
+    # -- tests -----------------------------------------------------------------------------------------------
+    def bindings(self, check: Check, reasons: Sequence[str]) -> list[dict[str, Any]]:
+        """One binding per time the check fires (an `each_open` test fires once per open item)."""
+        found: list[dict[str, Any]] = [{}]
+        for test in check.when:
+            found = [binding | extra for binding in found for extra in self.matches(test, binding, reasons)]
+        return found
+
+    def holds(self, test: Mapping[str, Any], binding: Mapping[str, Any], reasons: Sequence[str]) -> bool:
+        return bool(self.matches(test, binding, reasons))
+
+    def matches(self, test: Mapping[str, Any], binding: Mapping[str, Any], reasons: Sequence[str]) -> list[dict[str, Any]]:
+        """The bindings a test adds where it holds: [] when it does not, [{}] when it holds once."""
+        name = next(key for key in test if key != "normalise")
+        argument = test[name]
+        if name == "each_open":
+            return [{"item": item} for item in self.value(argument, binding)]
+        if name == "missing_from":
+            # An absent list holds nothing (an optional input not given): everything is missing from it.
+            available = set(_listed(self.value(argument["set"], binding)))
+            missing = sorted({value for value in _listed(self.value(argument["values"], binding)) if value not in available})
+            return [{"missing": missing}] if missing else []
+        return [{}] if self._simple(name, argument, test.get("normalise"), binding, reasons) else []
+
+    def _simple(self, name: str, argument: Any, normalise: str | None, binding: Mapping[str, Any], reasons: Sequence[str]) -> bool:
+        if name == "no_events":
+            return not self.events
+        if name == "raised":
+            return argument in reasons
+        if name == "not_one_of":
+            return self.value(argument["value"], binding) not in argument["allowed"]
+        if name == "any_equal":
+            pairs = [(self.value(a, binding), self.value(b, binding)) for a, b in argument]
+            return any(a is not ABSENT and a == b for a, b in pairs)
+        if name == "differ":
+            left, right = (self.value(path, binding) for path in argument)
+            if normalise is not None:
+                left, right = (FUNCTIONS[normalise](v) if isinstance(v, str) else v for v in (left, right))
+            return bool(left != right)
+        value = self.value(argument, binding)
+        return {"present": value is not ABSENT, "absent": value is ABSENT, "is_false": value is False}[name]
+
+    # -- what a check raises, what a continuation carries -----------------------------------------------------
+    def diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:
+        event_id = ABSENT if check.event_id is None else self.value(check.event_id, binding)
+        detail = None
+        if check.detail is not None:
+            detail = {name: _plain(self.value(path, binding)) for name, path in check.detail.items()}
+        return Diagnostic(
+            code=check.diagnostic,
+            message=self.table.diagnostics[check.diagnostic][1],
+            event_id=None if event_id is ABSENT else event_id,
+            detail=detail,
+        )
+
+    def payload(self, template: Mapping[str, Any]) -> dict[str, Any]:
+        built: dict[str, Any] = {}
+        for name, spec in template.items():
+            if isinstance(spec, str):
+                value = self.value(spec)
+            elif "sorted_distinct" in spec:
+                found = self.value(spec["sorted_distinct"])
+                value = ABSENT if found is ABSENT else sorted(set(found))
+            elif "if_present" in spec and self.value(spec["if_present"]) is ABSENT:
+                value = ABSENT
+            else:
+                value = self.payload(spec["fields"])
+            if value is not ABSENT:
+                built[name] = value
+        return built
+
+
+def _listed(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, (list, tuple)) else ()
+
+
+def _are_rows(value: Any) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(item, msgspec.Raw) for item in value)
+
+
+def _plain(value: Any) -> Any:
+    return None if value is ABSENT else value

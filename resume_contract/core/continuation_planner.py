@@ -1,0 +1,117 @@
+"""The planner form of the continuation decision, pure: a source run's header, its committed events and the
+session's other runs' headers -> its gates (the first that fires decides), then the decision with the inputs
+filled as the spec's `planner` says. `ledger.continuation_run` reads the files; nothing here touches the disk."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from ..errors import FactsRefused
+from .continuation import ABSENT, ContinuationPlan, DecisionContext, decide_continuation
+from .continuation_table import ContinuationTable
+from .table import ProjectorTable
+from .walk_reads import TRUE
+
+
+def decide_from_run(
+    header: Mapping[str, Any] | None,
+    events: Sequence[Any] | None,
+    other_headers: Mapping[str, Any],
+    host: Any,
+    ids: Mapping[str, str],
+    projector: ProjectorTable,
+    table: ContinuationTable,
+    rows: Sequence[msgspec.Raw] | None = None,
+) -> ContinuationPlan:
+    """Decide a run: `header` None when its run.json is not a readable JSON object, `events` None when its ledger
+    cannot be read. `host` must hold exactly the spec's host inputs (FactsRefused otherwise)."""
+    planner = table.planner
+    assert planner is not None, "the contract has no planner form"
+    _check_host(host, planner["host"])
+    if header is not None and not _has_what_is_read(header, planner["inputs"], table.inputs):
+        header = None  # a header without a field the planner reads is as unreadable as no header (fail closed)
+    context = DecisionContext(events or (), {}, table)
+    context.planner = {
+        "header": dict(header) if header is not None else ABSENT,
+        "ledger": {"events": len(events)} if events is not None else ABSENT,
+        "existing_continuation": _existing(header, events, other_headers, planner["existing_continuation"]),
+    }
+    for gate in table.gates:
+        fired = context.bindings(gate, ())
+        if fired:
+            reason = table.diagnostics[gate.diagnostic][0]
+            return ContinuationPlan(
+                disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(context.diagnostic(gate, fired[0]),)
+            )
+    assert header is not None and events is not None, "the spec's gates refuse an unreadable header and ledger"
+    facts = {name: host[name] for name in planner["host"] if name in host}
+    for name, source in planner["inputs"].items():
+        value = _input(source, header, events, ids, projector)
+        if value is not ABSENT:
+            facts[name] = value
+    return decide_continuation(events, facts, projector, table, rows=rows)
+
+
+def _has_what_is_read(header: Mapping[str, Any], inputs: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Every required input read from the header (`header.FIELD`) is there, a string where a string is declared."""
+    for name, source in inputs.items():
+        if isinstance(source, str) and not declared[name]["optional"]:
+            value = header.get(source.partition(".")[2])
+            if value is None or (declared[name]["type"] == "string" and not isinstance(value, str)):
+                return False
+    return True
+
+
+def _check_host(host: Any, names: Sequence[str]) -> None:
+    if not isinstance(host, dict):
+        raise FactsRefused(["host: expected an object"])
+    undeclared = [key for key in host if key not in names]
+    if undeclared:
+        raise FactsRefused([f"host: undeclared key {key!r}; the host's keys are [{', '.join(names)}]" for key in undeclared])
+
+
+def _input(source: Any, header: Mapping[str, Any], events: Sequence[Any], ids: Mapping[str, str], projector: ProjectorTable) -> Any:
+    if isinstance(source, str):  # header.FIELD
+        return header.get(source.partition(".")[2], ABSENT)
+    if "literal" in source:
+        return source["literal"]
+    if "fresh_ids" in source:
+        return dict(ids)
+    return terminal_repair_succeeded(header, events, projector, source["terminal_repair"])
+
+
+def terminal_repair_succeeded(header: Mapping[str, Any], events: Sequence[Any], projector: ProjectorTable, rule: Mapping[str, Any]) -> bool:
+    """The header's status is terminal, exactly one committed non-partial event is terminal, and its status agrees
+    with the header's (equal, or one `rule["agrees"]` lists for it)."""
+    status = header.get("status")
+    if status not in rule["header_statuses"]:
+        return False
+    field, key = projector.terminal_flag
+    terminal = [
+        event
+        for event in events
+        if getattr(event, projector.partial_attribute) is not True
+        and (event.status in projector.terminal_statuses or _flag_true(getattr(event, field), key))
+    ]
+    if len(terminal) != 1:
+        return False
+    return terminal[0].status == status or terminal[0].status in rule["agrees"].get(status, ())
+
+
+def _flag_true(holder: Any, key: str) -> bool:
+    # As the walk tells a terminal event (`walk_reads.reading`): the flag holds JSON true, exactly as written.
+    return isinstance(holder, dict) and holder.get(key) == TRUE
+
+
+def _existing(header: Mapping[str, Any] | None, events: Sequence[Any] | None, others: Mapping[str, Any], rule: Mapping[str, str]) -> Any:
+    """The header of the first other run (by run id) whose `rule["field"]` names this run at this high-water."""
+    if header is None or events is None:
+        return ABSENT
+    for run_id in sorted(others):
+        source = others[run_id].get(rule["field"]) if isinstance(others[run_id], dict) else None
+        if isinstance(source, dict) and source.get(rule["run"]) == header.get("runId") and source.get(rule["high_water"]) == len(events):
+            return {**others[run_id], "runId": run_id}  # the directory names the run
+    return ABSENT

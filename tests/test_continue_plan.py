@@ -1,0 +1,265 @@
+"""`resume-contract continue-plan` and `build_continuation_plan`: every situation of the contract's decision table
+(spec/continuation.yaml, read here) through both, and the command's refusals (exit 2, nothing written; exit 3 on a
+corrupt ledger, never a decision) and its text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from resume_contract import build_continuation_plan, decode_event
+from resume_contract.contract import load_generated
+from resume_contract.core.continuation import continuation_summary
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = yaml.safe_load((REPO / "spec" / "continuation.yaml").read_text(encoding="utf-8"))
+SITUATIONS = SPEC["situations"]
+CONTRACT = load_generated(REPO)
+
+
+def _rows(events: list[dict[str, Any]]) -> list[str]:
+    """A situation's events as ledger rows, as spec/continuation.yaml says they are written."""
+    base = SITUATIONS["base"]["event"]
+    return [json.dumps({"id": f"event-{n}", "ts": n, **base, **event}) for n, event in enumerate(events, start=1)]
+
+
+def _case(name: str) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    case = SITUATIONS["cases"][name]
+    facts = {**SITUATIONS["base"]["facts"], **case.get("facts", {})}
+    expect = case["expect"]
+    expected = {"disposition": expect["disposition"], "rejection_reasons": expect.get("rejection_reasons", []), "diagnostics": expect.get("diagnostics", [])}
+    if "continuation" in expect:
+        expected["continuation"] = expect["continuation"]
+    return _rows(case["events"]), facts, expected
+
+
+def test_the_decision_table_holds_every_example_of_the_shared_document() -> None:
+    # The shared Phase 1 document's examples table has twelve rows; each is a situation here.
+    assert len(SITUATIONS["cases"]) >= 12
+
+
+@pytest.mark.parametrize("name", list(SITUATIONS["cases"]))
+def test_every_situation_through_the_api(name: str) -> None:
+    rows, facts, expected = _case(name)
+    events = [decode_event(row.encode(), CONTRACT) for row in rows]
+
+    assert continuation_summary(build_continuation_plan(events, facts, contract=CONTRACT)) == expected
+
+
+@pytest.mark.parametrize("name", list(SITUATIONS["cases"]))
+def test_every_situation_through_the_command(name: str, tmp_path: Path, run_cli) -> None:
+    rows, facts, expected = _case(name)
+    ledger, facts_file = tmp_path / "runtime-events.jsonl", tmp_path / "facts.json"
+    ledger.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    facts_file.write_text(json.dumps(facts), encoding="utf-8")
+
+    code, out, err = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file), "--json")
+
+    assert (code, err) == (0 if expected["disposition"] == "continue" else 1, "")
+    printed = json.loads(out)
+    assert list(printed)[:3] == ["disposition", "rejectionReasons", "diagnostics"]
+    assert printed["rejectionReasons"] == expected["rejection_reasons"]
+    assert [{k: d[k] for k in ("code", "eventId", "detail") if k in d} for d in printed["diagnostics"]] == expected["diagnostics"]
+    if "continuation" in expected:
+        context = printed["continuation"]["runtimeContext"]
+        by_id = {json.loads(row)["id"]: json.loads(row) for row in rows}
+        assert context == [by_id[event_id] for event_id in expected["continuation"]["runtimeContext"]]  # verbatim rows
+        assert list(printed["continuation"]) == list(expected["continuation"])  # the reference's field order
+    else:
+        assert "continuation" not in printed
+
+
+def _write(tmp_path: Path, rows: list[str], facts: Any) -> tuple[Path, Path]:
+    ledger, facts_file = tmp_path / "runtime-events.jsonl", tmp_path / "facts.json"
+    ledger.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    facts_file.write_text(facts if isinstance(facts, str) else json.dumps(facts), encoding="utf-8")
+    return ledger, facts_file
+
+
+def test_text_output_gives_the_decision_and_what_to_do_about_each_reason(tmp_path: Path, run_cli) -> None:
+    rows, facts, _ = _case("cwd_moved")
+    ledger, facts_file = _write(tmp_path, rows, facts)
+
+    code, out, _ = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file))
+
+    assert code == 1
+    assert out.startswith("decision:      park\n")
+    assert f"  - workspace_cwd_mismatch: {SPEC['reasons']['workspace_cwd_mismatch']}\n" in out
+
+
+@pytest.mark.parametrize(
+    ("facts", "message"),
+    [
+        ("{\"ledgerReadable\": true,", "facts.json:1:25: the facts file is not JSON"),
+        ('{"ledgerReadable": true, "ledgerReadable": false}', "the key 'ledgerReadable' is repeated in one object"),
+        ({**SITUATIONS["base"]["facts"], "sandboxed": True}, "facts.json: facts: undeclared key 'sandboxed'"),
+        ({**SITUATIONS["base"]["facts"], "availableToolNames": "Bash"}, "facts.json: facts.availableToolNames: expected a list of strings"),
+    ],
+)
+def test_facts_that_cannot_be_used_exit_2_and_write_nothing(facts: Any, message: str, tmp_path: Path, run_cli, snapshot) -> None:
+    ledger, facts_file = _write(tmp_path, _case("cwd_moved")[0], facts)
+    before = snapshot(tmp_path)
+
+    code, out, err = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file), "--json")
+
+    assert (code, out) == (2, "")
+    assert message in err
+    assert "Traceback" not in err
+    assert snapshot(tmp_path) == before
+
+
+def test_a_missing_ledger_or_facts_file_is_exit_2(tmp_path: Path, run_cli) -> None:
+    ledger, facts_file = _write(tmp_path, [], SITUATIONS["base"]["facts"])
+
+    assert run_cli("--root", str(REPO), "continue-plan", str(tmp_path / "nope.jsonl"), "--facts", str(facts_file))[0] == 2
+    assert run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(tmp_path / "nope.json"))[0] == 2
+
+
+def test_a_corrupt_ledger_is_exit_3_and_never_a_decision(tmp_path: Path, run_cli) -> None:
+    rows, facts, _ = _case("cwd_moved")
+    ledger, facts_file = _write(tmp_path, rows, facts)
+    ledger.write_bytes(ledger.read_bytes() + b'{"id": "torn')
+
+    code, out, err = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file), "--json")
+
+    assert (code, out) == (3, "")
+    assert "corrupt ledger" in err
+
+
+def test_a_phase0_contract_has_no_continuation_decision_exit_2(project: Path, tmp_path: Path, run_cli) -> None:
+    ledger, facts_file = _write(tmp_path, [], SITUATIONS["base"]["facts"])
+
+    code, out, err = run_cli("--root", str(project), "continue-plan", str(ledger), "--facts", str(facts_file))
+
+    assert (code, out) == (2, "")
+    assert "declares no continuation decision (spec/continuation.yaml)" in err
+
+
+# -- the planner form: a workspace run -----------------------------------------------------------------------
+
+PLANNER = SPEC["planner"]["situations"]
+SESSION, RUN = SITUATIONS["base"]["event"]["sessionId"], SITUATIONS["base"]["event"]["runId"]
+
+
+def _planner_case(name: str) -> tuple[Any, list[str], dict[str, Any], dict[str, Any], dict[str, str], dict[str, Any]]:
+    base, case = PLANNER["base"], PLANNER["cases"][name]
+    header = None if case.get("header", {}) is None else {**base["header"], **case.get("header", {})}
+    expect = case["expect"]
+    expected = {"disposition": expect["disposition"], "rejection_reasons": expect.get("rejection_reasons", []), "diagnostics": expect.get("diagnostics", [])}
+    if "continuation" in expect:
+        expected["continuation"] = expect["continuation"]
+    host, ids = {**base["host"], **case.get("host", {})}, {**base["ids"], **case.get("ids", {})}
+    return header, _rows(case["events"]), case.get("other_runs", {}), host, ids, expected
+
+
+def _run(root: Path, header: Any, rows: list[str] | None, others: dict[str, Any] | None = None) -> Path:
+    runs = root / "sessions" / SESSION / "runs"
+    (runs / RUN).mkdir(parents=True)
+    if header is not None:
+        (runs / RUN / "run.json").write_text(json.dumps(header), encoding="utf-8")
+    if rows is not None:
+        (runs / RUN / "runtime-events.jsonl").write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    for run_id, other in (others or {}).items():
+        (runs / run_id).mkdir()
+        (runs / run_id / "run.json").write_text(json.dumps(other), encoding="utf-8")
+    return root
+
+
+def _planner_cli(run_cli, workspace: Path, host_file: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), "--session", SESSION, "--run", RUN, "--host", str(host_file), *extra)
+
+
+def test_the_planner_table_holds_the_shared_documents_planner_examples() -> None:
+    reasons = {tuple(case["expect"].get("rejection_reasons", [])) for case in PLANNER["cases"].values()}
+    assert {("terminal_repair_failed",), ("continuation_already_exists",)} <= reasons
+
+
+@pytest.mark.parametrize("name", list(PLANNER["cases"]))
+def test_every_planner_situation_through_the_api_and_the_command(name: str, tmp_path: Path, run_cli) -> None:
+    from resume_contract import plan_continuation
+
+    header, rows, others, host, ids, expected = _planner_case(name)
+    workspace = _run(tmp_path / "ws", header, rows, others)
+    (tmp_path / "host.json").write_text(json.dumps(host), encoding="utf-8")
+
+    assert continuation_summary(plan_continuation(workspace, SESSION, RUN, host, ids, contract=CONTRACT)) == expected
+    code, out, err = _planner_cli(run_cli, workspace, tmp_path / "host.json", "--ids", ",".join(ids.values()), "--json")
+    assert (code, err) == (0 if expected["disposition"] == "continue" else 1, "")
+    printed = json.loads(out)
+    assert (printed["disposition"], printed["rejectionReasons"]) == (expected["disposition"], expected["rejection_reasons"])
+
+
+def _base_run(tmp_path: Path, rows: list[str] | None = None, header: Any = "base") -> tuple[Path, Path]:
+    header = {**PLANNER["base"]["header"], "status": "completed"} if header == "base" else header
+    if rows is None:
+        rows = _rows([{"role": "user", "author": "user", "content": {"kind": "text", "text": "hi"}}, {"role": "system", "author": "system", "status": "completed", "actions": {"endInvocation": True}}])
+    workspace = _run(tmp_path / "ws", header, rows)
+    host_file = tmp_path / "host.json"
+    host_file.write_text(json.dumps(PLANNER["base"]["host"]), encoding="utf-8")
+    return workspace, host_file
+
+
+def test_a_run_that_does_not_exist_is_exit_2(tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    code, out, err = run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), "--session", SESSION, "--run", "run-9", "--host", str(host_file))
+    assert (code, out) == (2, "")
+    assert "has no run 'run-9'" in err
+
+
+def test_a_missing_ledger_parks_unreadable_and_a_corrupt_one_is_exit_3(tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    ledger = workspace / "sessions" / SESSION / "runs" / RUN / "runtime-events.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + b'{"id": "torn')
+    assert _planner_cli(run_cli, workspace, host_file)[0] == 3
+    ledger.unlink()
+    code, out, _ = _planner_cli(run_cli, workspace, host_file, "--json")
+    assert code == 1
+    assert json.loads(out)["rejectionReasons"] == ["runtime_ledger_unreadable"]
+
+
+@pytest.mark.parametrize("header", ["[1, 2]", '{"runId": "run-1", "runId": "run-2"}', "not json", "symlink"])
+def test_a_header_that_is_not_a_json_object_parks_unreadable(header: str, tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path, header=None)
+    target = workspace / "sessions" / SESSION / "runs" / RUN / "run.json"
+    if header == "symlink":
+        (tmp_path / "elsewhere.json").write_text(json.dumps(PLANNER["base"]["header"]), encoding="utf-8")
+        target.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        target.write_text(header, encoding="utf-8")
+    code, out, _ = _planner_cli(run_cli, workspace, host_file, "--json")
+    assert code == 1
+    assert json.loads(out)["rejectionReasons"] == ["source_run_unreadable"]
+
+
+def test_generated_ids_are_fresh(tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    code, out, _ = _planner_cli(run_cli, workspace, host_file, "--json")
+    continuation = json.loads(out)["continuation"]
+    assert code == 0
+    assert {continuation["invocationId"], continuation["runId"], continuation["turnId"]}.isdisjoint({"invocation-1", "run-1", "turn-1"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--ids", "a,b"), "--ids takes INVOCATION,RUN,TURN"),
+        (("--facts", "x.json"), "give LEDGER.jsonl --facts FACTS.json, or --workspace"),
+    ],
+)
+def test_planner_usage_errors_are_exit_2(extra: tuple[str, ...], message: str, tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    code, out, err = _planner_cli(run_cli, workspace, host_file, *extra)
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_a_host_file_with_an_input_the_planner_fills_itself_is_exit_2(tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    host_file.write_text(json.dumps({**PLANNER["base"]["host"], "terminalRepairSucceeded": True}), encoding="utf-8")
+    code, out, err = _planner_cli(run_cli, workspace, host_file)
+    assert (code, out) == (2, "")
+    assert "host: undeclared key 'terminalRepairSucceeded'" in err
