@@ -194,7 +194,7 @@ def _build(
         kind = node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
         errors.append(SpecError(_mark_of(node, loaded.name), f"a YAML {kind} value ({node.value[:40]!r}); the spec holds JSON values only (strings, numbers, true/false, null, lists, mappings): quote it to keep it as text"))
         return None
-    if not node.style:  # plain (libyaml says '', the pure-Python parser None); a quoted scalar is text
+    if isinstance(node, yaml.ScalarNode) and not node.style:  # plain (libyaml says '', the pure-Python parser None); quoted is text
         ambiguity = _yaml_versions_differ(node.value, value)
         if ambiguity is not None:
             errors.append(SpecError(_mark_of(node, loaded.name), ambiguity))

@@ -170,6 +170,7 @@ def conform(
     def one(case: Case) -> Result:
         ran = adapters.run(_arguments(command, case), timeout)
         out, err = ran.out.decode("utf-8", "replace"), ran.err.decode("utf-8", "replace")
+        unchecked: list[str]
         if ran.flooded:
             verdict, problems, unchecked = CRASHED, [f"stdout: more than {STDOUT_LIMIT} bytes; cut off there (its process group was killed)"], []
         else:
