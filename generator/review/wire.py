@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import Mark
 from ..spec.model import Spec, WireField
 from . import rules
 
@@ -17,7 +16,7 @@ class WireChanges:
     # Provided by the collector this is mixed into.
     base: Spec
     head: Spec
-    add: Callable[[rules.Rule, str, Mark | None, Mark | None], None]
+    add: Callable[..., None]  # (rule, message, base mark, head mark, subject="", values=None)
     _keyed: Callable[..., list[str]]
 
     def wire(self) -> None:
