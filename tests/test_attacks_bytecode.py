@@ -8,6 +8,7 @@ These are tests of the tool: the project is the frozen spec's (tests/frozen_spec
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import py_compile
@@ -104,6 +105,7 @@ def test_a_stale_cache_python_would_not_load_is_not_drift(project: Path, run_cli
 
 
 CACHE = "generated/resume_contract_generated/__pycache__"
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
 @pytest.mark.parametrize(
@@ -114,6 +116,8 @@ CACHE = "generated/resume_contract_generated/__pycache__"
         ("generated/resume_contract_generated/extra_module.py", "generated/resume_contract_generated/extra_module.py"),
         ("generated/resume_contract_generated/extra_package/__init__.py", "generated/resume_contract_generated/extra_package/__init__.py"),
         ("generated/resume_contract_generated/hook.pth", "generated/resume_contract_generated/hook.pth"),
+        # An extension module beside a source is imported before it: an orphan like any other file.
+        (f"generated/resume_contract_generated/projector_table{SUFFIX}", f"generated/resume_contract_generated/projector_table{SUFFIX}"),
     ],
 )
 def test_any_other_file_beside_the_generated_modules_is_an_orphan(project: Path, run_cli, planted: str, reported: str) -> None:
