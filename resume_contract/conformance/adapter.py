@@ -5,6 +5,7 @@ plan on stdout up to `STDOUT_LIMIT` (past it the adapter is cut off, a failure o
 stderr. Once the adapter itself exits, whatever it left behind in its group is killed, and a pipe a process
 outside the group still holds is read for at most `LINGER_SECONDS` more: its answer counts, not when every copy
 of its stdout is closed. At the timeout, or when `stop` is called (Ctrl-C, SIGTERM), the group is killed at once.
+A process that left the adapter's session is adopted (on Linux) and killed once no adapter runs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..system.orphans import Orphanage
 
 STDOUT_LIMIT = 16 * 1024 * 1024  # a plan of a conformance vector is a few kilobytes
 STDERR_TAIL = 64 * 1024  # only its last line is reported
@@ -38,12 +41,30 @@ class Ran:
 
 
 class Adapters:
-    """The adapters running now, so that `stop` ends every one of them (from any thread)."""
+    """The adapters running now, so that `stop` ends every one of them (from any thread). Used as a context
+    manager, it also ends what an adapter left outside its session (`system.orphans`), whenever no adapter runs
+    and when it closes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[bytes]] = set()
         self._stopping = threading.Event()
+        self._orphanage: Orphanage | None = None
+
+    def __enter__(self) -> Adapters:
+        self._orphanage = Orphanage().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        orphanage, self._orphanage = self._orphanage, None
+        if orphanage is None:
+            return
+        with self._lock:
+            orphanage.end_orphans()
+        time.sleep(_POLL_SECONDS)  # a killed group's middle process may still be dying: its orphan comes to us then
+        with self._lock:
+            orphanage.end_orphans()
+        orphanage.__exit__()
 
     def stop(self) -> None:
         """Kill every running adapter's process group; runs after this one return at once, stopped."""
@@ -55,10 +76,10 @@ class Adapters:
 
     def run(self, arguments: Sequence[str], timeout: float) -> Ran:
         started = time.monotonic()
-        process = subprocess.Popen(
-            list(arguments), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-        )
-        with self._lock:
+        with self._lock:  # never taken for an orphan by `end_orphans` before it is known as an adapter
+            process = subprocess.Popen(
+                list(arguments), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
             self._running.add(process)
         try:
             answered, out, err, flooded = self._collect(process, started, timeout)
@@ -67,6 +88,8 @@ class Adapters:
             code = process.wait()
             with self._lock:
                 self._running.discard(process)
+                if self._orphanage is not None and not self._running:
+                    self._orphanage.end_orphans()
             for pipe in (process.stdout, process.stderr):
                 if pipe is not None:
                     pipe.close()

@@ -185,16 +185,17 @@ def conform(
             on_result(result)
         return result
 
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        return list(pool.map(one, vectors.cases))
-    except BaseException:
-        # Ctrl-C or SIGTERM (or a failure): nothing pending starts, and every running adapter is killed now.
-        pool.shutdown(wait=False, cancel_futures=True)
-        adapters.stop()
-        raise
-    finally:
-        pool.shutdown(wait=True)
+    with adapters:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            return list(pool.map(one, vectors.cases))
+        except BaseException:
+            # Ctrl-C or SIGTERM (or a failure): nothing pending starts, and every running adapter is killed now.
+            pool.shutdown(wait=False, cancel_futures=True)
+            adapters.stop()
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
 
 def _answer(out: str) -> dict[str, Any]:
