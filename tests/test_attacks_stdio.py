@@ -43,6 +43,9 @@ def _close_stdout() -> None:
 def _run(arguments: list[str], stdout: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     if stdout == "closed":
         return subprocess.run([*CLI, *arguments], preexec_fn=_close_stdout, stderr=subprocess.PIPE, cwd=cwd, timeout=120)
+    if stdout == "full":
+        with open("/dev/full", "wb") as full:
+            return subprocess.run([*CLI, *arguments], stdout=full, stderr=subprocess.PIPE, cwd=cwd, timeout=120)
     read, write = os.pipe()
     os.close(read)  # the reader is gone before anything is written: `| head -0`
     try:
@@ -51,7 +54,10 @@ def _run(arguments: list[str], stdout: str, cwd: Path) -> subprocess.CompletedPr
         os.close(write)
 
 
-@pytest.mark.parametrize("stdout", ["closed", "closed-pipe"])
+SAID = {"closed": "stdout is closed", "closed-pipe": "its reader closed the pipe", "full": "No space left on device"}
+
+
+@pytest.mark.parametrize("stdout", ["closed", "closed-pipe", pytest.param("full", marks=pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full"))])
 def test_every_command_with_stdout_closed_exits_2_with_a_message(tmp_path: Path, stdout: str) -> None:
     ledger = tmp_path / "runtime-events.jsonl"
     ledger.write_bytes(b"")
@@ -64,7 +70,7 @@ def test_every_command_with_stdout_closed_exits_2_with_a_message(tmp_path: Path,
         result = _run(arguments, stdout, REPO)
         err = result.stderr.decode()
         assert result.returncode == 2 and "Traceback" not in err and "Exception ignored" not in err, (arguments, err)
-        assert ("stdout is closed" if stdout == "closed" else "its reader closed the pipe") in err, (arguments, err)
+        assert SAID[stdout] in err, (arguments, err)
 
 
 def test_an_audit_of_a_workspace_whose_path_is_not_utf8_writes_json_lines(tmp_path: Path) -> None:

@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
 
 
 def _main_of_the_process(argv: list[str] | None) -> int:
-    """`_main` on the process's stdio, which may be closed (`>&-`) or a pipe whose reader left (`| head -0`): an
-    exit 2 with a message, never a traceback or Python's "Exception ignored" at exit."""
+    """`_main` on the process's stdio, which may be closed (`>&-`), a pipe whose reader left (`| head -0`) or a
+    full disk (`>/dev/full`): an exit 2 with a message, never a traceback or Python's "Exception ignored" at exit."""
     err = sys.stderr if sys.stderr is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
     if sys.stdout is None:
         print("resume-contract: stdout is closed; nothing was done (to discard the output, send it to /dev/null)", file=err)
@@ -100,10 +100,11 @@ def _main_of_the_process(argv: list[str] | None) -> int:
         code = _main(argv, sys.stdout, err, owns_process=True)
         sys.stdout.flush()  # here, where a closed pipe is reported, not at interpreter exit
         return code
-    except BrokenPipeError:
+    except OSError as error:  # writing stdout outside a command (--help, --version, the last flush): full, closed
         _discard_stdout()
-        print("resume-contract: the output was cut off: its reader closed the pipe (stdout)", file=err)
-        return EXIT_USAGE
+        code, lines = exit_for(error) or (EXIT_USAGE, [f"resume-contract: {error}"])
+        print("\n".join(lines), file=err)
+        return code
 
 
 def _discard_stdout() -> None:
