@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -173,7 +174,8 @@ def _module(package: str, directory: Path, name: str) -> ModuleType:
         return module
     if package == PACKAGE:
         return importlib.import_module(full)
-    spec = importlib.util.spec_from_file_location(full, directory / f"{name}.py")
+    path = str(directory / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(full, path, loader=_SourceOnlyLoader(full, path))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[full] = module  # msgspec resolves a struct's annotations through sys.modules
@@ -183,6 +185,16 @@ def _module(package: str, directory: Path, name: str) -> ModuleType:
         del sys.modules[full]
         raise
     return module
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Loads a project's generated module from its source, never from (or into) `__pycache__`: bytecode there can
+    be written by hand, and an unchecked-hash pyc would run in place of the source `check` compared with the
+    spec. The packaged contract is imported normally: an installation is trusted (docs/adopting.md)."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
 
 
 def _read_or_none(path: Path) -> bytes | None:

@@ -126,3 +126,17 @@ def test_a_fifo_or_a_leftover_link_beside_generated_is_an_error_not_a_hang(proje
     (project / "generated.resume-contract-old").symlink_to(project.parent)
     code, _, err = run_cli("--root", str(project), "generate")
     assert code == 2 and "generated.resume-contract-old is not a directory an interrupted generate left" in err
+
+
+@pytest.mark.parametrize("case", ["yaml_value_not_json", "yaml_1_1_number", "schema_recursive_ref"])
+def test_a_value_json_cannot_hold_is_exit_2_from_every_command_that_reads_the_spec(project: Path, run_cli, case: str) -> None:
+    # The bad-spec corpus holds generate and check to the exact messages; vectors and diff read the same spec.
+    import shutil
+
+    base = project.parent / "base"
+    shutil.copytree(project / "spec", base / "spec")
+    shutil.copytree(Path(__file__).parent / "bad_specs" / case / "spec", project / "spec", dirs_exist_ok=True)
+    for command in (["vectors", "--out", str(project.parent / "vectors")], ["diff", str(base / "spec"), str(project / "spec")]):
+        code, out, err = run_cli("--root", str(project), *command)
+        assert (code, out) == (2, "") and "Traceback" not in err and "spec/" in err, (command, err)
+    assert not (project.parent / "vectors").exists()

@@ -1,4 +1,4 @@
-"""The bad-spec corpus: each case overlays spec files on the corpus' own frozen spec (tests/frozen_spec/, never
+"""The bad-spec corpus: each case overlays spec files (and schemas, in spec/schema/) on the corpus' own frozen spec (tests/frozen_spec/, never
 the live spec/) and must exit 2 with its exact messages (file:line:col) and write nothing. Each case's
 directory is named for what it breaks. tests/bad_specs/refresh.py recomputes the expected messages."""
 
@@ -32,8 +32,7 @@ def test_the_corpus_covers_every_required_kind_of_mistake() -> None:
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("command", ["generate", "check"])
 def test_bad_spec_exits_2_with_exact_messages_and_writes_nothing(case: str, command: str, project: Path, run_cli, snapshot) -> None:
-    for overlay in sorted((CORPUS / case / "spec").iterdir()):
-        shutil.copyfile(overlay, project / "spec" / overlay.name)
+    shutil.copytree(CORPUS / case / "spec", project / "spec", dirs_exist_ok=True)  # files, and schemas in spec/schema/
     before = snapshot(project)
 
     code, out, err = run_cli("--root", str(project), command)

@@ -2,8 +2,10 @@
 
 "Drift" is the whole truth, sorted by path: files the spec would change (`changed`), files it would add
 (`missing`), files under generated/ it would not produce (`orphaned`) and files someone edited by hand
-(`hand-edited`: the body no longer matches the content-sha256 in its own header), and generated files a
-merge left conflict markers in (`conflicted`: regenerating from the merged spec is the resolution).
+(`hand-edited`: the body no longer matches the content-sha256 in its own header), generated files a
+merge left conflict markers in (`conflicted`: regenerating from the merged spec is the resolution), and cached
+bytecode this interpreter would run instead of a generated module's source that is not that source compiled
+(`bytecode`, see `bytecode.py`; `generate` drops every cache with the old tree).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from pathlib import Path
 
 from resume_contract.errors import ResumeContractError
 
+from .bytecode import could_change_what_runs
 from .headers import HEADER_MARKER, body_sha256, split_header
 from .tree import GENERATED_DIR
 
-# Produced by running the generated code and its tests, never by the generator; not drift.
-_IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
+# Written by running the generated tests, never read as code: not drift.
+_IGNORED_DIRS = frozenset({".pytest_cache"})
+# Written by importing the generated modules: each pyc in it is held to its module's source (`bytecode.py`).
+_BYTECODE_DIR = "__pycache__"
 
 
 @dataclass(frozen=True)
@@ -30,19 +35,20 @@ class Drift:
     orphaned: tuple[str, ...] = ()
     hand_edited: tuple[str, ...] = ()
     conflicted: tuple[str, ...] = ()
+    bytecode: tuple[str, ...] = ()
     # Orphans that carry an untouched generator header: safe for `generate` to delete.
     removable_orphans: tuple[str, ...] = ()
     diffs: dict[str, str] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
-        return not (self.changed or self.missing or self.orphaned or self.hand_edited or self.conflicted)
+        return not (self.changed or self.missing or self.orphaned or self.hand_edited or self.conflicted or self.bytecode)
 
     def rows(self) -> list[tuple[str, str]]:
         """(kind, path) for every drifted file, sorted by path."""
         rows = [("changed", p) for p in self.changed] + [("missing", p) for p in self.missing]
         rows += [("orphaned", p) for p in self.orphaned] + [("hand-edited", p) for p in self.hand_edited]
-        rows += [("conflicted", p) for p in self.conflicted]
+        rows += [("conflicted", p) for p in self.conflicted] + [("bytecode", p) for p in self.bytecode]
         return sorted(rows, key=lambda row: (row[1], row[0]))
 
 
@@ -112,8 +118,9 @@ def interrupted_leftovers(root: Path) -> list[str]:
     return [base.name + suffix for suffix in (STAGING_SUFFIX, RETIRED_SUFFIX) if base.with_name(base.name + suffix).exists()]
 
 
-def files_on_disk(root: Path) -> dict[str, str | None]:
-    """Every file under generated/ (relative path -> text, None when it is not UTF-8 text)."""
+def files_on_disk(root: Path, caches: list[Path] | None = None) -> dict[str, str | None]:
+    """Every file under generated/ (relative path -> text, None when it is not UTF-8 text) outside the bytecode
+    caches, whose directories are appended to `caches`."""
     found: dict[str, str | None] = {}
     base = root / GENERATED_DIR
     if base.is_symlink():
@@ -126,7 +133,9 @@ def files_on_disk(root: Path) -> dict[str, str | None]:
             if path.is_symlink():
                 relative = path.relative_to(root).as_posix()
                 raise UnsafeGeneratedTree(f"{relative} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/ (remove it)")
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _IGNORED_DIRS)
+        if caches is not None and _BYTECODE_DIR in subdirectories:
+            caches.append(Path(directory) / _BYTECODE_DIR)
+        subdirectories[:] = sorted(d for d in subdirectories if d not in _IGNORED_DIRS and d != _BYTECODE_DIR)
         for name in sorted(files):
             path = Path(directory) / name
             if not path.is_file():  # a FIFO or a device: reading it could block forever
@@ -157,9 +166,33 @@ def _is_merge_conflict(text: str | None) -> bool:
     return all(any(line.startswith(marker) for line in lines) for marker in _CONFLICT_MARKERS)
 
 
+def _cached_bytecode(root: Path, caches: list[Path], outputs: dict[str, str]) -> tuple[list[str], dict[str, str | None]]:
+    """The pycs under `caches` that could run instead of their generated module's source, and the files there that
+    no import writes (a directory, anything but a pyc): orphans."""
+    suspect: list[str] = []
+    orphans: dict[str, str | None] = {}
+    for cache in caches:
+        for entry in sorted(cache.iterdir()):
+            relative = entry.relative_to(root).as_posix()
+            if entry.is_symlink():
+                raise UnsafeGeneratedTree(f"{relative} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/ (remove it)")
+            if entry.is_file() and entry.name.endswith(".pyc"):
+                source = cache.parent / (entry.name.split(".", 1)[0] + ".py")
+                if source.relative_to(root).as_posix() in outputs and could_change_what_runs(source, entry):
+                    suspect.append(relative)
+            elif entry.is_dir() or entry.is_file():
+                orphans[relative] = entry.read_bytes().decode("utf-8", "replace") if entry.is_file() else None
+            else:
+                raise UnsafeGeneratedTree(f"{relative} is not a regular file; remove it from {GENERATED_DIR}/")
+    return suspect, orphans
+
+
 def compare(root: Path, outputs: dict[str, str]) -> Drift:
     """How generated/ differs from `outputs`."""
-    disk = files_on_disk(root)
+    caches: list[Path] = []
+    disk = files_on_disk(root, caches)
+    bytecode, cache_orphans = _cached_bytecode(root, caches, outputs)
+    disk.update(cache_orphans)
     changed, missing, hand_edited, conflicted, diffs = [], [], [], [], {}
     for path, expected in outputs.items():
         actual = disk.get(path)
@@ -183,6 +216,7 @@ def compare(root: Path, outputs: dict[str, str]) -> Drift:
         orphaned=tuple(orphaned),
         hand_edited=tuple(hand_edited),
         conflicted=tuple(conflicted),
+        bytecode=tuple(bytecode),
         removable_orphans=tuple(path for path in orphaned if _is_pristine(disk[path])),
         diffs=dict(sorted(diffs.items())),
     )
@@ -224,4 +258,4 @@ def write_outputs(root: Path, outputs: dict[str, str], drift: Drift, force: bool
     to_write = sorted(set(drift.changed) | set(drift.missing) | set(drift.hand_edited) | set(drift.conflicted))
     tree = {Path(relative).relative_to(GENERATED_DIR).as_posix(): text.encode("utf-8") for relative, text in outputs.items()}
     swap_in(root / GENERATED_DIR, tree)
-    return sorted(to_write + list(drift.removable_orphans))
+    return sorted(to_write + list(drift.removable_orphans) + list(drift.bytecode))

@@ -128,6 +128,7 @@ def _check_scalar(value: Any, node: yaml.Node, loaded: LoadedFile, errors: list[
         errors.append(SpecError(_mark_of(node, loaded.name), f"{what} is {value!r}: the spec takes finite numbers only (JSON has no NaN or infinity)"))
 
 
+_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
 _ALIAS_MESSAGE = "anchors and aliases are not allowed in the spec"
 
 
@@ -149,6 +150,10 @@ def _build(
     seen = set() if seen is None else seen
     seen.add(id(node))
     loaded.value_marks[path] = _mark_of(node, loaded.name)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _COLLECTION_TAGS:
+        kind = node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+        errors.append(SpecError(_mark_of(node, loaded.name), f"a YAML {kind} collection; the spec holds plain lists and mappings only"))
+        return None
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -181,9 +186,48 @@ def _build(
             items.append(_build(item, path + (index,), loaded, errors, loader, seen))
         return items
     try:
-        value = loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)  # a tag it has no constructor for raises: invalid YAML
     except ValueError as error:  # e.g. an integer of thousands of digits (Python refuses to convert it)
         errors.append(SpecError(_mark_of(node, loaded.name), f"a value this spec cannot hold: {error}"))
         return None
+    if node.tag not in _JSON_TAGS:  # a date, a timestamp, !!binary: JSON has none of them
+        kind = node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+        errors.append(SpecError(_mark_of(node, loaded.name), f"a YAML {kind} value ({node.value[:40]!r}); the spec holds JSON values only (strings, numbers, true/false, null, lists, mappings): quote it to keep it as text"))
+        return None
+    if isinstance(node, yaml.ScalarNode) and not node.style:  # plain (libyaml says '', the pure-Python parser None); quoted is text
+        ambiguity = _yaml_versions_differ(node.value, value)
+        if ambiguity is not None:
+            errors.append(SpecError(_mark_of(node, loaded.name), ambiguity))
+            return None
     _check_scalar(value, node, loaded, errors, "a value")
     return value
+
+
+_JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null"))
+# The YAML 1.2 core schema's numbers: what an editor or another YAML library reading the file as YAML 1.2 sees.
+_CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_CORE_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+
+
+def _core_number(text: str) -> int | float | None:
+    if _CORE_INT.fullmatch(text):
+        return int(text[2:], 8) if text.startswith("0o") else int(text, 16) if text.startswith("0x") else int(text, 10)
+    if _CORE_FLOAT.fullmatch(text):
+        return float(text.replace(".inf", "inf").replace(".Inf", "inf").replace(".INF", "inf").lower().replace(".nan", "nan"))
+    return None
+
+
+def _yaml_versions_differ(text: str, value: Any) -> str | None:
+    """Why a plain scalar is refused: YAML 1.1 (PyYAML, this loader) and YAML 1.2 (most editors and other
+    libraries) read it differently, e.g. `0644` (420 or 644), `12:30` (750 or text), `1_000`, `1e5`, `0o17`.
+    Refused rather than read either way: a reviewer must not have to know which YAML a tool speaks."""
+    core = _core_number(text)
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if core is None and not numeric:
+        return None
+    if numeric and core is not None and type(core) is type(value) and (core == value or core != core and value != value):
+        return None
+    as_11 = repr(value) if numeric else f"the text {text!r}"
+    as_12 = repr(core) if core is not None else f"the text {text!r}"
+    meanings = " or ".join(dict.fromkeys(repr(number) for number in (value if numeric else None, core) if number is not None))
+    return f"{text!r} is {as_11} in YAML 1.1 but {as_12} in YAML 1.2: quote it if it is text, or write the number as both read it ({meanings})"

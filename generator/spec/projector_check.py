@@ -8,6 +8,7 @@ committed tool event matches exactly one event kind, and for every state x event
 from __future__ import annotations
 
 import keyword
+import unicodedata
 
 from ..errors import Mark, SpecError
 from .loader import LoadedFile
@@ -118,11 +119,27 @@ class _ProjectorChecks:
         projector = self.projector
         # The generated machine also has a `raise_<code>` method per anomaly, and `call_tool_name` and `raised`.
         generated = {"raise_" + rule.anomaly for rule in projector.rules if rule.anomaly} | {"call_tool_name", "raised"}
-        for name, mark in [(state.name, state.mark) for state in projector.states] + [(event.name, event.mark) for event in projector.events]:
+        named = [(state.name, state.mark) for state in projector.states] + [(event.name, event.mark) for event in projector.events]
+        for name, mark in named:
             if keyword.iskeyword(name) or name in _RESERVED_NAMES or name in generated:
                 self.error(mark, f"'{name}' is reserved in the generated state machine; choose another name")
+        self._identifiers(named)
         for name in set(self.state_names) & set(self.event_names):
             self.error(self.file.key_mark(("events", name)), f"'{name}' names both a state and an event")
+
+    def _identifiers(self, named: list[tuple[str, Mark]]) -> None:
+        # Python reads an identifier NFKC-normalised: `ｆailed` (fullwidth f) *is* `failed` in generated code, so
+        # two names a reviewer tells apart would be one attribute of the machine. Held here, whatever the
+        # project's schema allows.
+        first: dict[str, str] = {}
+        for name, mark in named:
+            python_name = unicodedata.normalize("NFKC", name)
+            if not name.isidentifier():
+                self.error(mark, f"{name!r} cannot be a Python name in the generated state machine; choose another name")
+            elif python_name != name:
+                clash = f", the name of {first[python_name]!r} too" if python_name in first else ""
+                self.error(mark, f"{name!r} is {python_name!r} to Python (identifiers are NFKC-normalised){clash}; write it as it is read")
+            first.setdefault(python_name, name)
 
     def initial_exists(self) -> bool:
         if self.projector.initial in self.state_names:

@@ -16,6 +16,7 @@ from jsonschema.exceptions import SchemaError, ValidationError
 
 from ..errors import Mark, SpecError
 from .loader import LoadedFile
+from .schema_refs import reference_errors
 
 _JSON_TYPE_NAMES = {
     str: "a string",
@@ -91,7 +92,8 @@ def check_schema(schema: Any) -> None:
 def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecError]]:
     """Read and check one schema document; a broken one is an error at its file:line:col, never a traceback."""
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        schema = json.loads(text)
     except OSError as error:
         return None, [SpecError(Mark(display_name, 1, 1), f"cannot read the schema: {error.strerror or error}")]
     except UnicodeDecodeError as error:
@@ -103,6 +105,9 @@ def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecErr
     except SchemaError as error:
         where = "/".join(str(step) for step in error.absolute_path) or "(the root)"
         return None, [SpecError(Mark(display_name, 1, 1), f"not a valid JSON Schema at {where}: {error.message}")]
+    references = reference_errors(schema, text, display_name)
+    if references:
+        return None, references
     return _SpecValidator(schema), []
 
 

@@ -13,6 +13,7 @@ Exit codes live in `errors` (0 ok; 1 drift, refused, blocked, a violation; 2 bad
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -84,13 +85,44 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command line; return the exit code."""
+    if out is None and err is None:  # the real stdio: this is the process, not a test
+        return _main_of_the_process(argv)
+    return _main(argv, out or sys.stdout, err or sys.stderr, owns_process=False)
+
+
+def _main_of_the_process(argv: list[str] | None) -> int:
+    """`_main` on the process's stdio, which may be closed (`>&-`), a pipe whose reader left (`| head -0`) or a
+    full disk (`>/dev/full`): an exit 2 with a message, never a traceback or Python's "Exception ignored" at exit."""
+    err = sys.stderr if sys.stderr is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+    if sys.stdout is None:
+        print("resume-contract: stdout is closed; nothing was done (to discard the output, send it to /dev/null)", file=err)
+        return EXIT_USAGE
+    try:
+        code = _main(argv, sys.stdout, err, owns_process=True)
+        sys.stdout.flush()  # here, where a closed pipe is reported, not at interpreter exit
+        return code
+    except OSError as error:  # writing stdout outside a command (--help, --version, the last flush): full, closed
+        _discard_stdout()
+        code, lines = exit_for(error) or (EXIT_USAGE, [f"resume-contract: {error}"])
+        print("\n".join(lines), file=err)
+        return code
+
+
+def _discard_stdout() -> None:
+    # What is still buffered would fail again when Python flushes stdout at exit (see "Note on SIGPIPE" in the
+    # signal module's documentation): point the descriptor at /dev/null.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: bool) -> int:
     from ..output.terminal import EscapingWriter, JsonStream
     from ..system.interrupts import stop_on_signals
     from ..system.platform import require_posix
 
-    owns_process = out is None and err is None  # the real stdio: this is the process, not a test
-    out = out or sys.stdout
-    err = err or sys.stderr
     try:
         require_posix()
     except BaseException as error:  # noqa: BLE001 - mapped: UnsupportedPlatform is exit 2

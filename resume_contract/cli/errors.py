@@ -7,7 +7,15 @@ Commands return their *result* (0, or 1 for drift, a blocked plan, a violation, 
 
 from __future__ import annotations
 
+import errno
 import sys
+from typing import Any
+
+# Imported now, not when an error is mapped: the error may be that no file can be opened (file descriptors
+# exhausted), and an import opens files. Errors of modules not imported yet are looked up in sys.modules.
+from ..errors import LedgerCorruption, UnsupportedPlatform
+from ..output.advice import corruption_next_step  # here, not when an error is mapped: descriptors may be gone then
+from ..system.interrupts import Terminated
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # drift, a refused write, a blocked plan, a violation
@@ -54,29 +62,26 @@ class Reported(CliError):
 
 def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
     """(exit code, stderr lines) for an error the command line reports; None for a bug (it propagates)."""
-    from resume_contract_generator.errors import SpecInvalid
-
-    from ..errors import LedgerCorruption, UnsupportedPlatform
-    from ..project.locate import ProjectOutOfSync
-    from ..system.interrupts import Terminated
-
     if isinstance(error, CliError):
         return error.exit_code, error.lines()
-    if isinstance(error, SpecInvalid):
-        count = len(error.errors)
+    spec_errors = _spec_errors(error)
+    if spec_errors is not None:
+        count = len(spec_errors)
         summary = f"resume-contract: the spec has {count} error{'s' if count != 1 else ''}; nothing was written"
-        return EXIT_USAGE, [str(item) for item in error.errors] + [summary]
-    if isinstance(error, (UnsupportedPlatform, ProjectOutOfSync)):
+        return EXIT_USAGE, [str(item) for item in spec_errors] + [summary]
+    if isinstance(error, UnsupportedPlatform) or _is_instance(error, "resume_contract.project.locate", "ProjectOutOfSync"):
         return EXIT_USAGE, [f"resume-contract: {error}"]
     if isinstance(error, LedgerCorruption):
-        from ..output.advice import corruption_next_step
-
         return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}", corruption_next_step(error)]
     if _is_missing_template(error):
         return EXIT_USAGE, [
             f"resume-contract: the generator's template {getattr(error, 'name', str(error))!r} is missing from this installation "
             "(a broken wheel or a partial checkout): reinstall resume-contract"
         ]
+    if isinstance(error, BrokenPipeError):
+        return EXIT_USAGE, ["resume-contract: the output was cut off: its reader closed the pipe (stdout)"]
+    if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE):
+        return EXIT_USAGE, [f"resume-contract: too many open files ({error}); raise the limit (ulimit -n) or give fewer --jobs"]
     if isinstance(error, OSError):
         # A path that cannot be read or written (a counterexample into a missing directory, a full disk...).
         return EXIT_USAGE, [f"resume-contract: {error}"]
@@ -89,6 +94,19 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
     return None
 
 
+def _is_instance(error: BaseException, module: str, name: str) -> bool:
+    """isinstance against a class of a module imported lazily: if it is not imported, none of its errors exist."""
+    found = sys.modules.get(module)
+    return found is not None and isinstance(error, getattr(found, name))
+
+
+def _spec_errors(error: BaseException) -> list[Any] | None:
+    """A bad spec's errors (the generator's SpecInvalid), or None for any other error."""
+    if not _is_instance(error, "resume_contract_generator.errors", "SpecInvalid"):
+        return None
+    return list(error.errors)  # type: ignore[attr-defined]
+
+
 def _is_missing_template(error: BaseException) -> bool:
     # jinja2 is imported only by commands that render; if it was never imported, this is not its error.
     exceptions = sys.modules.get("jinja2.exceptions")
@@ -97,18 +115,17 @@ def _is_missing_template(error: BaseException) -> bool:
 
 def spec_errors_for_machines(error: BaseException, output_format: str | None) -> str | None:
     """A bad spec's errors as GitHub annotations or one JSON document (stdout), beside the stderr lines."""
-    from resume_contract_generator.errors import SpecInvalid
-
-    if not isinstance(error, SpecInvalid) or output_format not in ("github", "json"):
+    spec_errors = _spec_errors(error)
+    if spec_errors is None or output_format not in ("github", "json"):
         return None
     if output_format == "github":
         from resume_contract_generator.annotations import annotation
 
         return "\n".join(
             annotation("error", item.message, file=item.mark.file, line=item.mark.line, col=item.mark.column, title="resume-contract: bad spec")
-            for item in error.errors
+            for item in spec_errors
         )
     import json
 
-    items = [{"file": item.mark.file, "line": item.mark.line, "column": item.mark.column, "message": item.message} for item in error.errors]
+    items = [{"file": item.mark.file, "line": item.mark.line, "column": item.mark.column, "message": item.message} for item in spec_errors]
     return json.dumps({"clean": False, "errors": items}, indent=2)

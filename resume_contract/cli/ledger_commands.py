@@ -105,7 +105,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for summary in itertools.chain(found.unreadable, planned):
             counts[summary.status] += 1
             if args.json:
-                out.write(msgspec.json.encode(summary).decode() + "\n")
+                out.write(_json_line(summary) + "\n")
             elif summary.status != "safe_replay":
                 attention.append(summary)
                 out.write(escape(run_line(summary)) + "\n")
@@ -126,6 +126,20 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if counts[UNREADABLE] or counts[LIVE] or found.skipped:
         return EXIT_USAGE
     return EXIT_FAIL if counts["blocked"] else EXIT_OK
+
+
+def _json_line(summary: Any) -> str:
+    """One run's summary as a JSON line. A path that is not UTF-8 (its bytes held as surrogate escapes, as
+    os.fsdecode holds them) is written with each such byte as the escape `\\udcXX`: still one JSON line, and
+    `os.fsencode` of the string read back gives the path's bytes."""
+    import msgspec
+
+    try:
+        return msgspec.json.encode(summary).decode()
+    except UnicodeEncodeError:
+        import json
+
+        return json.dumps(msgspec.to_builtins(summary), separators=(",", ":"))
 
 
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -52,7 +52,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         written = write(root, prepared, force=args.force)
     except RefusedToWrite as error:
         raise Refused(str(error), command="generate") from None
-    removed, conflicted = set(drift.removable_orphans), set(drift.conflicted)
+    removed, conflicted = set(drift.removable_orphans) | set(drift.bytecode), set(drift.conflicted)
     for path in written:
         if path in conflicted:
             print(f"regenerated {path} (it held merge-conflict markers; `git add` it to mark the conflict resolved)", file=out)
@@ -255,7 +255,7 @@ def register(commands: Any) -> None:
         help="fail when generated/ differs from what spec/ produces (changes nothing)",
         description="Validate spec/ (every error as file:line:col), run its declared invariants over every ledger up "
         "to 2 events, and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
-        "generated/, sorted, with the command that fixes them. In a project with its own run loop "
+        "generated/ and bytecode Python would run instead of a generated source, sorted, with the command that fixes them. In a project with its own run loop "
         "(resume_contract/crash/runloop.py), also report a failpoint without a hook and a hook without a failpoint. "
         "Writes nothing.",
         epilog="exit: 0 clean, 1 drift or failpoint hooks that do not match the spec, 2 bad spec (including a broken "

@@ -2,17 +2,14 @@
 
 The implementation is a command: it gets a ledger path (and `--expected-high-water N` when the vector sets
 one), prints its ResumePlan as JSON (the reference's camelCase keys) and exits 0 (safe_replay) or 1 (blocked),
-or exits 3 for a corrupt ledger. Only the fields the contract pins are compared (`protocol`). With `strictness="reference"`, the documented differences of a Phase 0 reference are accepted:
+or exits 3 for a corrupt ledger (`adapter` runs it: in a session of its own, with its output bounded, killed
+with its group at the timeout or on Ctrl-C). Only the fields the contract pins are compared (`protocol`). With `strictness="reference"`, the documented differences of a Phase 0 reference are accepted:
 the spec's `reference_differences` (anomalies it need not check, corruption it may read past).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,6 +19,7 @@ from typing import Any
 from ..core.summary import PlanSummary, loosening
 from ..errors import VectorsUnreadable
 from ..output.junit import JUnitCase, junit_xml
+from .adapter import STDOUT_LIMIT, Adapters
 from .protocol import (
     CORRUPT_EXIT,
     MANIFEST,
@@ -83,29 +81,11 @@ def load_vectors(directory: Path) -> Vectors:
         raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({error})") from None
 
 
-def _run(command: Sequence[str], case: Case, timeout: float) -> tuple[int | None, str, str, float]:
+def _arguments(command: Sequence[str], case: Case) -> list[str]:
     arguments = [*command, str(case.ledger)]
     if case.expected_high_water is not None:
         arguments += ["--expected-high-water", str(case.expected_high_water)]
-    started = time.monotonic()
-    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        process.communicate()
-        return None, "", "", time.monotonic() - started
-    except BaseException:
-        _kill_group(process)
-        raise
-    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.monotonic() - started
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    return arguments
 
 
 def unsafety(expect: dict[str, Any], code: int, got: dict[str, Any]) -> str | None:
@@ -185,27 +165,37 @@ def conform(
 ) -> list[Result]:
     """Run `command` on every vector (in parallel, each with its timeout); results in vector order."""
 
+    adapters = Adapters()
+
     def one(case: Case) -> Result:
-        code, out, err, seconds = _run(command, case, timeout)
-        verdict, problems, unchecked = judge(case, code, out, strictness, vectors)
+        ran = adapters.run(_arguments(command, case), timeout)
+        out, err = ran.out.decode("utf-8", "replace"), ran.err.decode("utf-8", "replace")
+        unchecked: list[str]
+        if ran.flooded:
+            verdict, problems, unchecked = CRASHED, [f"stdout: more than {STDOUT_LIMIT} bytes; cut off there (its process group was killed)"], []
+        else:
+            verdict, problems, unchecked = judge(case, ran.code, out, strictness, vectors)
         if verdict == CRASHED and err.strip():
             problems.append("stderr: " + err.strip().splitlines()[-1][:300])
         unsafe = None
-        if verdict == DISAGREES and code is not None:
-            unsafe = unsafety(case.expect, code, _answer(out))
-        result = Result(case, verdict, problems, seconds, unchecked, unsafe)
+        if verdict == DISAGREES and ran.code is not None:
+            unsafe = unsafety(case.expect, ran.code, _answer(out))
+        result = Result(case, verdict, problems, ran.seconds, unchecked, unsafe)
         if on_result is not None:
             on_result(result)
         return result
 
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        return list(pool.map(one, vectors.cases))
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        pool.shutdown(wait=True)
+    with adapters:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            return list(pool.map(one, vectors.cases))
+        except BaseException:
+            # Ctrl-C or SIGTERM (or a failure): nothing pending starts, and every running adapter is killed now.
+            pool.shutdown(wait=False, cancel_futures=True)
+            adapters.stop()
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
 
 def _answer(out: str) -> dict[str, Any]:

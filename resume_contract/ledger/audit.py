@@ -131,8 +131,9 @@ def audit(
 ) -> Generator[RunSummary, None, None]:
     """Summaries in job order, planned by `workers` processes (1: in this process).
 
-    A worker that dies (killed, out of memory) costs only the runs it was planning: their chunk is planned
-    again one run per fresh process, and a run whose process dies again is reported unreadable.
+    A worker that dies (killed, out of memory) breaks the pool, and costs only the runs it may have been
+    planning: the first chunk left unplanned is planned again one run per fresh process (a run whose process
+    dies again is reported unreadable), and the chunks after it go on in a fresh pool.
     """
     contract = contract or active()
     # Once for the whole audit (a scan per run would cost more than planning a small one). A writer that opens
@@ -149,18 +150,31 @@ def audit(
         return
     size = max(1, min(64, total // (workers * 8)))
     chunks = [jobs[start : start + size] for start in range(0, total, size)]
-    with stoppable_pool(workers) as pool:
-        futures = [pool.submit(_summarize_chunk, chunk, contract, open_files) for chunk in chunks]
-        for chunk, future in zip(chunks, futures):
-            try:
-                summaries = future.result()
-            except BrokenProcessPool:
-                summaries = [_alone(job, contract, open_files) for job in chunk]
-            for summary in summaries:
+    first = 0  # the first chunk not yet yielded
+    while first < len(chunks):
+        broken = None
+        with stoppable_pool(workers) as pool:
+            futures = [pool.submit(_summarize_chunk, chunk, contract, open_files) for chunk in chunks[first:]]
+            for index, future in enumerate(futures, start=first):
+                try:
+                    summaries = future.result()
+                except BrokenProcessPool:
+                    broken = index  # every later future fails the same way, whichever worker died
+                    break
+                for summary in summaries:
+                    done += 1
+                    if on_progress:
+                        on_progress(done, total)
+                    yield summary
+                first = index + 1
+        if broken is not None:
+            # Before the dead worker's run is known, the earliest chunk it may have held is planned run by run.
+            for job in chunks[broken]:
                 done += 1
                 if on_progress:
                     on_progress(done, total)
-                yield summary
+                yield _alone(job, contract, open_files)
+            first = broken + 1
 
 
 def _alone(job: Job, contract: Contract, open_files: OpenFileTable) -> RunSummary:

@@ -1,11 +1,15 @@
 """JUnit XML, the report format CI systems show per test case: one home for `conform`, `crash` and `verify`.
 
 Written with the standard library's ElementTree (which escapes every attribute and text), in the layout the
-common JUnit schema (testsuite > testcase > failure | error) and GitHub/GitLab/Jenkins reporters read.
+common JUnit schema (testsuite > testcase > failure | error) and GitHub/GitLab/Jenkins reporters read. XML 1.0
+cannot hold most control characters, lone surrogates or U+FFFE/U+FFFF at all, even escaped, and ElementTree
+writes them as they are: each is written as a visible `\\xNN` / `\\uNNNN` escape instead, so that the file
+parses whatever bytes an adapter printed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree
@@ -22,10 +26,27 @@ class JUnitCase:
     error: str | None = None
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
 def junit_xml(suite_name: str, cases: Sequence[JUnitCase]) -> str:
+    cases = [
+        JUnitCase(
+            _xml_text(case.classname),
+            _xml_text(case.name),
+            case.seconds,
+            None if case.failure is None else _xml_text(case.failure),
+            None if case.error is None else _xml_text(case.error),
+        )
+        for case in cases
+    ]
     suite = ElementTree.Element(
         "testsuite",
-        name=suite_name,
+        name=_xml_text(suite_name),
         tests=str(len(cases)),
         failures=str(sum(case.failure is not None for case in cases)),
         errors=str(sum(case.error is not None for case in cases)),

@@ -3,8 +3,8 @@ finds a repository, or named by --root), checked to be in sync with its generate
 one packaged with resume-contract.
 
 In sync means exactly what `resume-contract check` says: the spec renders to the files under generated/ (no
-changed, missing, orphaned, hand-edited or conflicted file). Rendering costs a few tenths of a second, so a
-clean verdict is remembered in a cache outside the project (`$RESUME_CONTRACT_CACHE_DIR`, else
+changed, missing, orphaned, hand-edited or conflicted file, no bytecode Python would run instead of a source).
+Rendering costs a few tenths of a second, so a clean verdict is remembered in a cache outside the project (`$RESUME_CONTRACT_CACHE_DIR`, else
 `$XDG_CACHE_HOME/resume-contract`, else `~/.cache/resume-contract`), keyed by the sha256 of everything the verdict
 depends on: every spec, schema and waivers file, the oracle the spec names, every file under generated/ (hidden
 ones and byte code included), the generator's and the core's own files, and the versions of the libraries

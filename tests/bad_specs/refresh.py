@@ -31,8 +31,7 @@ def messages_for(case: str) -> tuple[int, str]:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         shutil.copytree(FROZEN_SPEC, root / "spec")
-        for overlay in sorted((CORPUS / case / "spec").iterdir()):
-            shutil.copyfile(overlay, root / "spec" / overlay.name)
+        shutil.copytree(CORPUS / case / "spec", root / "spec", dirs_exist_ok=True)
         err = io.StringIO()
         code = resume_contract(["--root", str(root), "generate"], out=io.StringIO(), err=err)
         return code, err.getvalue()
