@@ -14,7 +14,7 @@ from typing import Any
 # Imported now, not when an error is mapped: the error may be that no file can be opened (file descriptors
 # exhausted), and an import opens files. Errors of modules not imported yet are looked up in sys.modules.
 from ..errors import LedgerCorruption, UnsupportedPlatform
-from ..output.advice import corruption_next_step  # here, not when an error is mapped: descriptors may be gone then
+from ..output.advice import corruption_next_step
 from ..system.interrupts import Terminated
 
 EXIT_OK = 0
