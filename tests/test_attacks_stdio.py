@@ -104,7 +104,7 @@ def test_a_killed_audit_worker_costs_a_few_runs_planned_again_not_the_rest_of_th
     killed = tmp_path / "killed"
     real = audit_module.summarize
 
-    def summarize_killed_once(job, contract=None):
+    def summarize_killed_once(job, *rest):
         with open(planners, "a") as file:
             file.write(f"{os.getpid()}\n")
         if job[2] == "r0030":
@@ -114,7 +114,7 @@ def test_a_killed_audit_worker_costs_a_few_runs_planned_again_not_the_rest_of_th
                 pass
             else:
                 os.kill(os.getpid(), signal.SIGKILL)  # as an operator's kill -9, or the OOM killer, would
-        return real(job, contract)
+        return real(job, *rest)
 
     monkeypatch.setattr(audit_module, "summarize", summarize_killed_once)
     found = audit_module.discover(workspace)
