@@ -101,3 +101,11 @@ def test_the_invoked_command_is_read_past_the_global_options(argv: list[str], in
     from resume_contract.cli import _invoked
 
     assert _invoked(argv) == invoked
+
+
+def test_a_remembered_clean_check_renders_nothing_and_loads_no_generator(project: Path) -> None:
+    first, _ = modules_loaded(["--root", str(project), "check"], project)
+    assert first == 0
+    code, modules = modules_loaded(["--root", str(project), "check"], project)
+    assert code == 0
+    assert loaded_of(modules, ("resume_contract_generator", "jinja2", "yaml", "jsonschema", "statemachine", "numpy", "msgspec")) == []

@@ -14,6 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resume_contract.core.spec_layout import RETIRED_SUFFIX, STAGING_SUFFIX
 from resume_contract.errors import ResumeContractError
 
 from .headers import HEADER_MARKER, body_sha256, split_header
@@ -54,10 +55,6 @@ class UnsafeGeneratedTree(ResumeContractError):
     """generated/ holds (or is) a symlink: reading or writing through it would leave the project."""
 
 
-# generate builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
-# wholly old or wholly new; these siblings exist only while it runs, or after it was cut off.
-STAGING_SUFFIX = ".resume-contract-new"
-RETIRED_SUFFIX = ".resume-contract-old"
 
 
 def recover_interrupted(root: Path) -> list[str]:
