@@ -112,8 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.make_venv is not None:
         forwarded = [arg for arg in (argv if argv is not None else sys.argv[1:]) if arg != "--make-venv" and arg != str(args.make_venv)]
         return make_venv(args.make_venv.resolve(), forwarded + rest)
-    import resume_contract
     from plan_speed import write_ledger, write_workspace  # it imports resume_contract: only in the wheel's venv
+
+    import resume_contract
 
     installed = Path(resume_contract.__file__).resolve()
     if "site-packages" not in installed.parts:
