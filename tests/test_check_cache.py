@@ -105,3 +105,16 @@ def test_no_remembered_verdict_hides_what_a_full_check_finds(edit: Callable[[Pat
     cache()  # nothing remembered: the full check
     assert remembered == run_cli("--root", str(project), "check")
     assert remembered[0] != 0
+
+
+def test_the_key_reads_each_rendering_librarys_installed_metadata() -> None:
+    from importlib.metadata import version
+
+    from resume_contract.project.verdicts import _RENDERING_LIBRARIES, library_metadata
+
+    found = library_metadata()
+    assert set(found) == set(_RENDERING_LIBRARIES)
+    for library, metadata in found.items():
+        assert metadata is not None, library
+        lines = metadata.read_text(encoding="utf-8").splitlines()
+        assert f"Version: {version(library)}" in lines, library  # the version importlib.metadata reads

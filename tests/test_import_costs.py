@@ -109,3 +109,12 @@ def test_a_remembered_clean_check_renders_nothing_and_loads_no_generator(project
     code, modules = modules_loaded(["--root", str(project), "check"], project)
     assert code == 0
     assert loaded_of(modules, ("resume_contract_generator", "jinja2", "yaml", "jsonschema", "statemachine", "numpy", "msgspec")) == []
+
+
+def test_a_plan_in_a_project_whose_verdict_is_remembered_loads_no_heavy_module_nor_importlib_metadata(project: Path, tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    assert modules_loaded(["plan", "--json", str(ledger)], project)[0] == 0  # checked in sync, and remembered
+    code, modules = modules_loaded(["plan", "--json", str(ledger)], project)
+    assert code == 0
+    assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
+    assert "importlib.metadata" not in modules
