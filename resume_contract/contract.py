@@ -128,15 +128,21 @@ def _packaged() -> Contract:
     return _bound(PACKAGE, None, Path(str(package.__file__)).parent)
 
 
+def _packaged_modules() -> Path:
+    """Where the packaged contract's modules are, found without loading them (a project's contract is not it)."""
+    found = importlib.util.find_spec(PACKAGE)
+    assert found is not None and found.origin is not None
+    return Path(found.origin).parent
+
+
 @functools.cache
 def load_generated(root: Path) -> Contract:
     """The contract generated into a project's `generated/`, loaded from its files (not checked against its spec:
     `resume_contract.project.load_project` does that). Raises FileNotFoundError when it has none."""
     root = Path(root).resolve()
     modules = root / GENERATED_PACKAGE_DIR
-    packaged_contract = _packaged()
-    if modules.resolve() == packaged_contract.modules.resolve():  # this installation's own checkout
-        return dataclasses.replace(packaged_contract, root=root)
+    if modules.resolve() == _packaged_modules().resolve():  # this installation's own checkout
+        return dataclasses.replace(_packaged(), root=root)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
     # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.

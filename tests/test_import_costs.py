@@ -118,3 +118,12 @@ def test_a_plan_in_a_project_whose_verdict_is_remembered_loads_no_heavy_module_n
     assert code == 0
     assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
     assert "importlib.metadata" not in modules
+
+
+def test_a_plan_in_a_project_loads_its_contract_and_not_the_packaged_one(project: Path, tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    assert modules_loaded(["plan", "--json", str(ledger)], project)[0] == 0
+    code, modules = modules_loaded(["plan", "--json", str(ledger)], project)
+    assert code == 0
+    assert loaded_of(modules, ("resume_contract_generated",)) == []  # the packaged contract: not this project's
+    assert [module for module in modules if module.startswith("_resume_contract_project_")]
