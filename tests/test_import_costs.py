@@ -21,6 +21,7 @@ NEVER_ON_THE_COMMON_PATH = (
     "multiprocessing",
     "resume_contract.ledger.parallel",
     "resume_contract.ledger.audit",
+    "resume_contract.ledger.snapshots",  # a bare ledger file has none
     "resume_contract.proof",
     "resume_contract.conformance",
     "resume_contract.crash",
