@@ -70,6 +70,7 @@ def test_a_small_ledger_is_planned_and_repaired_without_the_heavy_modules(argume
     code, modules = modules_loaded([*arguments, str(ledger)], tmp_path)
     assert code == 0
     assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
+    assert ("resume_contract.ledger.repair" in modules) == (arguments == ["repair"])
     assert "importlib.metadata" not in modules  # the version is looked up for --version alone
 
 
