@@ -7,7 +7,7 @@ Tool tests: the ledgers are their own, and they run outside any project (the pac
 
 from __future__ import annotations
 
-import json
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +22,7 @@ NEVER_ON_THE_COMMON_PATH = (
     "resume_contract.ledger.parallel",
     "resume_contract.ledger.audit",
     "resume_contract.ledger.snapshots",  # a bare ledger file has none
+    "json",  # msgspec reads and writes every ordinary row; the standard library's only the rare one
     "resume_contract.proof",
     "resume_contract.conformance",
     "resume_contract.crash",
@@ -36,8 +37,8 @@ NEVER_ON_THE_COMMON_PATH = (
 )
 
 PROBE = """
-import atexit, json, runpy, sys
-atexit.register(lambda: sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n"))
+import atexit, runpy, sys
+atexit.register(lambda: sys.stderr.write("\\nMODULES " + repr(sorted(sys.modules)) + "\\n"))  # (no json: it is looked for)
 sys.argv = ["resume-contract", *sys.argv[1:]]
 runpy.run_module("resume_contract", run_name="__main__")
 """
@@ -47,7 +48,7 @@ def modules_loaded(arguments: list[str], cwd: Path) -> tuple[int, set[str]]:
     result = subprocess.run([sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, cwd=cwd)
     listed = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
     assert listed, result.stderr
-    return result.returncode, set(json.loads(listed[-1].removeprefix("MODULES ")))
+    return result.returncode, set(ast.literal_eval(listed[-1].removeprefix("MODULES ")))
 
 
 def loaded_of(modules: set[str], names: tuple[str, ...]) -> list[str]:

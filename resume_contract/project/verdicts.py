@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import sys
@@ -45,6 +44,8 @@ def remember_in_sync(root: Path) -> None:
 
 def remembered_clean_check(root: Path) -> int | None:
     """The number of generated files a clean `check` of exactly these inputs found, if one was remembered."""
+    import json  # (this module is on every command's path; only check reads and writes these records)
+
     key = _fingerprint(root)
     if key is None:
         return None
@@ -60,6 +61,8 @@ def remembered_clean_check(root: Path) -> int | None:
 
 def remember_clean_check(root: Path, files: int, run_loop: str | None) -> None:
     """Remember that `check` found `root` clean, with `files` generated files and the run loop the spec names."""
+    import json
+
     key = _fingerprint(root)
     if key is not None:
         record = {"files": files, "runLoop": run_loop, "runLoopSha256": None if run_loop is None else _file_sha256(root, run_loop)}
