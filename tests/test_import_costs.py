@@ -98,7 +98,14 @@ def test_every_command_is_registered_by_the_group_that_groups_names() -> None:
 
 @pytest.mark.parametrize(
     ("argv", "invoked"),
-    [(["plan", "x"], "plan"), (["--root", "plan", "check"], "check"), (["--root=d", "repair"], "repair"), (["--help"], None), ([], None)],
+    [
+        (["plan", "x"], "plan"),
+        (["--root", "plan", "check"], "check"),
+        (["--ro", "check", "plan"], "plan"),
+        (["--root=d", "repair"], "repair"),
+        (["--help"], None),
+        ([], None),
+    ],
 )
 def test_the_invoked_command_is_read_past_the_global_options(argv: list[str], invoked: str | None) -> None:
     from resume_contract.cli import _invoked
@@ -130,3 +137,13 @@ def test_a_plan_in_a_project_loads_its_contract_and_not_the_packaged_one(project
     assert code == 0
     assert loaded_of(modules, ("resume_contract_generated",)) == []  # the packaged contract: not this project's
     assert [module for module in modules if module.startswith("_resume_contract_project_")]
+
+
+def test_an_abbreviated_root_whose_value_names_a_command_still_runs_the_command_given(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "check").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    code, out, err = run_cli("--ro", "check", "repair", str(ledger))
+    assert (code, err) == (0, "") and out.endswith("no torn tail; nothing changed\n")

@@ -90,7 +90,7 @@ def _invoked(argv: list[str]) -> str | None:
     """The command `argv` names (its first word that is no option and no option's value), or None."""
     words = iter(argv)
     for word in words:
-        if word == "--root":
+        if len(word) > 2 and "--root".startswith(word):  # argparse takes `--ro DIR` for `--root DIR` too
             next(words, None)
         elif word == "--" or not word.startswith("-"):
             return next(words, None) if word == "--" else word
