@@ -147,3 +147,11 @@ def test_an_abbreviated_root_whose_value_names_a_command_still_runs_the_command_
     ledger = small_ledger(tmp_path / "runtime-events.jsonl")
     code, out, err = run_cli("--ro", "check", "repair", str(ledger))
     assert (code, err) == (0, "") and out.endswith("no torn tail; nothing changed\n")
+
+
+def test_help_before_a_command_lists_every_command(run_cli, capsys: pytest.CaptureFixture[str]) -> None:
+    from resume_contract import cli
+
+    assert run_cli("-h", "plan")[0] == 0
+    shown = capsys.readouterr().out  # argparse prints help to the process's stdout
+    assert [command for command in cli.GROUPS if f"\n    {command} " not in shown] == [], shown

@@ -118,8 +118,9 @@ def _groups_to_register(argv: list[str] | None) -> tuple[str, ...]:
     everything = tuple(dict.fromkeys(GROUPS.values()))
     if argv is None:
         return everything
-    group = GROUPS.get(_invoked(argv) or "")
-    if group is not None:
+    command = _invoked(argv)
+    group = GROUPS.get(command or "")
+    if group is not None and not {"-h", "--help"} & set(argv[: argv.index(str(command))]):  # -h plan: the usage of all
         return (group,)
     if "--version" in argv and not {"-h", "--help"} & set(argv):
         return ()  # it prints and exits while the options are parsed, before any command would be
