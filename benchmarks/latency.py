@@ -7,7 +7,8 @@ is not written, and goes through an import finder of its own):
 
 Every round starts fresh interpreters, as a person, a script or a pre-commit hook does, and the commands of a
 group take turns, so a noisy moment hits them alike. Reported: the median of the rounds (never the best) of each
-figure, and each figure as a multiple of its floor:
+figure's wall time and of its CPU time (user + system, from wait4: what a loaded machine disturbs least), and each
+as a multiple of its floor's:
 
 - `python -c pass`, the interpreter's own start-up (the floor of `--version`);
 - decode floor of a ledger: `python -c "import msgspec"` plus `msgspec.json.decode` of each of its lines, nothing
@@ -81,22 +82,31 @@ def make_venv(target: Path, argv: list[str]) -> int:
     return subprocess.run([str(target / "bin" / "python"), str(target / "benchmarks" / "latency.py"), *argv]).returncode
 
 
-def _seconds(command: list[str], cwd: Path, env: dict[str, str], codes: tuple[int, ...]) -> float:
+def _timed(command: list[str], cwd: Path, env: dict[str, str], codes: tuple[int, ...]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one run of `command`, which must exit with one of `codes`."""
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
-    if result.returncode not in codes:
-        raise SystemExit(f"{' '.join(command)} exited {result.returncode}: {result.stderr.decode(errors='replace')}")
-    return elapsed
+    process.returncode = code = os.waitstatus_to_exitcode(status)
+    process.stderr.close()
+    if code not in codes:
+        raise SystemExit(f"{' '.join(command)} exited {code}: {errors.decode(errors='replace')}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
-def measure(group: dict[str, tuple[list[str], Path, tuple[int, ...]]], rounds: int, env: dict[str, str]) -> dict[str, float]:
-    """The median seconds of each command of `group`, the commands taking turns in each round."""
-    samples: dict[str, list[float]] = {name: [] for name in group}
+def measure(group: dict[str, tuple[list[str], Path, tuple[int, ...]]], rounds: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """The median wall and CPU seconds of each command of `group`, the commands taking turns in each round."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in group}
     for _ in range(rounds):
         for name, (command, cwd, codes) in group.items():
-            samples[name].append(_seconds(command, cwd, env, codes))
-    return {name: statistics.median(times) for name, times in samples.items()}
+            samples[name].append(_timed(command, cwd, env, codes))
+    return {
+        name: {"wall": statistics.median(wall for wall, _ in times), "cpu": statistics.median(cpu for _, cpu in times)}
+        for name, times in samples.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         outside.mkdir()
         subprocess.run([command, "init"], cwd=project, env=env, check=True, capture_output=True)
         subprocess.run([command, "check"], cwd=project, env=env, check=True, capture_output=True)  # remembered clean
-        results: dict[str, dict[str, float]] = {}
+        results: dict[str, dict[str, dict[str, float]]] = {}
         plan_codes = (0, 1)  # safe_replay or blocked: either is a plan
         for events, ledger in ledgers.items():
             repaired = work / f"repair-{events}.jsonl"
@@ -192,9 +202,13 @@ FLOORS = {
 }
 
 
-def report(results: dict[str, dict[str, float]], args: argparse.Namespace, installed: Path) -> None:
+def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace, installed: Path) -> None:
     ratios = {
-        group: {name: round(seconds / figures[FLOORS[name]], 2) for name, seconds in figures.items() if name in FLOORS}
+        group: {
+            name: {clock: round(seconds[clock] / figures[FLOORS[name]][clock], 2) for clock in ("wall", "cpu")}
+            for name, seconds in figures.items()
+            if name in FLOORS
+        }
         for group, figures in results.items()
     }
     if args.json:
@@ -203,18 +217,22 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, insta
             "installed": str(installed.parent),
             "rounds": args.rounds,
             "audit_rounds": args.audit_rounds,
-            "median_seconds": {group: {name: round(value, 4) for name, value in figures.items()} for group, figures in results.items()},
+            "median_seconds": {
+                group: {name: {clock: round(value, 4) for clock, value in seconds.items()} for name, seconds in figures.items()}
+                for group, figures in results.items()
+            },
             "ratio_to_floor": ratios,
         }
         print(json.dumps(document, indent=2))
         return
     print(f"python {sys.version.split()[0]}, {installed.parent}; medians of {args.rounds} rounds ({args.audit_rounds} for the audit)")
+    print(f"  {'':<28} {'wall':>9} {'CPU':>9}   ratios to the floor (wall, CPU)")
     for group, figures in results.items():
         print(group)
         for name, seconds in figures.items():
             floor = FLOORS.get(name)
-            beside = f"  {ratios[group][name]:.2f}x {floor}" if floor else ""
-            print(f"  {name:<28} {seconds:>8.3f} s{beside}")
+            beside = f"  {ratios[group][name]['wall']:.2f}x, {ratios[group][name]['cpu']:.2f}x {floor}" if floor else ""
+            print(f"  {name:<28} {seconds['wall']:>7.3f} s {seconds['cpu']:>7.3f} s{beside}")
 
 
 if __name__ == "__main__":
