@@ -3,7 +3,8 @@ same run. Run it from a wheel install (an editable install recompiles every modu
 is not written, and goes through an import finder of its own):
 
     python3 benchmarks/latency.py --make-venv /tmp/rc-wheel   # clone HEAD, build the wheel, install, compile, run
-    /tmp/rc-wheel/bin/python benchmarks/latency.py --rounds 15 --json
+    python3 benchmarks/latency.py --make-venv /tmp/rc-ab --baseline a521900   # and an older revision beside it
+    /tmp/rc-wheel/bin/python /tmp/rc-wheel/benchmarks/latency.py --rounds 15 --json
 
 Every round starts fresh interpreters, as a person, a script or a pre-commit hook does, and the commands of a
 group take turns, so a noisy moment hits them alike. Reported: the median of the rounds (never the best) of each
@@ -60,10 +61,15 @@ for session in sorted(os.listdir(sessions)):
 
 CHECK_IMPORTS = "import jsonschema, jinja2, yaml, msgspec"
 
+# What the `resume-contract` script pip writes does; run with -c, so that a baseline installation on PYTHONPATH
+# is started the same way.
+LAUNCH = "import sys\nfrom resume_contract.cli import main\nsys.exit(main())"
 
-def make_venv(target: Path, argv: list[str]) -> int:
+
+def make_venv(target: Path, argv: list[str], baseline: str | None) -> int:
     """Clone HEAD, build its wheel, install it into a fresh venv at `target`, compile its byte code once, and
-    run this benchmark (the clone's copy) with that venv's python."""
+    run this benchmark (the clone's copy) with that venv's python. With `baseline` (a git revision), its wheel
+    too, installed beside it into `target/baseline` (on PYTHONPATH, it shadows HEAD's) and compiled."""
     if target.exists():
         raise SystemExit(f"{target} exists; give a new directory")
     build = Path(tempfile.mkdtemp(prefix="rc-latency-"))
@@ -77,6 +83,13 @@ def make_venv(target: Path, argv: list[str]) -> int:
         site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True, capture_output=True, text=True).stdout.strip()
         subprocess.run([python, "-m", "compileall", "-q", site], check=True, stdout=subprocess.DEVNULL)
         shutil.copytree(build / "src" / "benchmarks", target / "benchmarks")
+        if baseline is not None:
+            subprocess.run(["git", "-C", str(build / "src"), "checkout", "-q", baseline], check=True)
+            subprocess.run([python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(build / "baseline-dist"), str(build / "src")], check=True)
+            wheels = sorted((build / "baseline-dist").glob("*.whl"))
+            subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target / "baseline"), *map(str, wheels)], check=True)
+            subprocess.run([python, "-m", "compileall", "-q", str(target / "baseline")], check=True, stdout=subprocess.DEVNULL)
+            argv = [*argv, "--baseline-dir", str(target / "baseline")]
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return subprocess.run([str(target / "bin" / "python"), str(target / "benchmarks" / "latency.py"), *argv]).returncode
@@ -97,12 +110,20 @@ def _timed(command: list[str], cwd: Path, env: dict[str, str], codes: tuple[int,
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
-def measure(group: dict[str, tuple[list[str], Path, tuple[int, ...]]], rounds: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
-    """The median wall and CPU seconds of each command of `group`, the commands taking turns in each round."""
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in group}
+Group = dict[str, tuple[list[str], Path, tuple[int, ...]]]
+
+
+def measure(group: Group, rounds: int, env: dict[str, str], baseline: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """The median wall and CPU seconds of each command of `group`, the commands taking turns in each round. With
+    `baseline` (an environment that imports another installation), each resume-contract command (`LAUNCH`) is
+    also measured there, as "NAME (baseline)"."""
+    commands = {name: (command, cwd, codes, env) for name, (command, cwd, codes) in group.items()}
+    if baseline is not None:
+        commands.update({f"{name} (baseline)": (command, cwd, codes, baseline) for name, (command, cwd, codes) in group.items() if command[1:3] == ["-c", LAUNCH]})
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(rounds):
-        for name, (command, cwd, codes) in group.items():
-            samples[name].append(_timed(command, cwd, env, codes))
+        for name, (command, cwd, codes, environment) in commands.items():
+            samples[name].append(_timed(command, cwd, environment, codes))
     return {
         name: {"wall": statistics.median(wall for wall, _ in times), "cpu": statistics.median(cpu for _, cpu in times)}
         for name, times in samples.items()
@@ -117,11 +138,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--audit-rounds", type=int, default=5, help="rounds of the audit and its floor (default: %(default)s)")
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench", help="where ledgers are cached (default: %(default)s)")
     parser.add_argument("--make-venv", type=Path, metavar="DIR", help="build a wheel venv at DIR from a clone of HEAD and run there")
+    parser.add_argument("--baseline", metavar="REV", help="with --make-venv: also measure the commands of git revision REV, side by side")
+    parser.add_argument("--baseline-dir", type=Path, metavar="DIR", help="an installation (pip --target) to measure beside this one")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args, rest = parser.parse_known_args(argv)
     if args.make_venv is not None:
-        forwarded = [arg for arg in (argv if argv is not None else sys.argv[1:]) if arg != "--make-venv" and arg != str(args.make_venv)]
-        return make_venv(args.make_venv.resolve(), forwarded + rest)
+        given = argv if argv is not None else sys.argv[1:]
+        dropped = {"--make-venv", str(args.make_venv), "--baseline", str(args.baseline)}
+        return make_venv(args.make_venv.resolve(), [arg for arg in given if arg not in dropped] + rest, args.baseline)
     from plan_speed import write_ledger, write_workspace  # it imports resume_contract: only in the wheel's venv
 
     import resume_contract
@@ -130,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     if "site-packages" not in installed.parts:
         print(f"resume_contract is imported from {installed.parent}, not a wheel install: run with --make-venv DIR", file=sys.stderr)
         return 2
-    command = str(Path(sys.executable).with_name("resume-contract"))
     python = sys.executable
+    command = [python, "-c", LAUNCH]
     args.cache.mkdir(parents=True, exist_ok=True)
     ledgers = {}
     for events in (200, 10_000):
@@ -145,8 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         project, outside = work / "project", work / "outside"
         project.mkdir()
         outside.mkdir()
-        subprocess.run([command, "init"], cwd=project, env=env, check=True, capture_output=True)
-        subprocess.run([command, "check"], cwd=project, env=env, check=True, capture_output=True)  # remembered clean
+        baseline = None if args.baseline_dir is None else {**env, "PYTHONPATH": str(args.baseline_dir.resolve())}
+        subprocess.run([*command, "init"], cwd=project, env=env, check=True, capture_output=True)
+        for environment in (env, baseline) if baseline is not None else (env,):  # each one's verdict remembered
+            subprocess.run([*command, "check"], cwd=project, env=environment, check=True, capture_output=True)
+            subprocess.run([*command, "plan", "--json", str(ledgers[200])], cwd=project, env=environment, capture_output=True)
         results: dict[str, dict[str, dict[str, float]]] = {}
         plan_codes = (0, 1)  # safe_replay or blocked: either is a plan
         for events, ledger in ledgers.items():
@@ -156,23 +183,25 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "python -c pass": ([python, "-c", "pass"], outside, (0,)),
                     "decode floor": ([python, "-c", DECODE_FLOOR, str(ledger)], outside, (0,)),
-                    "plan --json": ([command, "plan", "--json", str(ledger)], outside, plan_codes),
-                    "plan --json, in a project": ([command, "plan", "--json", str(ledger)], project, plan_codes),
-                    "repair": ([command, "repair", str(repaired)], outside, (0,)),
+                    "plan --json": ([*command, "plan", "--json", str(ledger)], outside, plan_codes),
+                    "plan --json, in a project": ([*command, "plan", "--json", str(ledger)], project, plan_codes),
+                    "repair": ([*command, "repair", str(repaired)], outside, (0,)),
                 },
                 args.rounds,
                 env,
+                baseline,
             )
             results[f"{events} events"] = figures
         results["check"] = measure(
             {
                 "python -c pass": ([python, "-c", "pass"], outside, (0,)),
                 "import floor": ([python, "-c", CHECK_IMPORTS], outside, (0,)),
-                "check": ([command, "check"], project, (0,)),
-                "--version": ([command, "--version"], outside, (0,)),
+                "check": ([*command, "check"], project, (0,)),
+                "--version": ([*command, "--version"], outside, (0,)),
             },
             args.rounds,
             env,
+            baseline,
         )
         if args.audit_runs:
             workspace = args.cache / f"workspace-{args.audit_runs}x{args.audit_events}"
@@ -180,10 +209,11 @@ def main(argv: list[str] | None = None) -> int:
             results[f"audit of {args.audit_runs} runs x {args.audit_events} events"] = measure(
                 {
                     "decode floor": ([python, "-c", AUDIT_FLOOR, str(workspace)], outside, (0,)),
-                    "plan --workspace --jobs 1": ([command, "plan", "--workspace", str(workspace), "--jobs", "1"], outside, plan_codes),
+                    "plan --workspace --jobs 1": ([*command, "plan", "--workspace", str(workspace), "--jobs", "1"], outside, plan_codes),
                 },
                 args.audit_rounds,
                 env,
+                baseline,
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -202,12 +232,16 @@ FLOORS = {
 }
 
 
+def _unmarked(name: str) -> str:
+    return name.removesuffix(" (baseline)")
+
+
 def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace, installed: Path) -> None:
     ratios = {
         group: {
-            name: {clock: round(seconds[clock] / figures[FLOORS[name]][clock], 2) for clock in ("wall", "cpu")}
+            name: {clock: round(seconds[clock] / figures[FLOORS[_unmarked(name)]][clock], 2) for clock in ("wall", "cpu")}
             for name, seconds in figures.items()
-            if name in FLOORS
+            if _unmarked(name) in FLOORS
         }
         for group, figures in results.items()
     }
@@ -230,7 +264,7 @@ def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Names
     for group, figures in results.items():
         print(group)
         for name, seconds in figures.items():
-            floor = FLOORS.get(name)
+            floor = FLOORS.get(_unmarked(name))
             beside = f"  {ratios[group][name]['wall']:.2f}x, {ratios[group][name]['cpu']:.2f}x {floor}" if floor else ""
             print(f"  {name:<28} {seconds['wall']:>7.3f} s {seconds['cpu']:>7.3f} s{beside}")
 
