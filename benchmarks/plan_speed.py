@@ -11,8 +11,9 @@ text, so 37.5% of events are calls and as many are responses) and cached in --ca
 10M ledger is ~3 GB and takes a few minutes to write once). Each measurement runs in a fresh interpreter, so
 its peak RSS is its own:
 
-- floor: `json.loads` of every line with the cyclic GC paused, keeping every event (what any reader must at
-  least do); measured for sizes up to --floor-up-to, since at 10M it needs ~25 GiB;
+- floor: `json.loads` of every line, each parsed event dropped at once (what any reader must at least do; a
+  floor that kept them all would pay for 2 GiB of objects at 1M and flatter the ratio); measured for sizes up
+  to --floor-up-to;
 - plan:  `plan_ledger` (the streaming strict reader + the projection) and the plan written as JSON to
   /dev/null, rows copied: all of what `resume-contract plan --json LEDGER` does after start-up, with
   --processes (default: all cores, as `plan` uses; a ledger under 24 MiB is planned in one process anyway);
@@ -23,8 +24,8 @@ its peak RSS is its own:
   with every row partial, and a workspace run of the plain ledger with one partial snapshot anchored in its
   middle (`plan_run`), each as a ratio to the plain ledger's, measured side by side.
 
-Wall times are the best of --rounds. Machines are noisy: compare the ratios of one run, not seconds across
-runs (the ratio column is plan / floor, measured side by side).
+Wall times are the median of --rounds (never the best). Machines are noisy: compare the ratios of one run, not
+seconds across runs (the ratio column is plan / floor, measured side by side).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -39,13 +41,15 @@ from pathlib import Path
 from resume_contract.system.interrupts import default_workers
 
 _FLOOR = """
-import gc, json, resource, sys, time
-gc.disable()
+import json, resource, sys, time
 start = time.perf_counter()
+count = 0
 with open(sys.argv[1], "rb") as handle:
-    events = [json.loads(line) for line in handle]
+    for line in handle:
+        json.loads(line)
+        count += 1
 elapsed = time.perf_counter() - start
-print(elapsed, len(events), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(elapsed, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 _PLAN = """
@@ -135,7 +139,7 @@ def run(script: str, *args: str) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,1000000,3000000", help="comma-separated event counts (default: %(default)s)")
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each measurement; the best is kept (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each measurement; the median is kept (default: %(default)s)")
     parser.add_argument("--floor-up-to", type=int, default=1_000_000, help="measure the json.loads floor up to this many events")
     parser.add_argument("--audit-runs", type=int, default=10_000, help="runs in the audited workspace (0: no audit)")
     parser.add_argument("--audit-events", type=int, default=200, help="events in each audited run")
@@ -173,22 +177,22 @@ def main() -> int:
         entry = {
             "events": size,
             "megabytes": round(ledger.stat().st_size / 1e6),
-            "plan_seconds": round(min(plan_times), 3),
-            "microseconds_per_event": round(min(plan_times) / size * 1e6, 3),
+            "plan_seconds": round(statistics.median(plan_times), 3),
+            "microseconds_per_event": round(statistics.median(plan_times) / size * 1e6, 3),
             "plan_peak_rss_mib": round(plan_rss / 1024),
             "processes": args.processes,
             "plan": detail,
         }
         if single_times:
-            entry.update(one_process_seconds=round(min(single_times), 3), one_process_peak_rss_mib=round(single_rss / 1024))
+            entry.update(one_process_seconds=round(statistics.median(single_times), 3), one_process_peak_rss_mib=round(single_rss / 1024))
         if floor_times:
             entry.update(
-                floor_seconds=round(min(floor_times), 3),
+                floor_seconds=round(statistics.median(floor_times), 3),
                 floor_peak_rss_mib=round(floor_rss / 1024),
-                plan_to_floor=round(min(plan_times) / min(floor_times), 3),
+                plan_to_floor=round(statistics.median(plan_times) / statistics.median(floor_times), 3),
             )
             if single_times:
-                entry.update(one_process_to_floor=round(min(single_times) / min(floor_times), 3))
+                entry.update(one_process_to_floor=round(statistics.median(single_times) / statistics.median(floor_times), 3))
         results["plans"].append(entry)  # type: ignore[union-attr]
         if not args.json:
             _print_plan(entry)
@@ -220,7 +224,7 @@ def _audit(cache: Path, runs: int, events: int, rounds: int) -> dict[str, float]
         elapsed, code, rss = run(_AUDIT, str(workspace))
         times.append(float(elapsed))
         rss_peak = max(rss_peak, int(rss))
-    return {"runs": runs, "events_per_run": events, "seconds": round(min(times), 3), "peak_rss_mib": round(rss_peak / 1024), "exit_code": int(code)}
+    return {"runs": runs, "events_per_run": events, "seconds": round(statistics.median(times), 3), "peak_rss_mib": round(rss_peak / 1024), "exit_code": int(code)}
 
 
 def _memory(cache: Path, count: int, rounds: int) -> dict[str, dict[str, float]]:
@@ -240,7 +244,7 @@ def _memory(cache: Path, count: int, rounds: int) -> dict[str, dict[str, float]]
             elapsed, _, rss, _, _ = run(_PLAN, *case_args)
             times.append(float(elapsed))
             peak = max(peak, int(rss))
-        figures[name] = {"seconds": round(min(times), 3), "peak_rss_mib": round(peak / 1024)}
+        figures[name] = {"seconds": round(statistics.median(times), 3), "peak_rss_mib": round(peak / 1024)}
     for entry in figures.values():
         entry["to_plain"] = round(entry["peak_rss_mib"] / figures["plain ledger"]["peak_rss_mib"], 2)
     return figures
@@ -252,8 +256,8 @@ _HEADER_PRINTED = False
 def _print_plan(entry: dict) -> None:
     global _HEADER_PRINTED
     if not _HEADER_PRINTED:
-        print(f"python {sys.version.split()[0]}; best of the rounds; plan = plan_ledger + JSON to /dev/null on {entry['processes']} processes, "
-              "1 proc = the same on one, floor = json.loads per line, GC paused")
+        print(f"python {sys.version.split()[0]}; medians of the rounds; plan = plan_ledger + JSON to /dev/null on {entry['processes']} processes, "
+              "1 proc = the same on one, floor = json.loads per line, nothing kept")
         print(f"{'events':>10} {'MB':>6} {'plan s':>8} {'us/event':>9} {'plan RSS':>9} {'1 proc s':>9} {'1 proc RSS':>10} {'floor s':>8} {'floor RSS':>10} {'plan/floor':>10} {'1 proc/floor':>12}")
         _HEADER_PRINTED = True
     floor = entry.get("floor_seconds")

@@ -25,18 +25,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .core.continuation import ContinuationPlan, decide_continuation
-from .core.continuation_table import ContinuationTable
 from .core.plan import ResumePlan
 from .core.project import project
 from .core.spec_layout import SPEC_DIR, spec_digest
 from .core.table import ProjectorTable
 from .core.wire import WireModel
 from .errors import NoContinuationDecision
+
+if TYPE_CHECKING:  # the continuation interpreter is loaded by a continuation alone, not by every plan
+    from .core.continuation import ContinuationPlan
+    from .core.continuation_table import ContinuationTable
 
 PACKAGE = "resume_contract_generated"
 GENERATED_PACKAGE_DIR = "generated/resume_contract_generated"
@@ -140,15 +142,21 @@ def _packaged() -> Contract:
     return _bound(PACKAGE, None, Path(str(package.__file__)).parent)
 
 
+def _packaged_modules() -> Path:
+    """Where the packaged contract's modules are, found without loading them (a project's contract is not it)."""
+    found = importlib.util.find_spec(PACKAGE)
+    assert found is not None and found.origin is not None
+    return Path(found.origin).parent
+
+
 @functools.cache
 def load_generated(root: Path) -> Contract:
     """The contract generated into a project's `generated/`, loaded from its files (not checked against its spec:
     `resume_contract.project.load_project` does that). Raises FileNotFoundError when it has none."""
     root = Path(root).resolve()
     modules = root / GENERATED_PACKAGE_DIR
-    packaged_contract = _packaged()
-    if modules.resolve() == packaged_contract.modules.resolve():  # this installation's own checkout
-        return dataclasses.replace(packaged_contract, root=root)
+    if modules.resolve() == _packaged_modules().resolve():  # this installation's own checkout
+        return dataclasses.replace(_packaged(), root=root)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
     # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.
@@ -233,6 +241,8 @@ def build_continuation_plan(
     table = chosen.continuation
     if table is None:
         raise NoContinuationDecision(f"the contract {chosen.identity} declares no continuation decision (spec/continuation.yaml)")
+    from .core.continuation import decide_continuation
+
     return decide_continuation(events, facts, chosen.table, table, rows=rows)
 
 

@@ -20,7 +20,7 @@ settings.register_profile("ci", max_examples=150, deadline=None, database=None, 
 settings.register_profile("long", max_examples=20_000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# A project's in-sync verdicts are remembered in a cache outside it (resume_contract/project/locate.py): the
+# A project's in-sync verdicts are remembered in a cache outside it (resume_contract/project/verdicts.py): the
 # suite keeps its own, in a temporary directory, so that it writes nothing into the user's home.
 os.environ.setdefault("RESUME_CONTRACT_CACHE_DIR", tempfile.mkdtemp(prefix="resume-contract-test-cache-"))
 

@@ -16,6 +16,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resume_contract.core.spec_layout import RETIRED_SUFFIX, STAGING_SUFFIX
 from resume_contract.errors import ResumeContractError
 
 from .bytecode import could_change_what_runs
@@ -60,10 +61,6 @@ class UnsafeGeneratedTree(ResumeContractError):
     """generated/ holds (or is) a symlink: reading or writing through it would leave the project."""
 
 
-# generate builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
-# wholly old or wholly new; these siblings exist only while it runs, or after it was cut off.
-STAGING_SUFFIX = ".resume-contract-new"
-RETIRED_SUFFIX = ".resume-contract-old"
 
 
 def recover_interrupted(root: Path) -> list[str]:

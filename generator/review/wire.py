@@ -7,16 +7,24 @@ reports removed and added entries and returns the keys both sides share.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Protocol
 
+from ..errors import Mark
 from ..spec.model import Spec, WireField
 from . import rules
+
+
+class _Add(Protocol):
+    """The collector's `add` (`review.collector`), values and all."""
+
+    def __call__(self, rule: rules.Rule, message: str, base: Mark | None, head: Mark | None, subject: str = "", values: Any = None) -> None: ...
 
 
 class WireChanges:
     # Provided by the collector this is mixed into.
     base: Spec
     head: Spec
-    add: Callable[..., None]  # the collector's: (rule, message, base mark, head mark, subject="", values=None)
+    add: _Add
     _keyed: Callable[..., list[str]]
 
     def wire(self) -> None:

@@ -1,10 +1,14 @@
 """The `resume-contract` command: one `main()`; each command group registers its parser and owns its output.
 
-    spec_commands    generate, check, diff       (the contract's edit loop)
+    spec_commands    init, generate, check, diff (the contract's edit loop)
     ledger_commands       plan, repair            (a crashed run's ledger)
     continuation_commands continue-plan           (may a crashed run be continued?)
     proof_commands        verify, crash
     conformance_commands  vectors, conform
+
+Only the group of the command invoked is imported and registered (`GROUPS`): a `plan` of a small ledger takes
+less time than importing and building every group's parsers would; `--help`, no command or an unknown one
+register them all, so the usage lists every command.
 
 Exit codes live in `errors` (0 ok; 1 drift, refused, blocked, a violation; 2 bad spec, usage or unreadable input;
 3 corrupt ledger; 130 Ctrl-C; 143 SIGTERM), where every failure is mapped to one.
@@ -13,12 +17,12 @@ Exit codes live in `errors` (0 ok; 1 drift, refused, blocked, a violation; 2 bad
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from . import conformance_commands, continuation_commands, ledger_commands, proof_commands, spec_commands
 from .errors import EXIT_OK, EXIT_USAGE, exit_for, spec_errors_for_machines
 
 DESCRIPTION = """\
@@ -68,7 +72,36 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The command group (a module of this package) that registers and runs each command; a test holds it to what
+# each group's `register` adds.
+GROUPS = {
+    "init": "spec_commands",
+    "generate": "spec_commands",
+    "check": "spec_commands",
+    "diff": "spec_commands",
+    "plan": "ledger_commands",
+    "repair": "ledger_commands",
+    "continue-plan": "continuation_commands",
+    "verify": "proof_commands",
+    "crash": "proof_commands",
+    "vectors": "conformance_commands",
+    "conform": "conformance_commands",
+}
+
+
+def _invoked(argv: list[str]) -> str | None:
+    """The command `argv` names (its first word that is no option and no option's value), or None."""
+    words = iter(argv)
+    for word in words:
+        if len(word) > 2 and "--root".startswith(word):  # argparse takes `--ro DIR` for `--root DIR` too
+            next(words, None)
+        elif word == "--" or not word.startswith("-"):
+            return next(words, None) if word == "--" else word
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv`'s command (every command's when `argv` is None or names none)."""
     parser = _Parser(
         prog="resume-contract",
         description=DESCRIPTION,
@@ -77,10 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--root", metavar="DIR", help="the project root holding spec/ (default: found upward from the current directory)")
     parser.add_argument("--version", action=_VersionAction, help="print resume-contract's version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for group in (spec_commands, ledger_commands, continuation_commands, proof_commands, conformance_commands):
-        group.register(commands)
+    # prog given, as argparse would word it: else it builds a help formatter (and imports shutil) to find it out.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog=parser.prog)
+    for name in _groups_to_register(argv):
+        importlib.import_module(f".{name}", __name__).register(commands)
     return parser
+
+
+def _groups_to_register(argv: list[str] | None) -> tuple[str, ...]:
+    everything = tuple(dict.fromkeys(GROUPS.values()))
+    if argv is None:
+        return everything
+    command = _invoked(argv)
+    group = GROUPS.get(command or "")
+    if group is not None and not {"-h", "--help"} & set(argv[: argv.index(str(command))]):  # -h plan: the usage of all
+        return (group,)
+    if "--version" in argv and not {"-h", "--help"} & set(argv):
+        return ()  # it prints and exits while the options are parsed, before any command would be
+    return everything
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -132,7 +179,8 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: boo
         print("\n".join(mapped[1]), file=err)
         return mapped[0]
     try:
-        args = build_parser().parse_args(argv)
+        arguments = sys.argv[1:] if argv is None else argv
+        args = build_parser(arguments).parse_args(arguments)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code not in (0, None) else EXIT_OK
     # One output flag on every command: --format, with --json kept as its alias (common.add_format_arguments).

@@ -24,7 +24,6 @@ def _plan(args: argparse.Namespace, contract: Any) -> tuple[Path, Any]:
     snapshots merged), read in bounded memory."""
     from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger
     from ..ledger.file_plan import plan_ledger
-    from ..ledger.workspace import plan_run
 
     path = ledger_from_args(args)
     if path.exists() and not path.is_file():
@@ -33,6 +32,8 @@ def _plan(args: argparse.Namespace, contract: Any) -> tuple[Path, Any]:
     try:
         if args.ledger is not None:
             return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
+        from ..ledger.workspace import plan_run  # a run's snapshots: read only for a workspace run
+
         workspace = Path(args.workspace)
         return path, plan_run(workspace, args.session, args.run, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
     except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
@@ -145,12 +146,13 @@ def _json_line(summary: Any) -> str:
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..errors import EscapesWorkspace, LedgerMissing, StoreError
     from ..ledger.repair import repair_ledger
-    from ..ledger.workspace import run_directory
 
     path = ledger_from_args(args)
     workspace = None
     try:
         if args.ledger is None:
+            from ..ledger.workspace import run_directory  # (it brings the snapshot reader, a bare file has none)
+
             workspace = Path(args.workspace)
             run_directory(workspace, args.session, args.run)
     except (LedgerMissing, EscapesWorkspace) as error:

@@ -82,26 +82,45 @@ def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..project.verdicts import remember_clean_check, remembered_clean_check
+
+    root = project_root(args)
+    files = remembered_clean_check(root)  # the same inputs as a clean check's: its verdict, without rendering
+    if files is not None:
+        _print_clean(args.format, files, out)
+        return EXIT_OK
     from resume_contract_generator.annotations import annotation
     from resume_contract_generator.pipeline import check
 
-    checked = _unsafe_tree_is_usage(lambda: check(project_root(args)))
+    checked = _unsafe_tree_is_usage(lambda: check(root))
     if checked.leftovers:
         print(f"an interrupted generate left {', '.join(checked.leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
         return EXIT_FAIL
     drift, hooks, files = checked.drift, list(checked.hooks), len(checked.outputs)
+    if checked.clean:
+        remember_clean_check(root, files, checked.spec.run_loop)
+        _print_clean(args.format, files, out)
+        return EXIT_OK
     fix = _fix(drift, hooks)
     if args.format == "json":
-        out.write(_check_json(drift, hooks, files, fix) + "\n")
+        out.write(_check_json(drift.clean, drift.rows(), hooks, files, fix) + "\n")
     elif args.format == "github":
         for finding in hooks:
             print(_annotation("error", finding), file=out)
         for kind, path in drift.rows():
             print(annotation("error", f"{path} is {kind} (to fix: {fix})", file=path, title="resume-contract check"), file=out)
-        print(_check_summary(drift, files), file=out)
+        print(_check_summary(drift.clean, files), file=out)
     else:
         _print_check(drift, hooks, files, fix, show_diff=args.diff, out=out)
-    return EXIT_OK if checked.clean else EXIT_FAIL
+    return EXIT_FAIL
+
+
+def _print_clean(format: str, files: int, out: TextIO) -> None:
+    """What check prints for a clean tree (nothing drifted, every hook there), in each format."""
+    if format == "json":
+        out.write(_check_json(True, [], [], files, "") + "\n")
+    else:
+        print(_check_summary(True, files), file=out)
 
 
 def _fix(drift: Drift, hooks: list[Finding]) -> str:
@@ -115,19 +134,19 @@ def _fix(drift: Drift, hooks: list[Finding]) -> str:
     return fix
 
 
-def _check_summary(drift: Drift, files: int) -> str:
-    return f"generated/ matches spec/ ({files} files)" if drift.clean else "generated/ does not match spec/"
+def _check_summary(clean: bool, files: int) -> str:
+    return f"generated/ matches spec/ ({files} files)" if clean else "generated/ does not match spec/"
 
 
 def _print_check(drift: Drift, hooks: list[Finding], files: int, fix: str, *, show_diff: bool, out: TextIO) -> None:
     for finding in hooks:
         print(finding, file=out)
     if drift.clean:
-        print(_check_summary(drift, files), file=out)
+        print(_check_summary(True, files), file=out)
         if hooks:
             print(f"to fix: {fix}", file=out)
         return
-    print(_check_summary(drift, files) + ":", file=out)
+    print(_check_summary(False, files) + ":", file=out)
     for kind, path in drift.rows():
         print(f"  {kind:<12} {path}", file=out)
     if show_diff:
@@ -139,11 +158,11 @@ def _print_check(drift: Drift, hooks: list[Finding], files: int, fix: str, *, sh
     print(f"to fix: {fix}", file=out)
 
 
-def _check_json(drift: Drift, hooks: list[Finding], files: int, fix: str) -> str:
+def _check_json(drift_clean: bool, drift: list[tuple[str, str]], hooks: list[Finding], files: int, fix: str) -> str:
     document = {
-        "clean": drift.clean and not hooks,
+        "clean": drift_clean and not hooks,
         "generatedFiles": files,
-        "drift": [{"kind": kind, "path": path} for kind, path in drift.rows()],
+        "drift": [{"kind": kind, "path": path} for kind, path in drift],
         "hooks": [{"file": f.file, "line": f.line, "column": f.column, "message": f.message} for f in hooks],
         "fix": fix or None,
     }

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resume_contract_generator.render.outputs import STAGING_SUFFIX, swap_in
+from resume_contract_generator.render.outputs import swap_in
 from resume_contract_generator.spec.model import Spec
 from resume_contract_generator.spec.tables import decoder_of, table_of
 
@@ -35,6 +35,7 @@ from ..core.explore import ID_FIELD, Alphabet, Letter
 from ..core.invariants import checked_alphabet
 from ..core.plan import ResumePlan
 from ..core.project import project
+from ..core.spec_layout import STAGING_SUFFIX
 from ..core.table import ProjectorTable
 from ..core.wire import WireModel, encode_json
 from ..errors import LedgerCorruption, VectorError

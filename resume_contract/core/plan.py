@@ -5,7 +5,6 @@ The walk (`walk.py`) makes them; `plan_json.py` writes them as the reference pri
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -77,4 +76,6 @@ def row_event_id(row: msgspec.Raw) -> str:
     try:
         return _ID_ONLY.decode(row).id
     except msgspec.DecodeError:  # lone surrogate escapes: the standard library reads them
+        import json
+
         return json.loads(bytes(row))["id"]

@@ -6,11 +6,11 @@ bounded memory with the same walk.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-import numpy as np
 
 from .gcpause import gc_paused
 from .plan import ResumePlan
@@ -43,6 +43,6 @@ def project(
         return walk.plan(len(events), expected_high_water, all_rows, lambda skip: _without(all_rows, skip))
 
 
-def _without(rows: tuple[msgspec.Raw, ...], skip: np.ndarray) -> tuple[msgspec.Raw, ...]:
+def _without(rows: tuple[msgspec.Raw, ...], skip: array) -> tuple[msgspec.Raw, ...]:
     skipped = set(skip.tolist())
     return tuple(row for index, row in enumerate(rows) if index not in skipped)

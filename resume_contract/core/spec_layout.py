@@ -20,6 +20,11 @@ SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector",
 OPTIONAL_SPEC_FILES = ("continuation",)
 ALL_SPEC_FILES = SPEC_FILES + OPTIONAL_SPEC_FILES
 
+# `generate` builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
+# wholly old or wholly new; these siblings of it exist only while it runs, or after it was cut off.
+STAGING_SUFFIX = ".resume-contract-new"
+RETIRED_SUFFIX = ".resume-contract-old"
+
 
 def spec_digest(read: Callable[[str], bytes | None]) -> str:
     """sha256 over every spec YAML file's name and bytes; `read(relative_path)` gives a file's bytes, or None when

@@ -14,9 +14,9 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 import msgspec
-import numpy as np
 
 from .hashes import repeated_hashes
+from .indexes import extend_shifted, sorted_unique
 from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation
 from .table import ProjectorTable
@@ -208,7 +208,7 @@ class Walk:
         self._opened = later._opened
         self._unopened += later._unopened
         self.diagnostics += later.diagnostics
-        self.not_replayed.frombytes((np.frombuffer(later.not_replayed, dtype=np.int64) + rows).tobytes())
+        extend_shifted(self.not_replayed, later.not_replayed, rows)
         if later.terminal_event_id is not None:
             self.terminal_event_id, self.terminal_index = later.terminal_event_id, later.terminal_index + rows
         return True
@@ -262,7 +262,7 @@ class Walk:
         high_water: int,
         expected_high_water: int | None,
         rows: Sequence[msgspec.Raw],
-        rows_without: Callable[[np.ndarray], Sequence[msgspec.Raw]],
+        rows_without: Callable[[array], Sequence[msgspec.Raw]],
     ) -> ResumePlan:
         """The plan once every committed event was fed: `rows` are all of them (`runtime_events`),
         `rows_without(skip)` the rows walked but those at the indexes in `skip`, a sorted array of unique
@@ -304,7 +304,7 @@ class Walk:
             self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
-        replay = rows_without(np.unique(np.concatenate([np.frombuffer(self.not_replayed, dtype=np.int64), np.frombuffer(not_replayed, dtype=np.int64)])))
+        replay = rows_without(sorted_unique(self.not_replayed, not_replayed))
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
         return ResumePlan(
             disposition=disposition,

@@ -9,7 +9,6 @@ emoji), and it keeps the last of two equal keys without a word.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import re
@@ -79,6 +78,8 @@ def _finite(text: str) -> float:
 
 def python_json(row: bytes | memoryview) -> Any:
     """The row as Python values, by the standard library: lone surrogates kept, duplicate keys refused."""
+    import json  # the rare row msgspec cannot prove (a plan of ordinary rows never imports it)
+
     try:
         return json.loads(
             bytes(row).decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_refuse_constant, parse_float=_finite
@@ -295,6 +296,8 @@ def encode_json(value: Any) -> bytes:
     """Compact JSON for Python values; lone surrogates are written as escapes, as JavaScript does.
 
     Raises RowRefused for a value JSON cannot hold (an infinite or NaN float)."""
+    import json
+
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as error:

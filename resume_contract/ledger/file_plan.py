@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 import weakref
+from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 
 from ..contract import Contract, active
+from ..core.indexes import sorted_unique, span
 from ..core.operation_store import OperationStore, ReadBack
 from ..core.plan import ResumePlan
 from ..core.walk import Walk
@@ -28,8 +29,6 @@ from .bytes import CHUNK_BYTES, StrPath, file_reader
 from .chunk import Chunk
 from .reader import RunIdentity, scan_ledger
 from .store import open_committed, run_identity
-
-_NONE = np.zeros(0, dtype=np.int64)
 
 
 class PlannedFile:
@@ -63,13 +62,13 @@ class LedgerRows(ReadBack):
     `skip` is a sorted array of unique int64 indexes: 8 bytes a row left out, so a ledger of partial rows
     (none of them replayed) costs about what a plain one does."""
 
-    def __init__(self, source: PlannedFile, count: int, skip: np.ndarray = _NONE) -> None:
+    def __init__(self, source: PlannedFile, count: int, skip: array | None = None) -> None:
         self._source = source
         self._count = count
-        self._skip = skip
+        self._skip = array("q") if skip is None else skip
 
-    def without(self, skip: np.ndarray) -> LedgerRows:
-        return LedgerRows(self._source, self._count, np.union1d(self._skip, skip) if len(self._skip) else skip)
+    def without(self, skip: array) -> LedgerRows:
+        return LedgerRows(self._source, self._count, sorted_unique(self._skip, skip) if len(self._skip) else skip)
 
     def __len__(self) -> int:
         return self._count - len(self._skip)
@@ -84,7 +83,7 @@ class LedgerRows(ReadBack):
         # (whole, rows): a chunk none of whose rows is skipped comes whole (its bytes), else as kept rows.
         skip = self._skip
         for first_index, end, data in self.chunks():
-            low, high = np.searchsorted(skip, (first_index, end))
+            low, high = span(skip, first_index, end)
             if low == high:
                 yield True, data
             else:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import Contract, active
 from ..errors import (
@@ -46,8 +46,10 @@ from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import CommittedLedger, RunIdentity, decode_rows, scan_ledger
-from .repair import RepairResult, repair_ledger
 from .row_check import checked_row
+
+if TYPE_CHECKING:
+    from .repair import RepairResult
 
 LEDGER_NAME = "runtime-events.jsonl"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -343,6 +345,8 @@ class RuntimeEventStore:
 
     def repair(self, session_id: str, run_id: str) -> RepairResult:
         """Move a torn tail to a quarantine file beside the ledger, then truncate to the last complete row."""
+        from .repair import repair_ledger  # (a plan reads through this module, and never repairs)
+
         return repair_ledger(self.path(session_id, run_id), durable=self.durable, workspace=self.workspace)
 
     def close(self) -> None:

@@ -1,0 +1,207 @@
+"""The verdicts remembered about a project, and the key they are remembered under.
+
+Rendering a spec costs a few tenths of a second, so a clean verdict is remembered in a cache outside the project
+(`$RESUME_CONTRACT_CACHE_DIR`, else `$XDG_CACHE_HOME/resume-contract`, else `~/.cache/resume-contract`), keyed
+by the sha256 of everything the verdict depends on: every file under spec/ (an unknown one is an error, so every
+one counts), the oracle the spec names, every file under generated/ (hidden ones and byte code included), whether
+an interrupted generate left anything beside it, the generator's, the core's and the errors' own files, and the
+installed metadata (the versions) of the libraries rendering uses. Any difference is a new key, and a full check: the cache can make a
+verdict faster, never different. A cache that cannot be written only costs the next command that check again.
+
+Two verdicts share the key: generated/ is in sync with the spec (`locate.ensure_in_sync`, before a command runs
+a project's contract), and `check` is clean, which also says that the run loop the spec names has a hook for
+every failpoint: that record holds the run loop's path and sha256, compared again before the verdict is believed
+(the path is the spec's, and the spec is in the key).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+
+from ..core.spec_layout import RETIRED_SUFFIX, SCHEMA_DIR, SPEC_DIR, SPEC_FILES, STAGING_SUFFIX
+
+CACHE_VARIABLE = "RESUME_CONTRACT_CACHE_DIR"
+_RENDERING_LIBRARIES = ("jinja2", "PyYAML", "jsonschema", "msgspec", "python-statemachine")
+
+
+def remembered_in_sync(root: Path) -> bool:
+    """Whether generated/ under `root` was found in sync with its spec, with exactly these inputs."""
+    key = _fingerprint(root)
+    return key is not None and (_cache_dir() / "in-sync" / key).is_file()
+
+
+def remember_in_sync(root: Path) -> None:
+    """Remember that generated/ under `root` is in sync with its spec (just checked)."""
+    key = _fingerprint(root)
+    if key is not None:
+        _remember(_cache_dir() / "in-sync" / key, b"")
+
+
+def remembered_clean_check(root: Path) -> int | None:
+    """The number of generated files a clean `check` of exactly these inputs found, if one was remembered."""
+    import json  # (this module is on every command's path; only check reads and writes these records)
+
+    key = _fingerprint(root)
+    if key is None:
+        return None
+    try:
+        record = json.loads((_cache_dir() / "checked" / key).read_bytes())
+        files, run_loop, run_loop_sha256 = record["files"], record["runLoop"], record["runLoopSha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if run_loop is not None and _file_sha256(root, run_loop) != run_loop_sha256:
+        return None
+    return files if isinstance(files, int) else None
+
+
+def remember_clean_check(root: Path, files: int, run_loop: str | None) -> None:
+    """Remember that `check` found `root` clean, with `files` generated files and the run loop the spec names."""
+    import json
+
+    key = _fingerprint(root)
+    if key is not None:
+        record = {"files": files, "runLoop": run_loop, "runLoopSha256": None if run_loop is None else _file_sha256(root, run_loop)}
+        _remember(_cache_dir() / "checked" / key, json.dumps(record).encode())
+
+
+def _remember(marker: Path, content: bytes) -> None:
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        temporary = marker.with_name(f".{marker.name}.{os.getpid()}")
+        temporary.write_bytes(content)
+        temporary.replace(marker)
+    except OSError:
+        pass  # no cache: the next command checks again
+
+
+def _file_sha256(root: Path, relative: str) -> str:
+    digest = hashlib.sha256()
+    _add(digest, relative, root / relative)
+    return digest.hexdigest()
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get(CACHE_VARIABLE)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "resume-contract"
+
+
+def _fingerprint(root: Path) -> str | None:
+    """The cache key of `root`'s verdict, or None when it cannot be computed safely (then nothing is remembered)."""
+    oracle = _oracle(root)
+    if oracle is None:
+        return None
+    digest = hashlib.sha256(_tool_fingerprint().encode())
+    named = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
+    named += [f"{SPEC_DIR}/review-waivers.yaml", *oracle]
+    for relative in named:
+        _add(digest, relative, root / relative)
+    _add_tree(digest, root, SPEC_DIR)  # any other file there too: an unknown spec file is an error
+    generated = root / "generated"
+    _add(digest, "generated", generated)
+    for suffix in (STAGING_SUFFIX, RETIRED_SUFFIX):  # a leftover is refused, whatever it is
+        digest.update(b"leftover" if os.path.lexists(generated.with_name(generated.name + suffix)) else b"none")
+    _add_tree(digest, root, "generated")
+    return digest.hexdigest()
+
+
+def _add_tree(digest: hashlib._Hash, root: Path, relative: str) -> None:
+    """Every file under root/relative (a real directory), and every symlink there, by path and bytes."""
+    top = root / relative
+    if not top.is_dir() or top.is_symlink():
+        return
+    for directory, subdirectories, files in os.walk(top):
+        subdirectories.sort()
+        for name in sorted(files + [d for d in subdirectories if Path(directory, d).is_symlink()]):
+            path = Path(directory, name)
+            _add(digest, path.relative_to(root).as_posix(), path)
+
+
+def _add(digest: hashlib._Hash, relative: str, path: Path) -> None:
+    digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
+    try:
+        if path.is_symlink():
+            digest.update(b"<symlink>" + os.readlink(path).encode("utf-8", "surrogateescape"))
+        elif path.is_file():
+            digest.update(path.read_bytes())
+        else:
+            digest.update(b"<not a file>")
+    except OSError as error:
+        digest.update(f"<unreadable {error.errno}>".encode())
+    digest.update(b"\0")
+
+
+_ORACLE_LINE = re.compile(r"""oracle:[ \t]*(['"]?)([^'"#\s]+)\1[ \t]*(?:#.*)?""")
+
+
+def _oracle(root: Path) -> list[str] | None:
+    """The oracle file the spec names (its bytes decide the invariants `check` runs), found without the generator
+    (a plain `oracle: path` line); None when some line names it otherwise, so that no verdict is remembered."""
+    try:
+        lines = (root / SPEC_DIR / "invariants.yaml").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    named = [line for line in lines if line.lstrip().startswith(("oracle:", "'oracle'", '"oracle"'))]
+    if not named:
+        return []
+    found = [_ORACLE_LINE.fullmatch(line) for line in named]
+    return [match.group(2) for match in found if match] if all(found) else None
+
+
+@functools.cache
+def _tool_fingerprint() -> str:
+    """What rendering depends on besides the project: this installation's generator and core, and its libraries."""
+    from importlib.util import find_spec
+
+    from .. import errors
+
+    digest = hashlib.sha256(sys.version.encode())
+    for package in ("resume_contract_generator", "resume_contract.core"):
+        found = find_spec(package)  # where it is installed, without importing it
+        assert found is not None and found.origin is not None
+        base = Path(found.origin).parent
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                _add(digest, path.relative_to(base).as_posix(), path)
+    _add(digest, "errors.py", Path(str(errors.__file__)))  # the generator's one other import of the runtime
+    for library, metadata in library_metadata().items():
+        if metadata is None:
+            digest.update(f"{library} missing\0".encode())
+        else:
+            _add(digest, library, metadata)
+    return digest.hexdigest()
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def library_metadata() -> dict[str, Path | None]:
+    """Each rendering library's metadata file (`METADATA` of its `.dist-info`, `PKG-INFO` of an `.egg-info`),
+    the first on sys.path as import finds it, or None. Its bytes hold the version and more: what
+    `importlib.metadata.version` reads, found by listing each sys.path directory once (importing
+    importlib.metadata alone costs every command run in a project ~20 ms)."""
+    wanted = {_normalized(library): library for library in _RENDERING_LIBRARIES}
+    found: dict[str, Path | None] = dict.fromkeys(_RENDERING_LIBRARIES)
+    for entry in sys.path:
+        directory = Path(entry or ".")
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            stem, _, suffix = name.rpartition(".")
+            library = wanted.get(_normalized(stem.partition("-")[0]))
+            if library is None or found[library] is not None or suffix not in ("dist-info", "egg-info"):
+                continue
+            metadata = directory / name / ("METADATA" if suffix == "dist-info" else "PKG-INFO")
+            if metadata.is_file():
+                found[library] = metadata
+    return found

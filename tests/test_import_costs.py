@@ -1,0 +1,157 @@
+"""The common commands import only what they use: each runs in a fresh interpreter, which then lists the modules
+it loaded, and none of the heavy ones a command does not need may be among them (benchmarks/latency.py
+measures what that is worth; this holds it).
+
+Tool tests: the ledgers are their own, and they run outside any project (the packaged contract).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Heavy, and needed by none of the commands below on a small ledger.
+NEVER_ON_THE_COMMON_PATH = (
+    "numpy",
+    "concurrent.futures.process",
+    "multiprocessing",
+    "resume_contract.ledger.parallel",
+    "resume_contract.ledger.audit",
+    "resume_contract.ledger.snapshots",  # a bare ledger file has none
+    "json",  # msgspec reads and writes every ordinary row; the standard library's only the rare one
+    "resume_contract.proof",
+    "resume_contract.conformance",
+    "resume_contract.crash",
+    "resume_contract.cli.proof_commands",
+    "resume_contract.cli.conformance_commands",
+    "resume_contract.cli.spec_commands",
+    "resume_contract_generator",
+    "jinja2",
+    "jsonschema",
+    "yaml",
+    "statemachine",
+)
+
+PROBE = """
+import atexit, runpy, sys
+atexit.register(lambda: sys.stderr.write("\\nMODULES " + repr(sorted(sys.modules)) + "\\n"))  # (no json: it is looked for)
+sys.argv = ["resume-contract", *sys.argv[1:]]
+runpy.run_module("resume_contract", run_name="__main__")
+"""
+
+
+def modules_loaded(arguments: list[str], cwd: Path) -> tuple[int, set[str]]:
+    result = subprocess.run([sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, cwd=cwd)
+    listed = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
+    assert listed, result.stderr
+    return result.returncode, set(ast.literal_eval(listed[-1].removeprefix("MODULES ")))
+
+
+def loaded_of(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(module for module in modules if any(module == name or module.startswith(name + ".") for name in names))
+
+
+def small_ledger(path: Path) -> Path:
+    rows = []
+    for index in range(0, 40, 2):
+        head = f'"sessionId":"s","invocationId":"i","runId":"r","turnId":"t{index}","partial":false'
+        rows.append(f'{{"id":"e{index}","ts":{index},{head},"author":"agent","role":"model","content":{{"kind":"function_call","id":"c{index}","name":"read","args":{{}}}}}}')
+        rows.append(f'{{"id":"e{index + 1}","ts":{index + 1},{head},"author":"tool","role":"tool","content":{{"kind":"function_response","id":"c{index}","name":"read","result":{{"ok":true}}}}}}')
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("arguments", [["plan", "--json"], ["plan"], ["repair"]], ids=" ".join)
+def test_a_small_ledger_is_planned_and_repaired_without_the_heavy_modules(arguments: list[str], tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    code, modules = modules_loaded([*arguments, str(ledger)], tmp_path)
+    assert code == 0
+    assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
+    assert ("resume_contract.ledger.repair" in modules) == (arguments == ["repair"])
+    assert "importlib.metadata" not in modules  # the version is looked up for --version alone
+
+
+def test_version_loads_no_ledger_or_generator_module(tmp_path: Path) -> None:
+    code, modules = modules_loaded(["--version"], tmp_path)
+    assert code == 0
+    assert loaded_of(modules, (*NEVER_ON_THE_COMMON_PATH, "resume_contract.ledger")) == []
+
+
+def test_every_command_is_registered_by_the_group_that_groups_names() -> None:
+    import argparse
+    import importlib
+
+    from resume_contract import cli
+
+    registered: dict[str, str] = {}
+    for group in dict.fromkeys(cli.GROUPS.values()):
+        commands = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"resume_contract.cli.{group}").register(commands)
+        registered.update(dict.fromkeys(commands.choices, group))
+    assert registered == cli.GROUPS
+    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == set(cli.GROUPS)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("argv", "invoked"),
+    [
+        (["plan", "x"], "plan"),
+        (["--root", "plan", "check"], "check"),
+        (["--ro", "check", "plan"], "plan"),
+        (["--root=d", "repair"], "repair"),
+        (["--help"], None),
+        ([], None),
+    ],
+)
+def test_the_invoked_command_is_read_past_the_global_options(argv: list[str], invoked: str | None) -> None:
+    from resume_contract.cli import _invoked
+
+    assert _invoked(argv) == invoked
+
+
+def test_a_remembered_clean_check_renders_nothing_and_loads_no_generator(project: Path) -> None:
+    first, _ = modules_loaded(["--root", str(project), "check"], project)
+    assert first == 0
+    code, modules = modules_loaded(["--root", str(project), "check"], project)
+    assert code == 0
+    assert loaded_of(modules, ("resume_contract_generator", "jinja2", "yaml", "jsonschema", "statemachine", "numpy", "msgspec")) == []
+
+
+def test_a_plan_in_a_project_whose_verdict_is_remembered_loads_no_heavy_module_nor_importlib_metadata(project: Path, tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    assert modules_loaded(["plan", "--json", str(ledger)], project)[0] == 0  # checked in sync, and remembered
+    code, modules = modules_loaded(["plan", "--json", str(ledger)], project)
+    assert code == 0
+    assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
+    assert "importlib.metadata" not in modules
+
+
+def test_a_plan_in_a_project_loads_its_contract_and_not_the_packaged_one(project: Path, tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    assert modules_loaded(["plan", "--json", str(ledger)], project)[0] == 0
+    code, modules = modules_loaded(["plan", "--json", str(ledger)], project)
+    assert code == 0
+    assert loaded_of(modules, ("resume_contract_generated",)) == []  # the packaged contract: not this project's
+    assert [module for module in modules if module.startswith("_resume_contract_project_")]
+
+
+def test_an_abbreviated_root_whose_value_names_a_command_still_runs_the_command_given(
+    tmp_path: Path, project: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.rename(tmp_path / "check")  # a project (repair checks what it leaves with the project's contract)
+    monkeypatch.chdir(tmp_path)
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    code, out, err = run_cli("--ro", "check", "repair", str(ledger))
+    assert (code, err) == (0, "") and out.endswith("no torn tail; nothing changed\n")
+
+
+def test_help_before_a_command_lists_every_command(run_cli, capsys: pytest.CaptureFixture[str]) -> None:
+    from resume_contract import cli
+
+    assert run_cli("-h", "plan")[0] == 0
+    shown = capsys.readouterr().out  # argparse prints help to the process's stdout
+    assert [command for command in cli.GROUPS if f"\n    {command} " not in shown and f"\n    {command}\n" not in shown] == [], shown
