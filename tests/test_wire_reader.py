@@ -221,7 +221,7 @@ def test_the_text_plan_shows_control_bidi_and_surrogate_characters_as_escapes(tm
     path = write(tmp_path / "ledger.jsonl", json.dumps(call, separators=(",", ":")).encode() + b"\n")
     code, out, err = run_cli("plan", str(path))
     assert (code, err) == (1, "")
-    assert "  t\\ud83d  B\\x1b[2J\\u202eash  indeterminate  (call c\\ud800, no committed response)" in out
+    assert "  B\\x1b[2J\\u202eash  call t\\ud83d  args {}  (committed in event c\\ud800)" in out
     assert "\x1b" not in out and "\u202e" not in out
     code, out, _ = run_cli("plan", "--json", str(path))
     assert json.loads(out)["operations"][0]["toolName"] == "B\x1b[2J\u202eash"  # JSON stays exact

@@ -3,7 +3,7 @@
 Rendering a spec costs a few tenths of a second, so a clean verdict is remembered in a cache outside the project
 (`$RESUME_CONTRACT_CACHE_DIR`, else `$XDG_CACHE_HOME/resume-contract`, else `~/.cache/resume-contract`), keyed
 by the sha256 of everything the verdict depends on: every file under spec/ (an unknown one is an error, so every
-one counts), the oracle the spec names, every file under generated/ (hidden ones and byte code included), whether
+one counts), the oracle the spec names, every file under generated/ (hidden ones and byte code included, with its time and size), whether
 an interrupted generate left anything beside it, the generator's, the core's and the errors' own files, and the
 installed metadata (the versions) of the libraries rendering uses. Any difference is a new key, and a full check: the cache can make a
 verdict faster, never different. A cache that cannot be written only costs the next command that check again.
@@ -108,12 +108,15 @@ def _fingerprint(root: Path) -> str | None:
     _add(digest, "generated", generated)
     for suffix in (STAGING_SUFFIX, RETIRED_SUFFIX):  # a leftover is refused, whatever it is
         digest.update(b"leftover" if os.path.lexists(generated.with_name(generated.name + suffix)) else b"none")
-    _add_tree(digest, root, "generated")
+    # With each file's time and size: Python runs a timestamp pyc whose recorded time and size are its source's,
+    # so the same bytes with another time can be drift (a source touched to match a planted pyc).
+    _add_tree(digest, root, "generated", with_times=True)
     return digest.hexdigest()
 
 
-def _add_tree(digest: hashlib._Hash, root: Path, relative: str) -> None:
-    """Every file under root/relative (a real directory), and every symlink there, by path and bytes."""
+def _add_tree(digest: hashlib._Hash, root: Path, relative: str, *, with_times: bool = False) -> None:
+    """Every file under root/relative (a real directory), and every symlink there, by path and bytes (and, with
+    `with_times`, its modification time and size)."""
     top = root / relative
     if not top.is_dir() or top.is_symlink():
         return
@@ -122,6 +125,12 @@ def _add_tree(digest: hashlib._Hash, root: Path, relative: str) -> None:
         for name in sorted(files + [d for d in subdirectories if Path(directory, d).is_symlink()]):
             path = Path(directory, name)
             _add(digest, path.relative_to(root).as_posix(), path)
+            if with_times:
+                try:
+                    status = path.lstat()
+                    digest.update(f"{status.st_mtime_ns}:{status.st_size}\0".encode())
+                except OSError as error:
+                    digest.update(f"<unreadable {error.errno}>\0".encode())
 
 
 def _add(digest: hashlib._Hash, relative: str, path: Path) -> None:
