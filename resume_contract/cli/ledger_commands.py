@@ -189,6 +189,8 @@ def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:
         return EXIT_CORRUPT
     except (LedgerInUse, OSError):
         pass  # a writer appeared, or the file went away: the next plan says so
+    except MemoryError:  # what repair did stands; what it left is for `plan` to judge
+        print(f"resume-contract: {path}: not enough memory to read the rest of it; plan it to see whether it is sound", file=err)
     return EXIT_OK
 
 
