@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import selected_contract
+from .common import add_format_arguments, selected_contract
 from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
 
@@ -129,5 +129,5 @@ def register(commands: Any) -> None:
     parser.add_argument("--run", metavar="R", help="the source run")
     parser.add_argument("--host", metavar="HOST.json", help="the host's facts, one JSON object")
     parser.add_argument("--ids", metavar="INV,RUN,TURN", help="the continuation's fresh ids (default: generated)")
-    parser.add_argument("--json", action="store_true", help="print the decision as JSON")
+    add_format_arguments(parser, "the decision as one document")
     parser.set_defaults(handler=cmd_continue_plan)
