@@ -204,3 +204,20 @@ def test_a_list_that_is_absent_holds_nothing(phase1: Any) -> None:
     summary = _decide(phase1, [_row(1), call, result], table=changed)
 
     assert summary["diagnostics"] == [{"code": "tool_catalog_mismatch", "detail": {"unavailableToolNames": ["Bash"]}}]
+
+
+def test_an_invariant_the_tool_does_not_know_is_refused_at_its_line(tmp_path: Path) -> None:
+    from resume_contract_generator.errors import SpecInvalid
+
+    shutil.copytree(FROZEN / "spec", tmp_path / "spec")
+    text = (FROZEN / "phase1" / "continuation.yaml").read_text(encoding="utf-8")
+    declared = "invariants:\n  fresh_identity: {description: fresh ids}\n  always_continues: {description: made up}\n"
+    (tmp_path / "spec" / "continuation.yaml").write_text(text.replace("\nsituations:\n", f"\n{declared}situations:\n", 1), encoding="utf-8")
+    line = 1 + text.replace("\nsituations:\n", f"\n{declared}situations:\n", 1).splitlines().index("  always_continues: {description: made up}")
+
+    with pytest.raises(SpecInvalid) as invalid:
+        load_spec(tmp_path)
+    assert [str(error) for error in invalid.value.errors] == [
+        f"spec/continuation.yaml:{line}:3: unknown invariant 'always_continues'; the invariants are "
+        "[deterministic_and_pure, continues_only_on_a_clean_phase0, disposition_matches_reasons, reasons_declared, fresh_identity]"
+    ]

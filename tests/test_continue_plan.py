@@ -81,14 +81,18 @@ def _write(tmp_path: Path, rows: list[str], facts: Any) -> tuple[Path, Path]:
 
 
 def test_text_output_gives_the_decision_and_what_to_do_about_each_reason(tmp_path: Path, run_cli) -> None:
-    rows, facts, _ = _case("cwd_moved")
+    # Any situation that parks with Phase 1 reasons only (which one is the contract's business, not this test's).
+    name = next(name for name, case in SITUATIONS["cases"].items()
+                if case["expect"]["disposition"] == "park" and set(case["expect"]["rejection_reasons"]) <= set(SPEC["reasons"]))
+    rows, facts, expected = _case(name)
     ledger, facts_file = _write(tmp_path, rows, facts)
 
     code, out, _ = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file))
 
     assert code == 1
     assert out.startswith("decision:      park\n")
-    assert f"  - workspace_cwd_mismatch: {SPEC['reasons']['workspace_cwd_mismatch']}\n" in out
+    for reason in expected["rejection_reasons"]:
+        assert f"  - {reason}: {SPEC['reasons'][reason]}\n" in out
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,41 @@ def test_every_edit_still_applies_to_the_live_spec(tmp_path: Path) -> None:
     # An edit that no longer finds its text would make the drill fail for the wrong reason: keep them current.
     from edit_drill import EDITS
 
-    for name in ("spec", "resume_contract"):
-        shutil.copytree(REPO / name, tmp_path / name)
-    for edit in EDITS:
-        edit.apply(tmp_path)  # raises EditDoesNotApply, naming the file and the text it looked for
+    for edit in EDITS:  # each on its own copy: the drill runs each edit alone (two may touch the same lines)
+        copy = tmp_path / edit.name
+        for name in ("spec", "resume_contract"):
+            shutil.copytree(REPO / name, copy / name)
+        edit.apply(copy)  # raises EditDoesNotApply, naming the file and the text it looked for
+
+
+def _sides(tmp_path: Path, edit_name: str) -> tuple[Path, Path]:
+    """The live spec (base) and the live spec with one continuation edit made (head), as the drill's diff sees them."""
+    from edit_drill import EDITS
+
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(REPO / "spec", base / "spec")
+    shutil.copytree(REPO / "spec", head / "spec")
+    next(edit for edit in EDITS if edit.name == edit_name).apply(head)
+    return base, head
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get(NESTED) == "1", reason="inside the drill the spec already holds an edit")
+@pytest.mark.parametrize(("edit_name", "review_class"), [("cwd-reported", "weakens-safety"), ("cwd-exact", "tightens"), ("checks-swapped", "breaking")])
+def test_each_phase1_edit_is_reviewed_as_the_class_it_is(edit_name: str, review_class: str, tmp_path: Path) -> None:
+    from edit_drill import EDITS, review_classes
+
+    base, head = _sides(tmp_path, edit_name)
+
+    assert next(edit for edit in EDITS if edit.name == edit_name).review_class == review_class
+    assert set(review_classes(base, head, dict(os.environ))) == {review_class}
+
+
+@pytest.mark.skipif(os.environ.get(NESTED) == "1", reason="inside the drill the spec already holds an edit")
+def test_an_edit_the_review_classes_otherwise_fails_the_drill(tmp_path: Path) -> None:
+    from edit_drill import Edit, _wrong_review, checks_swapped
+
+    base, head = _sides(tmp_path, "checks-swapped")
+    mislabelled = Edit("checks-swapped", "two checks swapped, claimed to tighten", checks_swapped, "tightens")
+
+    assert _wrong_review([mislabelled], base, head, dict(os.environ)) == "diff classed the edit ['breaking'], not tightens"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import types
 from pathlib import Path
 
 import pytest
 import spec_names as names
+import yaml
 
 from resume_contract.cli import proof_commands
 from resume_contract.core.oracle import decide
@@ -170,3 +172,42 @@ def test_letters_the_oracle_reads_alike_are_decided_alike() -> None:
         for second in range(len(letters)):
             same = [by_reading[reading(letters[index].wire("e1"))] for index in (first, second)]
             assert decided([first, second]) == decided(same), (letters[first].name, letters[second].name)
+
+
+def _without_check(monkeypatch: pytest.MonkeyPatch, check: str) -> None:
+    """Make every contract's continuation table lose one check, as a wrong generator (or spec edit) would."""
+    from resume_contract.contract import Contract
+
+    real = Contract.continuation.func  # type: ignore[attr-defined]
+
+    def broken(self: Contract) -> object:
+        table = real(self)
+        return dataclasses.replace(table, checks=tuple(c for c in table.checks if c.name != check))
+
+    monkeypatch.setattr(Contract, "continuation", property(broken))
+
+
+def test_a_continuation_table_without_its_identity_check_breaks_fresh_identity(monkeypatch, run_cli) -> None:
+    _without_check(monkeypatch, "identity_reused")
+
+    code, out, _ = run_cli("verify", "--depth", "1", "--jobs", "1")
+
+    assert code == 1
+    assert "VIOLATION fresh_identity: continues with invocationId, runId, turnId equal to the source's\n  situation: identity_reused\n" in out
+    assert "no violation" not in out
+    code, out, _ = run_cli("verify", "--depth", "1", "--jobs", "1", "--json")
+    assert code == 1
+    phase1 = json.loads(out)["continuation"]
+    assert phase1["violations"] == [{"invariant": "fresh_identity", "message": "continues with invocationId, runId, turnId equal to the source's", "situation": "identity_reused"}]
+    assert "fresh_identity" in phase1["invariants"]
+
+
+def test_verify_reports_the_continuation_invariants_it_proved(run_cli) -> None:
+    code, out, _ = run_cli("verify", "--depth", "1", "--jobs", "1", "--json")
+
+    assert code == 0
+    phase1 = json.loads(out)["continuation"]
+    declared = yaml.safe_load((Path(__file__).resolve().parent.parent / "spec" / "continuation.yaml").read_text(encoding="utf-8"))["invariants"]
+    assert phase1["invariants"] == list(declared)
+    assert phase1["violations"] == []
+    assert phase1["explored"] > len(declared)

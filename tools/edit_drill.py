@@ -7,7 +7,8 @@
 
 An edit is the change a contract maintainer makes, and nothing else: spec lines (and, for a new failpoint,
 the run loop hook it needs; for a new diagnostic, the independent oracle, which is deliberately not read
-from the spec). If the suite then fails, some test pins the live contract instead of reading it from
+from the spec). An edit of the continuation decision also says how `resume-contract diff` must class it (between
+the copy's spec and the edited one); another class fails the edit. If the suite then fails, some test pins the live contract instead of reading it from
 `spec/` (or a tool test reads the live spec instead of its own frozen inputs): that is the bug the drill
 exists to find. Exit 0 when every edit passes, 1 when one fails, 2 on usage errors.
 
@@ -18,7 +19,9 @@ first on PYTHONPATH, so the copy's regenerated code is what its tests import (as
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -89,11 +92,99 @@ def add_diagnostic(root: Path) -> None:
              "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, conflicting_tool_result, event_after_terminal]")
 
 
+_CWD_MOVED_PARKS = """\
+    cwd_moved:
+      summary: a continuation in another working directory parks
+      events: [{role: user, author: user, content: {kind: text, text: hello}}]
+      facts: {currentCwd: /fresh-sandbox/repo}
+      expect:
+        disposition: park
+        rejection_reasons: [workspace_cwd_mismatch]
+        diagnostics:
+          - {code: workspace_cwd_mismatch, detail: {sourceCwd: /workspace/repo, currentCwd: /fresh-sandbox/repo}}
+"""
+
+_CWD_TRAILING_SLASH_CONTINUES = """\
+      summary: a working directory that differs only by a trailing slash is the same one
+      events: [{role: user, author: user, content: {kind: text, text: hello}}]
+      facts: {currentCwd: /workspace/repo/}
+      expect:
+        disposition: continue
+        continuation:
+          sessionId: session-1
+          invocationId: invocation-2
+          runId: run-2
+          turnId: turn-2
+          sourceInvocationId: invocation-1
+          sourceRunId: run-1
+          sourceTurnId: turn-1
+          sourceRuntimeEventHighWater: 1
+          runtimeContext: [event-1]
+          safetySnapshot: {workspaceIdentity: workspace-1, backgroundOperationsSettled: true, availableToolNames: [Bash, Write]}
+"""
+
+_CWD_CHECK = """\
+  - name: cwd
+    when: [{differ: [input.sourceCwd, input.currentCwd], normalise: normalised_cwd}]
+    diagnostic: workspace_cwd_mismatch
+    detail: {sourceCwd: input.sourceCwd, currentCwd: input.currentCwd}
+"""
+
+_WORKSPACE_IDENTITY_CHECK = """\
+  - name: workspace_identity
+    when: [{differ: [input.sourceWorkspaceIdentity, input.currentWorkspaceIdentity]}]
+    diagnostic: workspace_identity_mismatch
+    detail: {sourceWorkspaceIdentity: input.sourceWorkspaceIdentity, currentWorkspaceIdentity: input.currentWorkspaceIdentity}
+"""
+
+
+def cwd_reported(root: Path) -> None:
+    # The team decides another working directory is reported, not parked: the diagnostic loses its reason (and the
+    # reason its remedy), and the situation says what the team now wants.
+    _replace(root, "spec/continuation.yaml",
+             "  workspace_cwd_mismatch: {reason: workspace_cwd_mismatch, message: the current working directory is not the source's}\n",
+             "  workspace_cwd_mismatch: {reason: null, message: the current working directory is not the source's}\n")
+    _replace(root, "spec/continuation.yaml", "  workspace_cwd_mismatch: Run the continuation in the source run's working directory.\n", "")
+    _replace(root, "spec/continuation.yaml", _CWD_MOVED_PARKS, _CWD_MOVED_PARKS
+             .replace("parks\n", "is reported and continues\n")
+             .replace("        disposition: park\n        rejection_reasons: [workspace_cwd_mismatch]\n", "        disposition: continue\n")
+             + _CWD_TRAILING_SLASH_CONTINUES.split("        continuation:\n", 1)[1].join(["        continuation:\n", ""]))
+
+
+def cwd_exact(root: Path) -> None:
+    # A new parking check after the normalised one: the working directory must be spelt as the source spelt it.
+    _replace(root, "spec/continuation.yaml", _CWD_CHECK, _CWD_CHECK
+             + "  - name: cwd_exact\n    when: [{differ: [input.sourceCwd, input.currentCwd]}]\n    diagnostic: workspace_cwd_not_exact\n")
+    _replace(root, "spec/continuation.yaml",
+             "  workspace_identity_mismatch: {reason: workspace_identity_mismatch,",
+             "  workspace_cwd_not_exact: {reason: workspace_cwd_not_exact, message: the working directory is not spelt as the source's}\n"
+             "  workspace_identity_mismatch: {reason: workspace_identity_mismatch,")
+    _replace(root, "spec/continuation.yaml",
+             "  workspace_cwd_mismatch: Run the continuation in the source run's working directory.\n",
+             "  workspace_cwd_mismatch: Run the continuation in the source run's working directory.\n"
+             "  workspace_cwd_not_exact: Run the continuation in the source's working directory, spelt as the source spelt it.\n")
+    _replace(root, "spec/continuation.yaml", _CWD_MOVED_PARKS, _CWD_MOVED_PARKS
+             .replace("[workspace_cwd_mismatch]", "[workspace_cwd_mismatch, workspace_cwd_not_exact]")
+             + "          - {code: workspace_cwd_not_exact}\n")
+    _replace(root, "spec/continuation.yaml", _CWD_TRAILING_SLASH_CONTINUES, _CWD_TRAILING_SLASH_CONTINUES.split("        disposition:")[0]
+             .replace("is the same one\n", "parks\n")
+             + "        disposition: park\n        rejection_reasons: [workspace_cwd_not_exact]\n        diagnostics: [{code: workspace_cwd_not_exact}]\n")
+
+
+def checks_swapped(root: Path) -> None:
+    # The workspace identity is checked before the working directory: a run that moved both parks with the
+    # same reasons in another order.
+    _replace(root, "spec/continuation.yaml", _CWD_CHECK + _WORKSPACE_IDENTITY_CHECK, _WORKSPACE_IDENTITY_CHECK + _CWD_CHECK)
+
+
 @dataclass(frozen=True)
 class Edit:
     name: str
     change: str
     apply: Callable[[Path], None]
+    # The class `resume-contract diff` must give every change between the copy's spec and the edited one (None:
+    # not checked): an edit that weakens safety and is reviewed as anything else is a review bug.
+    review_class: str | None = None
 
 
 def no_edit(root: Path) -> None:
@@ -106,6 +197,9 @@ EDITS = [
     Edit("reword-boundary", "failpoints.yaml: P3's boundary is reworded", reword_boundary),
     Edit("add-failpoint", "failpoints.yaml: a new failpoint P12; runloop.py: its hook", add_failpoint),
     Edit("add-diagnostic", "projector.yaml + decisions.yaml: conflicting_tool_result for a response contradicting the committed outcome", add_diagnostic),
+    Edit("cwd-reported", "continuation.yaml: another working directory is reported, not parked", cwd_reported, "weakens-safety"),
+    Edit("cwd-exact", "continuation.yaml: a new parking check, the working directory spelt as the source's", cwd_exact, "tightens"),
+    Edit("checks-swapped", "continuation.yaml: the workspace identity is checked before the working directory", checks_swapped, "breaking"),
 ]
 
 
@@ -123,17 +217,42 @@ def _default_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def review_classes(base: Path, head: Path, environment: dict[str, str]) -> list[str]:
+    """The class `resume-contract diff` gives each change from the spec under `base` to the one under `head`."""
+    diff = subprocess.run([sys.executable, "-m", "resume_contract", "diff", str(base), str(head), "--format", "json"], capture_output=True, text=True, env=environment, preexec_fn=_default_signals)
+    if diff.returncode != 0:
+        raise EditDoesNotApply(f"diff exited {diff.returncode}:\n{diff.stderr.strip()}")
+    return [change["class"] for change in json.loads(diff.stdout)["changes"]]
+
+
+def _wrong_review(edits: list[Edit], base: Path, head: Path, environment: dict[str, str]) -> str:
+    """What is wrong with the review of the edits ('' when each class is the one they declare, or none declares one)."""
+    expected = {edit.review_class for edit in edits} - {None}
+    if not expected:
+        return ""
+    if len(expected) > 1:
+        return f"the edits declare different review classes ({', '.join(sorted(c for c in expected if c))}): run them apart"
+    classes = review_classes(base, head, environment)
+    if not classes or set(classes) != expected:
+        return f"diff classed the edit {sorted(set(classes)) or 'as no change'}, not {expected.pop()}"
+    return ""
+
+
 def run_edits(edits: list[Edit], pytest_args: list[str]) -> tuple[bool, str]:
     """(passed, what happened) for some edits made together on one fresh copy."""
     with tempfile.TemporaryDirectory(prefix="edit-drill-") as scratch:
-        root = Path(scratch) / "repo"
+        root, original = Path(scratch) / "repo", Path(scratch) / "original"
         copy_repository(root)
+        shutil.copytree(root / "spec", original / "spec")
         for edit in edits:
             edit.apply(root)
         environment = {**os.environ, "PYTHONPATH": str(root / "_import_shim"), "PYTHONDONTWRITEBYTECODE": "1", NESTED: "1"}
         generate = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(root), "generate"], capture_output=True, text=True, env=environment, preexec_fn=_default_signals)
         if generate.returncode != 0:
             return False, f"generate exited {generate.returncode}:\n{generate.stderr}"
+        wrong_review = _wrong_review(edits, original, root, environment)
+        if wrong_review:
+            return False, wrong_review
         tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args], cwd=root, capture_output=True, text=True, env=environment, preexec_fn=_default_signals)
         summary = tests.stdout.strip().splitlines()[-1] if tests.stdout.strip() else tests.stderr.strip()[-300:]
         if tests.returncode != 0:

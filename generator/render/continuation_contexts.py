@@ -29,6 +29,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "continuation": py(dict(table.continuation), 0, TOP_LEVEL_LEAD),
         "gates": [py_call("Check", list(gate._asdict().items()), indent=4) for gate in table.gates],
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
+        "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
     }
 
 

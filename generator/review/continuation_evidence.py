@@ -39,7 +39,7 @@ def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
     """Every explored situation whose decision moved: those whose disposition moved first, then smallest first."""
     deciders = [_decider(base), _decider(head)]
     moved = []
-    for label, size, rows, facts in _explored(base, head):
+    for label, size, rows, facts in explored_situations(base, head):
         outcomes = [decide(rows, facts) for decide in deciders]
         if outcomes[0] != outcomes[1]:
             effect = _effect(outcomes[0], outcomes[1])
@@ -69,10 +69,12 @@ def _decider(spec: Spec) -> Any:
     return decide
 
 
-def _explored(base: Spec, head: Spec) -> list[tuple[str, tuple[int, int], tuple[str, ...], dict[str, Any]]]:
+def explored_situations(*specs: Spec) -> list[tuple[str, tuple[int, int], tuple[str, ...], dict[str, Any]]]:
+    """(label, (events, inputs changed), rows, facts) of every named situation of the specs and each with one
+    input changed, each once: what the review compares both sides on, and what `verify` checks Phase 1 on."""
     seen: set[str] = set()
     explored = []
-    for spec in (base, head):
+    for spec in specs:
         continuation = spec.continuation
         assert continuation is not None
         for situation in continuation.situations:

@@ -14,6 +14,7 @@ import typing
 from typing import Any
 
 from resume_contract.core.continuation_functions import FUNCTIONS
+from resume_contract.core.continuation_invariants import KNOWN as KNOWN_INVARIANTS
 from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, PLANNER_FACTS, TESTS
 from resume_contract.core.plan import Disposition
 
@@ -92,6 +93,7 @@ class ContinuationBuilder:
             planner_json=canonical({key: planner[key] for key in ("host", "inputs", "existing_continuation")}) if planner else None,
             planner_situations=planner_situations,
             base_event_json=canonical(data["situations"]["base"]["event"]),
+            invariants=self._invariants(data.get("invariants", {})),
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------
@@ -281,6 +283,11 @@ class ContinuationBuilder:
         phase0 = {name for name, _ in self.projector.reasons}
         for reason in sorted(set(reasons) & phase0):
             self.error(("reasons", reason), f"reason '{reason}' is a Phase 0 reason; a continuation reason needs a name of its own", key=True)
+
+    def _invariants(self, declared: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        for name in sorted(set(declared) - set(KNOWN_INVARIANTS)):
+            self.error(("invariants", name), f"unknown invariant '{name}'; the invariants are [{', '.join(KNOWN_INVARIANTS)}]", key=True)
+        return tuple((name, item["description"]) for name, item in declared.items())
 
     def _payload(self, path: SpecPath, payload: dict[str, Any]) -> None:
         for name, value in payload.items():

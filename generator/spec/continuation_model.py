@@ -149,6 +149,7 @@ class ContinuationSpec:
     planner_json: str | None = None
     planner_situations: tuple[PlannerSituation, ...] = ()
     base_event_json: str = "{}"  # what the situations' events are written over (their identity)
+    invariants: tuple[tuple[str, str], ...] = ()  # (invariant, description): what verify proves of every decision
 
     @property
     def planner(self) -> dict[str, Any] | None:

@@ -63,6 +63,7 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         continuation=continuation.payload,
         gates=tuple(_check(gate) for gate in continuation.gates),
         planner=continuation.planner,
+        invariants=tuple(name for name, _ in continuation.invariants),
     )
 
 

@@ -34,7 +34,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         Path(args.junit).write_text(_verify_junit(result), encoding="utf-8")
     if args.json:
         out.write(_verify_json(result, counterexample, contract) + "\n")
-        return EXIT_FAIL if result.violations else EXIT_OK
+        return EXIT_FAIL if result.failed else EXIT_OK
     out.write(
         f"explored {result.explored:,} ledgers in {result.seconds:.1f} s; {result.distinct_plans} distinct plans; "
         f"transition-table entries reached: {result.steps_reached} of {result.steps_total}\n"
@@ -47,9 +47,15 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     if result.steps_reached < result.steps_total:
         out.write("warning: some reachable transition-table entries were never reached: raise --depth\n")
+    phase1 = result.continuation
+    if phase1 is not None:
+        out.write(f"continuation (Phase 1): {phase1.explored} situations explored (named, and each with one input changed); "
+                  f"invariants checked: {', '.join(phase1.invariants)}\n")
+        for found in phase1.violations:
+            out.write(f"VIOLATION {found.invariant}: {found.message}\n  situation: {found.situation}\n")
     if not result.violations:
-        out.write("no violation\n")
-        return EXIT_OK
+        out.write("no violation\n" if not result.failed else "")
+        return EXIT_FAIL if result.failed else EXIT_OK
     shortest = result.violations[0]
     path = Path(args.counterexample)
     for violation in result.violations:
@@ -133,6 +139,11 @@ def _verify_json(result: Any, counterexample: Path | None, contract: Any) -> str
             for v in result.violations
         ],
         "counterexample": None if counterexample is None else str(counterexample),
+        "continuation": None if result.continuation is None else {
+            "explored": result.continuation.explored,
+            "invariants": list(result.continuation.invariants),
+            "violations": [{"invariant": v.invariant, "message": v.message, "situation": v.situation} for v in result.continuation.violations],
+        },
     }
     return json.dumps(document, indent=2)
 

@@ -76,3 +76,5 @@ class ContinuationTable:
     # fires decides), and {"host": [...], "inputs": {...}, "existing_continuation": {...}}.
     gates: tuple[Check, ...] = ()
     planner: Mapping[str, Any] | None = None
+    # The Phase 1 invariants the spec requires (`continuation_invariants.py` says what each means).
+    invariants: tuple[str, ...] = ()

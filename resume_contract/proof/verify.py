@@ -1,4 +1,5 @@
-"""Bounded model checking of the generated projector: every ledger up to a length, every declared invariant.
+"""Bounded model checking of the generated projector: every ledger up to a length, every declared invariant
+(and, for a contract with a continuation decision, Phase 1's invariants over its explored situations).
 
 The checks live in `invariants` (where `generate` and `check` also run them, on the spec in memory); this
 module runs them on the generated code, deeper, sharing the first letters out over worker processes. For
@@ -20,6 +21,7 @@ from ..core.explore import Alphabet
 from ..core.invariants import Subject, SubtreeResult, Violation, checked_alphabet, merge, shortest_first, verify_subtree
 from ..core.table import ProjectorTable
 from ..system.interrupts import stoppable_pool
+from .continuation_verify import ContinuationResult, verify_continuation
 from .reference import build_resume_plan_with_machine
 
 
@@ -65,6 +67,11 @@ class VerifyResult:
     invariants: tuple[str, ...]
     violations: tuple[Violation, ...]
     unjudged: tuple[str, ...] = ()  # letters the oracle does not know (`Subject.unjudged`)
+    continuation: ContinuationResult | None = None  # Phase 1's invariants (None: the contract has no Phase 1)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.violations) or (self.continuation is not None and bool(self.continuation.violations))
 
 
 def verify(
@@ -98,6 +105,7 @@ def verify(
         invariants=tuple(invariants),
         violations=violations,
         unjudged=generated_subject(contract).unjudged,
+        continuation=verify_continuation(contract),
     )
 
 
