@@ -179,13 +179,13 @@ def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:
     is exit 3 with where and why, never a quiet success that `plan` then refuses."""
     from ..errors import LedgerCorruption, LedgerInUse
     from ..ledger.file_plan import plan_ledger
-    from ..output.advice import NOT_REPAIRABLE
+    from ..output.advice import corruption_next_step
 
     try:
         plan_ledger(path, contract=selected_contract(args))
     except LedgerCorruption as error:
         print(f"resume-contract: {path} is still corrupt: {error}", file=err)
-        print(f"next step: line {error.line} is {error.kind}: {NOT_REPAIRABLE}", file=err)
+        print(corruption_next_step(error), file=err)
         return EXIT_CORRUPT
     except (LedgerInUse, OSError):
         pass  # a writer appeared, or the file went away: the next plan says so

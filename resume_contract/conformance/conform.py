@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from ..core.summary import PlanSummary, loosening
 from ..errors import VectorsUnreadable
 from ..output.junit import JUnitCase, junit_xml
+from ..system.interrupts import map_in_threads
 from .adapter import STDOUT_LIMIT, Adapters
 from .protocol import (
     CORRUPT_EXIT,
@@ -186,16 +186,7 @@ def conform(
         return result
 
     with adapters:
-        pool = ThreadPoolExecutor(max_workers=workers)
-        try:
-            return list(pool.map(one, vectors.cases))
-        except BaseException:
-            # Ctrl-C or SIGTERM (or a failure): nothing pending starts, and every running adapter is killed now.
-            pool.shutdown(wait=False, cancel_futures=True)
-            adapters.stop()
-            raise
-        finally:
-            pool.shutdown(wait=True)
+        return map_in_threads(one, vectors.cases, workers, stop=adapters.stop)
 
 
 def _answer(out: str) -> dict[str, Any]:

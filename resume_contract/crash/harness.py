@@ -23,7 +23,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from ..core.plan import ResumePlan
 from ..errors import LedgerCorruption
 from ..ledger.repair import repair_ledger
 from ..ledger.store import RuntimeEventStore, read_ledger
+from ..system.interrupts import map_in_threads
 
 READY_TIMEOUT_SECONDS = 30.0
 EXIT_TIMEOUT_SECONDS = 10.0
@@ -336,13 +336,4 @@ def run_in_parallel(jobs: Sequence[Callable[[], CrashObservation]], workers: int
         _CHILDREN.set(children)  # in this worker thread: the job's children join this run's
         return job()
 
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        return list(pool.map(run, jobs))
-    except BaseException:
-        # Ctrl-C or SIGTERM: start nothing more, and kill every child still running (threads only wait on them).
-        pool.shutdown(wait=False, cancel_futures=True)
-        children.kill_all()
-        raise
-    finally:
-        pool.shutdown(wait=True)
+    return map_in_threads(run, jobs, workers, stop=children.kill_all)
