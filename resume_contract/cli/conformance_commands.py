@@ -61,7 +61,7 @@ def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             directory = Path(scratch) / "vectors"
             _write_vectors(project_root(args), args.depth, directory)
         try:
-            vectors = load_vectors(Path(directory))
+            vectors = load_vectors(Path(directory), args.decision)
         except VectorsUnreadable as error:
             raise UsageError(str(error)) from None
         results = conform(command, vectors, strictness=args.strictness, workers=workers, timeout=args.timeout)
@@ -84,7 +84,9 @@ def register(commands: Any) -> None:
         "optional expected high-water, and the decision the contract pins (or the corruption kind it must be\n"
         "refused with). Cases: every canonical prefix and outcome, each with a wrong expected high-water, the\n"
         "shortest ledger for every reachable transition-table entry and every anomaly, one ledger per corruption\n"
-        "kind, and every ledger up to --depth events (one per outcome). DIR/manifest.json lists them (its schema:\n"
+        "kind, and every ledger up to --depth events (one per outcome). A contract with a continuation decision\n"
+        "(spec/continuation.yaml) adds Phase 1's: each situation and each with one input changed, a ledger and a\n"
+        "facts file each (DIR/facts/), and the corrupt ledgers again. DIR/manifest.json lists them (its schema:\n"
         "DIR/vectors.schema.json). Output is byte-identical across runs.\n\n"
         "  resume-contract vectors --out vectors/\n",
         epilog="exit: 0 written, 2 bad spec or usage (nothing written).",
@@ -102,12 +104,21 @@ def register(commands: Any) -> None:
         "(safe_replay) or 1 (blocked), or exits 3 for a corrupt ledger. Compared: disposition, operations\n"
         "(toolCallId, status), the replayed rows' ids, the high-water, and when the plan has them, diagnostic\n"
         "codes, rejection reasons, requiresVerification and terminalRuntimeEventId.\n\n"
+        "With --decision continuation, COMMAND is held to the continuation decision instead: it gets LEDGER.jsonl\n"
+        "--facts FACTS.json, prints {disposition, rejectionReasons, diagnostics, continuation?} and exits 0\n"
+        "(continue) or 1 (park), or 3 for a corrupt ledger. Compared: all four (a diagnostic's code, eventId and\n"
+        "detail; runtimeContext as its rows' ids).\n\n"
         "  resume-contract conform -- resume-contract plan --json\n"
+        "  resume-contract conform --decision continuation -- resume-contract continue-plan --format json\n"
         "  resume-contract conform --vectors vectors/ --strictness reference --junit conform.xml -- node plan.js\n",
         epilog="exit: 0 every vector agrees, 1 some disagree, crash or time out, 2 usage.",
     )
     conform.add_argument("--vectors", metavar="DIR", help="vectors written by `resume-contract vectors` (default: made now from spec/)")
     conform.add_argument("--depth", type=int, default=3, metavar="N", help="with no --vectors: the depth to make them at (default 3)")
+    conform.add_argument(
+        "--decision", choices=("replay", "continuation"), default="replay",
+        help="the decision COMMAND implements: Phase 0's replay plan (default) or Phase 1's continuation decision",
+    )
     conform.add_argument("--strictness", choices=("exact", "reference"), default="exact", help="reference: accept the spec's documented differences of a Phase 0 reference")
     conform.add_argument("--jobs", type=int, metavar="N", help="vectors run at once (default: all cores)")
     conform.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds per vector (default 30)")

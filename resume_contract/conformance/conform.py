@@ -2,7 +2,8 @@
 
 The implementation is a command: it gets a ledger path (and `--expected-high-water N` when the vector sets
 one), prints its ResumePlan as JSON (the reference's camelCase keys) and exits 0 (safe_replay) or 1 (blocked),
-or exits 3 for a corrupt ledger (`adapter` runs it: in a session of its own, with its output bounded, killed
+or exits 3 for a corrupt ledger. Held to the continuation decision (`decision="continuation"`), it gets a ledger
+and `--facts FACTS.json`, prints the continuation decision and exits 0 (continue) or 1 (park), or 3 (`adapter` runs it: in a session of its own, with its output bounded, killed
 with its group at the timeout or on Ctrl-C). Only the fields the contract pins are compared (`protocol`). With `strictness="reference"`, the documented differences of a Phase 0 reference are accepted:
 the spec's `reference_differences` (anomalies it need not check, corruption it may read past).
 """
@@ -21,15 +22,21 @@ from ..output.junit import JUnitCase, junit_xml
 from ..system.interrupts import map_in_threads
 from .adapter import STDOUT_LIMIT, Adapters
 from .protocol import (
+    CONTINUATION_PINNED,
+    CONTINUATION_REQUIRED,
     CORRUPT_EXIT,
     MANIFEST,
     NOT_IN_A_PHASE_0_REFERENCE,
     OPTIONAL,
     PINNED,
     REQUIRED,
+    continuation_reported,
     exit_code,
     reported,
 )
+
+REPLAY, CONTINUATION = "replay", "continuation"  # which decision an implementation is held to
+DECISIONS = (REPLAY, CONTINUATION)
 
 AGREES, DISAGREES, CRASHED, TIMED_OUT = "agrees", "disagrees", "crashed", "timed out"
 VERDICTS = (AGREES, DISAGREES, CRASHED, TIMED_OUT)
@@ -43,6 +50,7 @@ class Case:
     ledger: Path
     expected_high_water: int | None
     expect: dict[str, Any]
+    facts: Path | None = None  # a continuation case's facts file
 
 
 @dataclass
@@ -64,25 +72,44 @@ class Vectors:
     reference_anomalies: frozenset[str]
     reference_corruption: frozenset[str]
     cases: tuple[Case, ...]
+    decision: str = REPLAY
+    dispositions: tuple[str, str] = ("safe_replay", "blocked")  # (exit 0's, exit 1's)
 
 
-def load_vectors(directory: Path) -> Vectors:
-    """The manifest of a vectors directory (`resume-contract vectors --out DIR`)."""
+def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
+    """The cases of one decision in a vectors directory (`resume-contract vectors --out DIR`): Phase 0's replay
+    decision, or the continuation decision (VectorsUnreadable when the contract that made them has none)."""
     directory = Path(directory)
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-        cases = tuple(
-            Case(item["id"], item["kind"], item["description"], directory / item["ledger"], item["expectedHighWater"], item["expect"])
-            for item in manifest["cases"]
-        )
         differences = manifest["referenceDifferences"]
-        return Vectors(directory, manifest["specSha256"], frozenset(differences["anomalies"]), frozenset(differences["corruptionKinds"]), cases)
+        if decision == REPLAY:
+            cases = tuple(
+                Case(item["id"], item["kind"], item["description"], directory / item["ledger"], item["expectedHighWater"], item["expect"])
+                for item in manifest["cases"]
+            )
+            dispositions = ("safe_replay", "blocked")
+        else:
+            section = manifest.get("continuation")
+            if section is None:
+                raise VectorsUnreadable(f"{directory}: the vectors hold no continuation cases (their contract has no spec/continuation.yaml)")
+            cases = tuple(
+                Case(item["id"], item["kind"], item["description"], directory / item["ledger"], None, item["expect"], directory / item["facts"])
+                for item in section["cases"]
+            )
+            dispositions = (section["dispositions"]["proceed"], section["dispositions"]["stop"])
+        return Vectors(
+            directory, manifest["specSha256"], frozenset(differences["anomalies"]), frozenset(differences["corruptionKinds"]), cases,
+            decision, dispositions,
+        )
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({error})") from None
 
 
 def _arguments(command: Sequence[str], case: Case) -> list[str]:
     arguments = [*command, str(case.ledger)]
+    if case.facts is not None:
+        arguments += ["--facts", str(case.facts)]
     if case.expected_high_water is not None:
         arguments += ["--expected-high-water", str(case.expected_high_water)]
     return arguments
@@ -132,6 +159,8 @@ def judge(case: Case, code: int | None, out: str, strictness: str, vectors: Vect
         return CRASHED, [f"stdout is not a JSON plan: {error}"], []
     if not isinstance(plan, dict):
         return CRASHED, ["stdout is not a JSON object"], []
+    if vectors.decision == CONTINUATION:
+        return _judge_continuation(expect, code, plan, vectors.dispositions)
     got = reported(plan)
     problems = [f"{key}: missing from the plan" for key in REQUIRED if key not in got]
     unchecked = [key for key in OPTIONAL if key not in got]
@@ -146,6 +175,34 @@ def judge(case: Case, code: int | None, out: str, strictness: str, vectors: Vect
     if problems and strictness == "reference" and _documented_difference(expect, vectors):
         return AGREES, [], unchecked
     return (DISAGREES if problems else AGREES), problems, unchecked
+
+
+def _judge_continuation(expect: dict[str, Any], code: int, plan: dict[str, Any], dispositions: tuple[str, str]) -> tuple[str, list[str], list[str]]:
+    got = continuation_reported(plan)
+    problems = [f"{key}: missing from the decision" for key in CONTINUATION_REQUIRED if key not in got]
+    expected_code = dispositions.index(expect["disposition"])
+    if code != expected_code and not problems:
+        problems.append(f"exit: expected {expected_code} ({expect['disposition']}), got {code}")
+    for key in CONTINUATION_PINNED:
+        answered = got.get(key)  # a park may leave its (null) continuation out
+        if (key in got or key == "continuation") and answered != expect[key]:
+            problems.append(f"{key}: expected {json.dumps(expect[key])}, got {json.dumps(answered)}")
+    return (DISAGREES if problems else AGREES), problems, []
+
+
+def continuation_unsafety(expect: dict[str, Any], code: int, got: dict[str, Any], dispositions: tuple[str, str]) -> str | None:
+    """How a continuation answer that disagrees is more permissive than the contract: it continues where the
+    contract parks, reads a ledger the contract refuses, or continues from another context; else None."""
+    proceed, stop = dispositions
+    if "corruption" in expect:
+        return f"reads a ledger the contract refuses as corrupt ({expect['corruption']})" if code in (0, 1) else None
+    continues = code == 0 or got.get("disposition") == proceed
+    if continues and expect["disposition"] == stop:
+        return f"{stop} -> {proceed}"
+    if continues and got.get("continuation") != expect["continuation"]:
+        fields = sorted(key for key in set(expect["continuation"] or {}) | set(got.get("continuation") or {}) if (expect["continuation"] or {}).get(key) != (got.get("continuation") or {}).get(key))
+        return f"{proceed} with another continuation payload ({', '.join(fields) or 'none printed'})"
+    return None
 
 
 def _documented_difference(expect: dict[str, Any], vectors: Vectors) -> bool:
@@ -178,8 +235,10 @@ def conform(
         if verdict == CRASHED and err.strip():
             problems.append("stderr: " + err.strip().splitlines()[-1][:300])
         unsafe = None
-        if verdict == DISAGREES and ran.code is not None:
-            unsafe = unsafety(case.expect, ran.code, _answer(out))
+        if verdict == DISAGREES and ran.code is not None and vectors.decision == CONTINUATION:
+            unsafe = continuation_unsafety(case.expect, ran.code, _answer(out, continuation_reported), vectors.dispositions)
+        elif verdict == DISAGREES and ran.code is not None:
+            unsafe = unsafety(case.expect, ran.code, _answer(out, reported))
         result = Result(case, verdict, problems, ran.seconds, unchecked, unsafe)
         if on_result is not None:
             on_result(result)
@@ -189,12 +248,12 @@ def conform(
         return map_in_threads(one, vectors.cases, workers, stop=adapters.stop)
 
 
-def _answer(out: str) -> dict[str, Any]:
+def _answer(out: str, read: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     try:
         plan = json.loads(out)
     except ValueError:
         return {}
-    return reported(plan) if isinstance(plan, dict) else {}
+    return read(plan) if isinstance(plan, dict) else {}
 
 
 def counts(results: Sequence[Result]) -> dict[str, int]:

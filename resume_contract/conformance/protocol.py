@@ -74,6 +74,42 @@ PROTOCOL = {
     "compared": "disposition, operations (toolCallId, status), replayRuntimeEvents (their ids), sourceRuntimeEventHighWater; and, when the plan has them, diagnostics (codes, in order), rejectionReasons, requiresVerification, terminalRuntimeEventId",
 }
 
+# Phase 1, the continuation decision (`conform --decision continuation`): the same ledgers and exit codes for a
+# corrupt ledger, a facts file beside each, and the decision in the reference's field names.
+FACTS_DIR = "facts"
+CONTINUATION_REQUIRED = ("disposition", "rejectionReasons", "diagnostics")
+CONTINUATION_PINNED = (*CONTINUATION_REQUIRED, "continuation")
+DIAGNOSTIC_PINNED = ("code", "eventId", "detail")  # a diagnostic's message is wording, not contract
+
+
+def continuation_protocol(proceed: str, stop: str) -> dict[str, str]:
+    return {
+        "command": "COMMAND... LEDGER.jsonl --facts FACTS.json",
+        "plan": f"exit {EXIT_SAFE_REPLAY} ({proceed}) or {EXIT_BLOCKED} ({stop}), and the decision as JSON on stdout: "
+        "{disposition, rejectionReasons, diagnostics: [{code, message, eventId?, detail?}], continuation?}",
+        "corruption": f"exit {EXIT_CORRUPT}; stdout is not read",
+        "compared": "disposition, rejectionReasons, diagnostics (code, eventId, detail; in order), and continuation "
+        "(every field; runtimeContext as the ids of its rows) when the decision is to continue",
+    }
+
+
+def continuation_reported(plan: dict[str, Any]) -> dict[str, Any]:
+    """The pinned fields of a continuation decision as an implementation printed it (runtimeContext as row ids)."""
+    found = {key: plan[key] for key in CONTINUATION_REQUIRED if key in plan}
+    if isinstance(found.get("diagnostics"), list):
+        found["diagnostics"] = [
+            {key: item[key] for key in DIAGNOSTIC_PINNED if item.get(key) is not None} if isinstance(item, dict) else item
+            for item in found["diagnostics"]
+        ]
+    continuation = plan.get("continuation")
+    if isinstance(continuation, dict):
+        context = continuation.get("runtimeContext")
+        if isinstance(context, list):
+            continuation = {**continuation, "runtimeContext": [row.get("id") if isinstance(row, dict) else row for row in context]}
+        found["continuation"] = continuation
+    elif "continuation" in plan:
+        found["continuation"] = continuation
+    return found
 
 
 def manifest_schema() -> dict[str, Any]:
@@ -115,6 +151,58 @@ def manifest_schema() -> dict[str, Any]:
             },
         },
     }
+    continuation_decision = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["disposition", "rejectionReasons", "diagnostics", "continuation"],
+        "properties": {
+            "disposition": {"type": "string"},
+            "rejectionReasons": names,
+            "diagnostics": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["code"],
+                    "properties": {"code": {"type": "string"}, "eventId": {"type": "string"}, "detail": {}},
+                },
+            },
+            "continuation": {"type": ["object", "null"]},
+        },
+    }
+    continuation_case = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "kind", "description", "ledger", "facts", "expect"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-z0-9_.-]+$"},
+            "kind": {"enum": ["continuation", "continuation-corruption"]},
+            "description": {"type": "string"},
+            "ledger": {"type": "string"},
+            "facts": {"type": "string"},
+            "expect": {
+                "oneOf": [
+                    continuation_decision,
+                    {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}},
+                ]
+            },
+        },
+    }
+    continuation = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["dispositions", "protocol", "cases"],
+        "properties": {
+            "dispositions": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["proceed", "stop"],
+                "properties": {"proceed": {"type": "string"}, "stop": {"type": "string"}},
+            },
+            "protocol": {"type": "object"},
+            "cases": {"type": "array", "items": continuation_case},
+        },
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "resume-contract/vectors.schema.json",
@@ -130,5 +218,6 @@ def manifest_schema() -> dict[str, Any]:
             "protocol": {"type": "object"},
             "referenceDifferences": {"type": "object", "required": ["anomalies", "corruptionKinds"], "properties": {"anomalies": names, "corruptionKinds": names}},
             "cases": {"type": "array", "items": case},
+            "continuation": continuation,
         },
     }

@@ -13,7 +13,9 @@ either the decision the contract pins or the corruption kind the ledger must be 
   `verify` explores it: letters neither the projector nor the oracle tells apart explored once), one per outcome;
 - letter: every other letter of the alphabet (each content kind, status, flag and partial form that shares a
   class), alone and followed by each explored letter, one per letter and outcome: another implementation may tell
-  apart what this one does not.
+  apart what this one does not;
+- continuation (a contract with spec/continuation.yaml): Phase 1's situations with their facts files, and the
+  corrupt ledgers again under the base facts (`continuation_vectors`), in the manifest's `continuation` section.
 
 Outcomes come from the spec alone: the decoding model and the projector table are built from the spec model
 in memory (as the generator checks them), never from what generated/ holds.
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from resume_contract_generator.render.outputs import swap_in
+from resume_contract_generator.spec.continuation_situations import continuation_table_of
 from resume_contract_generator.spec.model import Spec
 from resume_contract_generator.spec.tables import decoder_of, table_of
 
@@ -40,6 +43,7 @@ from ..core.table import ProjectorTable
 from ..core.wire import WireModel, encode_json
 from ..errors import LedgerCorruption, VectorError
 from ..ledger.reader import decode_rows
+from .continuation_vectors import ContinuationVector, build_continuation_vectors, render_continuation
 from .protocol import FORMAT, LEDGERS_DIR, MANIFEST, PROTOCOL, SCHEMA, manifest_schema, pinned
 
 DEFAULT_DEPTH = 3
@@ -70,8 +74,8 @@ def _jsonl(values: list[dict[str, Any]]) -> bytes:
     return b"".join(encode_json(value) + b"\n" for value in values)
 
 
-def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector]:
-    """Every vector for `spec`, in a fixed order."""
+def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector | ContinuationVector]:
+    """Every vector for `spec`, in a fixed order: Phase 0's, then the continuation decision's."""
     planner = _Planner(spec)
     vectors: list[Vector] = []
     for prefix in spec.ledger.prefixes:
@@ -91,8 +95,10 @@ def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector]:
                 )
             )
     vectors += _explored(planner, depth)
-    vectors += _corruption(spec, planner)
-    return vectors
+    corruption = _corruption(spec, planner)
+    vectors += corruption
+    continuation = build_continuation_vectors(spec, {vector.expect["corruption"]: vector.rows for vector in corruption})
+    return [*vectors, *continuation]
 
 
 def _explored(planner: _Planner, depth: int) -> list[Vector]:
@@ -194,11 +200,17 @@ def _corruption(spec: Spec, planner: _Planner) -> list[Vector]:
     return vectors
 
 
-def render_vectors(spec: Spec, vectors: list[Vector], depth: int) -> dict[str, bytes]:
-    """{relative path: bytes}: the manifest, its schema and one ledger per vector. Byte-identical across runs."""
+def render_vectors(spec: Spec, vectors: list[Vector | ContinuationVector], depth: int) -> dict[str, bytes]:
+    """{relative path: bytes}: the manifest, its schema, one ledger per vector and one facts file per continuation
+    vector. Byte-identical across runs."""
     files: dict[str, bytes] = {}
     cases = []
+    table = continuation_table_of(spec) if spec.continuation is not None else None
+    continuation_files, continuation = render_continuation(table, [v for v in vectors if isinstance(v, ContinuationVector)])
+    files.update(continuation_files)
     for vector in vectors:
+        if isinstance(vector, ContinuationVector):
+            continue
         ledger = f"{LEDGERS_DIR}/{vector.id}.jsonl"
         files[ledger] = vector.rows
         cases.append(
@@ -222,6 +234,7 @@ def render_vectors(spec: Spec, vectors: list[Vector], depth: int) -> dict[str, b
             "corruptionKinds": list(spec.ledger_rules.reference_corruption_kinds),
         },
         "cases": cases,
+        **({"continuation": continuation} if continuation is not None else {}),
     }
     files[MANIFEST] = (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     files[SCHEMA] = (json.dumps(manifest_schema(), indent=1) + "\n").encode("utf-8")

@@ -1,0 +1,123 @@
+"""Phase 1 in the conformance vectors and `conform --decision continuation` (issue 26): the vectors say what the
+spec's situations say, two implementations (the spec-driven one and one written by hand from the shared
+document) agree on every vector, and a wrong one is reported exactly, unsafe when it continues where the
+contract parks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = yaml.safe_load((REPO / "spec" / "continuation.yaml").read_text(encoding="utf-8"))
+OUR_CLI = [sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json"]
+KINDS = yaml.safe_load((REPO / "spec" / "decisions.yaml").read_text(encoding="utf-8"))["ledger_rules"]["storage_corruption"]["kinds"]
+BY_HAND = [sys.executable, str(REPO / "tests" / "adapters" / "continuation_adapter.py")]
+
+# Our decision, except that a park whose only reason is a pending permission continues (exit 0).
+IGNORES_PERMISSIONS = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode == 1:
+    plan = json.loads(result.stdout)
+    if plan["rejectionReasons"] == ["pending_permission"]:
+        print(json.dumps({"disposition": "continue", "rejectionReasons": [], "diagnostics": [], "continuation": {"runId": "run-2"}}))
+        raise SystemExit(0)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+# Parks wherever the contract continues: wrong, but never unsafe.
+ALWAYS_PARKS = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode == 0:
+    print(json.dumps({"disposition": "park", "rejectionReasons": ["background_operation_pending"], "diagnostics": [{"code": "background_operation_pending"}]}))
+    raise SystemExit(1)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("vectors") / "v"
+    command = [sys.executable, "-m", "resume_contract", "--root", str(REPO), "vectors", "--out", str(out), "--depth", "1"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def _section(directory: Path) -> dict:
+    return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["continuation"]
+
+
+def _conform(run_cli, vectors: Path, *command: str) -> tuple[int, dict]:
+    code, out, err = run_cli("--root", str(REPO), "conform", "--vectors", str(vectors), "--decision", "continuation", "--json", "--", *command)
+    assert err == ""
+    return code, json.loads(out)
+
+
+def test_every_named_situation_is_a_vector_that_says_what_the_spec_says(vectors: Path) -> None:
+    manifest = json.loads((vectors / "manifest.json").read_text(encoding="utf-8"))
+    Draft202012Validator(json.loads((vectors / "vectors.schema.json").read_text(encoding="utf-8"))).validate(manifest)
+    cases = {case["id"]: case for case in _section(vectors)["cases"]}
+    assert _section(vectors)["dispositions"] == {"proceed": SPEC["dispositions"]["proceed"], "stop": SPEC["dispositions"]["stop"]}
+    for name, situation in SPEC["situations"]["cases"].items():
+        expect = situation["expect"]
+        vector = cases[f"continuation-{name}"]
+        assert vector["expect"]["disposition"] == expect["disposition"]
+        assert vector["expect"]["rejectionReasons"] == expect.get("rejection_reasons", [])
+        assert vector["expect"]["diagnostics"] == expect.get("diagnostics", [])
+        assert vector["expect"]["continuation"] == expect.get("continuation")
+        facts = json.loads((vectors / vector["facts"]).read_text(encoding="utf-8"))
+        assert facts == {**SPEC["situations"]["base"]["facts"], **situation.get("facts", {})}
+        assert len((vectors / vector["ledger"]).read_bytes().splitlines()) == len(situation["events"])
+    corrupt = [case for case in cases.values() if case["kind"] == "continuation-corruption"]
+    assert {case["expect"]["corruption"] for case in corrupt} == set(KINDS)
+    # Each named situation with one input changed is a vector too (the situations `verify` and `diff` use).
+    assert "continuation-cwd_trailing_slash-with-another-currentcwd" in cases
+    assert cases["continuation-cwd_trailing_slash-with-another-currentcwd"]["expect"]["rejectionReasons"] == ["workspace_cwd_mismatch"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter", [OUR_CLI, BY_HAND], ids=["our-cli", "written-from-the-document"])
+def test_two_implementations_agree_on_every_continuation_vector(vectors: Path, run_cli, adapter: list[str]) -> None:
+    code, report = _conform(run_cli, vectors, *adapter)
+    assert code == 0, [r for r in report["results"] if r["verdict"] != "agrees"][:3]
+    assert report["summary"]["agrees"] == report["summary"]["total"] == len(_section(vectors)["cases"])
+
+
+def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exactly_those_vectors(vectors: Path, run_cli) -> None:
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", IGNORES_PERMISSIONS)
+    expected = sorted(case["id"] for case in _section(vectors)["cases"] if case["expect"].get("rejectionReasons") == ["pending_permission"])
+    failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
+    assert code == 1 and failing == expected and "continuation-pending_permission" in failing
+    first = next(result for result in report["results"] if result["id"] == "continuation-pending_permission")
+    assert "exit: expected 1 (park), got 0" in first["problems"]
+    assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"park -> continue"}
+
+
+def test_one_that_parks_where_the_contract_continues_disagrees_but_is_not_unsafe(vectors: Path, run_cli) -> None:
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", ALWAYS_PARKS)
+    continues = {case["id"] for case in _section(vectors)["cases"] if case["expect"].get("disposition") == "continue"}
+    assert code == 1 and continues and {r["id"] for r in report["results"] if r["verdict"] != "agrees"} == continues
+    assert report["summary"]["unsafe"] == 0
+
+
+def test_a_phase0_contract_has_no_continuation_vectors_and_conform_says_so(project: Path, tmp_path: Path, run_cli) -> None:
+    out = tmp_path / "v"
+    code, said, _ = run_cli("--root", str(project), "vectors", "--out", str(out), "--depth", "1")
+    assert code == 0 and "continuation" not in said and not (out / "facts").exists()
+    assert "continuation" not in json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+
+    code, _, err = run_cli("--root", str(project), "conform", "--vectors", str(out), "--decision", "continuation", "--", "true")
+
+    assert code == 2 and "hold no continuation cases" in err
