@@ -35,7 +35,8 @@ def decide_from_run(
         header = None  # a header without a field the planner reads is as unreadable as no header (fail closed)
     context = DecisionContext(events or (), {}, table)
     context.planner = {
-        "header": dict(header) if header is not None else ABSENT,
+        # A field written as null records nothing: as absent to the gates as a missing one (fail closed).
+        "header": {key: value for key, value in header.items() if value is not None} if header is not None else ABSENT,
         "ledger": {"events": len(events)} if events is not None else ABSENT,
         "existing_continuation": _existing(header, events, other_headers, planner["existing_continuation"]),
     }
