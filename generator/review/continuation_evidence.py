@@ -4,7 +4,9 @@ change takes the class of how their decisions moved, with the smallest situation
 Explored: every named situation of either side (events and facts; a situation's expectation is each side's own
 claim, so it is not the evidence), and each with one input changed — a boolean flipped, a string made another
 one, a list emptied, an optional input left out. A situation only one side accepts the facts of is evidence that
-the inputs changed (breaking: a host's facts object no longer fits).
+the inputs changed (breaking: a host's facts object no longer fits). The planner form's situations too (a run's
+header, its events, the session's other runs and HOST.json), each also with one header field left out, with the
+other runs left out, and with one host input changed, decided by each side's gates and inputs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resume_contract.core.continuation import continuation_summary, decide_continuation
+from resume_contract.core.continuation_planner import decide_from_run
 from resume_contract.errors import FactsRefused
 
 from ..spec.continuation_model import ContinuationSpec
@@ -38,9 +41,13 @@ class Moved:
 def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
     """Every explored situation whose decision moved: those whose disposition moved first, then smallest first."""
     deciders = [_decider(base), _decider(head)]
+    planners = [_planner_decider(base), _planner_decider(head)]
+    explored: list[tuple[str, tuple[int, int], list[dict[str, Any] | None]]] = [
+        (label, size, [decide(rows, facts) for decide in deciders]) for label, size, rows, facts in explored_situations(base, head)
+    ]
+    explored += [(label, size, [decide(run) for decide in planners]) for label, size, run in explored_planner_situations(base, head)]
     moved = []
-    for label, size, rows, facts in explored_situations(base, head):
-        outcomes = [decide(rows, facts) for decide in deciders]
+    for label, size, outcomes in explored:
         if outcomes[0] != outcomes[1]:
             effect = _effect(outcomes[0], outcomes[1])
             flips = None not in outcomes and outcomes[0]["disposition"] != outcomes[1]["disposition"]
@@ -67,6 +74,52 @@ def _decider(spec: Spec) -> Any:
             return None
 
     return decide
+
+
+def _planner_decider(spec: Spec) -> Any:
+    projector, model = table_of(spec), wire_model(spec.wire)
+    table = continuation_table_of(spec) if spec.continuation is not None else None
+
+    def decide(run: dict[str, Any]) -> dict[str, Any] | None:
+        if table is None or table.planner is None:
+            return None  # this side has no planner form: it decides no run
+        try:
+            events = [model.decode_row(row.encode("utf-8")) for row in run["rows"]]
+            plan = decide_from_run(run["header"], events, run["others"], run["host"], run["ids"], projector, table)
+            return continuation_summary(plan)
+        except FactsRefused:
+            return None
+        except Exception:  # noqa: BLE001 - a row this side's wire format refuses: it cannot decide that situation
+            return None
+
+    return decide
+
+
+def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int], dict[str, Any]]]:
+    """(label, (events, inputs changed), run) of every planner situation of the specs and each with one header
+    field left out, the other runs left out, or one host input changed, each once."""
+    seen: set[str] = set()
+    explored = []
+    for spec in specs:
+        continuation = spec.continuation
+        assert continuation is not None
+        for situation in continuation.planner_situations:
+            name = f"planner: {situation.name}"
+            run = {key: situation.value(key) for key in ("header", "other_runs", "host", "ids")}
+            base = {"header": run["header"], "rows": situation.events_json, "others": run["other_runs"], "host": run["host"], "ids": run["ids"]}
+            variations: list[tuple[str, int, dict[str, Any]]] = [(name, 0, base)]
+            for field in sorted(base["header"] or {}):
+                header = {key: value for key, value in base["header"].items() if key != field}
+                variations.append((f"{name} without header.{field}", 1, {**base, "header": header}))
+            if base["others"]:
+                variations.append((f"{name} without the other runs", 1, {**base, "others": {}}))
+            variations += [(f"{label.replace(situation.name, name, 1)}", 1, {**base, "host": host}) for label, _, host in _variations(situation.name, base["host"], continuation)]
+            for label, changed, run in variations:
+                key = json.dumps(run, sort_keys=True, default=list)
+                if key not in seen:
+                    seen.add(key)
+                    explored.append((label, (len(situation.events_json), changed), run))
+    return explored
 
 
 def explored_situations(*specs: Spec) -> list[tuple[str, tuple[int, int], tuple[str, ...], dict[str, Any]]]:
