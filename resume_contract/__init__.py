@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         TornTail,
         UnsupportedPlatform,
     )
-    from .ledger.continuation_run import plan_continuation
+    from .ledger.continuation_run import plan_continuation, plan_latest_continuation
     from .ledger.file_plan import plan_ledger
     from .ledger.reader import CommittedLedger
     from .ledger.repair import RepairResult, repair_ledger
@@ -72,6 +72,7 @@ _EXPORTS = {
     "build_resume_plan": "contract",
     "build_continuation_plan": "contract",
     "plan_continuation": "ledger.continuation_run",
+    "plan_latest_continuation": "ledger.continuation_run",
     "ContinuationPlan": "core.continuation",
     "FactsRefused": "errors",
     "NoContinuationDecision": "errors",
@@ -134,6 +135,7 @@ __all__ = [
     "encode_event",
     "event_from_wire",
     "plan_continuation",
+    "plan_latest_continuation",
     "plan_json",
     "plan_json_pieces",
     "plan_ledger",

@@ -173,8 +173,8 @@ def _run(root: Path, header: Any, rows: list[str] | None, others: dict[str, Any]
     return root
 
 
-def _planner_cli(run_cli, workspace: Path, host_file: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), "--session", SESSION, "--run", RUN, "--host", str(host_file), *extra)
+def _planner_cli(run_cli, workspace: Path, host_file: Path, *extra: str, form: tuple[str, ...] = ("--run", RUN)) -> tuple[int, str, str]:
+    return run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), "--session", SESSION, *form, "--host", str(host_file), *extra)
 
 
 def test_the_planner_table_holds_the_shared_documents_planner_examples() -> None:
@@ -184,14 +184,21 @@ def test_the_planner_table_holds_the_shared_documents_planner_examples() -> None
 
 @pytest.mark.parametrize("name", list(PLANNER["cases"]))
 def test_every_planner_situation_through_the_api_and_the_command(name: str, tmp_path: Path, run_cli) -> None:
-    from resume_contract import plan_continuation
+    from resume_contract import plan_continuation, plan_latest_continuation
 
     header, rows, others, host, ids, expected = _planner_case(name)
     workspace = _run(tmp_path / "ws", header, rows, others)
     (tmp_path / "host.json").write_text(json.dumps(host), encoding="utf-8")
+    latest = PLANNER["cases"][name].get("latest", False)
 
-    assert continuation_summary(plan_continuation(workspace, SESSION, RUN, host, ids, contract=CONTRACT)) == expected
-    code, out, err = _planner_cli(run_cli, workspace, tmp_path / "host.json", "--ids", ",".join(ids.values()), "--json")
+    if latest:
+        picked, plan = plan_latest_continuation(workspace, SESSION, host, ids, contract=CONTRACT)
+        assert picked == (RUN if expected["disposition"] == "continue" else None)
+    else:
+        plan = plan_continuation(workspace, SESSION, RUN, host, ids, contract=CONTRACT)
+    assert continuation_summary(plan) == expected
+    form = ("--latest",) if latest else ("--run", RUN)
+    code, out, err = _planner_cli(run_cli, workspace, tmp_path / "host.json", "--ids", ",".join(ids.values()), "--json", form=form)
     assert (code, err) == (0 if expected["disposition"] == "continue" else 1, "")
     printed = json.loads(out)
     assert (printed["disposition"], printed["rejectionReasons"]) == (expected["disposition"], expected["rejection_reasons"])
@@ -267,3 +274,94 @@ def test_a_host_file_with_an_input_the_planner_fills_itself_is_exit_2(tmp_path: 
     code, out, err = _planner_cli(run_cli, workspace, host_file)
     assert (code, out) == (2, "")
     assert "host: undeclared key 'terminalRepairSucceeded'" in err
+
+
+# -- --latest: the session's run picked as spec/continuation.yaml `planner.candidate` says ---------------------
+
+
+def _session(tmp_path: Path, runs: dict[str, Any]) -> Path:
+    """A workspace whose session holds `runs` ({run id: its header}), each with the base ledger of a failed run."""
+    rows = _rows([{"role": "user", "author": "user", "content": {"kind": "text", "text": "hi"}}, {"role": "system", "author": "system", "status": "failed", "actions": {"endInvocation": True}}])
+    root = tmp_path / "ws"
+    for run_id, header in runs.items():
+        run = root / "sessions" / SESSION / "runs" / run_id
+        run.mkdir(parents=True)
+        (run / "run.json").write_text(json.dumps(header), encoding="utf-8")
+        (run / "runtime-events.jsonl").write_text("".join(row.replace('"run-1"', json.dumps(run_id)) + "\n" for row in rows), encoding="utf-8")
+    (tmp_path / "host.json").write_text(json.dumps(PLANNER["base"]["host"]), encoding="utf-8")
+    return root
+
+
+def _latest(run_cli, workspace: Path, host_file: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), "--session", SESSION, "--latest", "--host", str(host_file), *extra)
+
+
+def _header(run_id: str, **fields: Any) -> dict[str, Any]:
+    return {**PLANNER["base"]["header"], "runId": run_id, "status": "failed", **fields}
+
+
+def test_latest_names_the_run_it_picked_in_text_and_json(tmp_path: Path, run_cli) -> None:
+    workspace = _session(tmp_path, {"run-a": _header("run-a", createdAt="2026-01-01"), "run-b": _header("run-b", createdAt="2026-01-02")})
+
+    code, out, err = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    printed = json.loads(out)
+    assert (code, err, printed["pickedRunId"]) == (0, "", "run-b")
+    assert printed["continuation"]["sourceRunId"] == "run-b"
+    code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json")
+    assert code == 0 and out.startswith(f"--latest:      run run-b (the newest interrupted run of session {SESSION})\n")
+
+
+def test_latest_ties_on_created_at_are_broken_by_run_id_and_a_child_run_is_never_picked(tmp_path: Path, run_cli) -> None:
+    runs = {
+        "run-a": _header("run-a", createdAt="2026-01-01"),
+        "run-c": _header("run-c", createdAt="2026-01-01"),
+        "run-z": _header("run-z", createdAt="2026-01-09", parentRunId="run-a"),  # a child without a continuationSource
+    }
+    workspace = _session(tmp_path, runs)
+    code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    assert (code, json.loads(out)["pickedRunId"]) == (0, "run-c")
+
+
+def test_latest_with_nothing_interrupted_parks_and_a_session_without_runs_too(tmp_path: Path, run_cli) -> None:
+    workspace = _session(tmp_path, {"run-a": _header("run-a", status="completed")})
+    code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    assert (code, json.loads(out)["rejectionReasons"], json.loads(out)["pickedRunId"]) == (1, ["resume_candidate_missing"], None)
+    empty = tmp_path / "empty"
+    (empty / "sessions" / SESSION).mkdir(parents=True)
+    code, out, _ = _latest(run_cli, empty, tmp_path / "host.json", "--json")
+    assert (code, json.loads(out)["rejectionReasons"]) == (1, ["resume_candidate_missing"])
+
+
+def test_latest_refuses_a_bad_host_file_even_when_nothing_is_picked(tmp_path: Path, run_cli) -> None:
+    empty = tmp_path / "ws"
+    (empty / "sessions" / SESSION).mkdir(parents=True)
+    (tmp_path / "host.json").write_text(json.dumps({**PLANNER["base"]["host"], "feature": True}), encoding="utf-8")
+    code, out, err = _latest(run_cli, empty, tmp_path / "host.json")
+    assert (code, out) == (2, "") and "undeclared key 'feature'" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--session", SESSION, "--latest", "--run", RUN), "(--run R or --latest)"),
+        (("--session", SESSION), "(--run R or --latest)"),
+        (("--session", "nowhere", "--latest"), "no session 'nowhere'"),
+        (("--session", "../x", "--latest"), "invalid session id"),
+    ],
+)
+def test_latest_usage_errors_are_exit_2(args: tuple[str, ...], message: str, tmp_path: Path, run_cli) -> None:
+    workspace = _session(tmp_path, {"run-a": _header("run-a")})
+    code, out, err = run_cli("--root", str(REPO), "continue-plan", "--workspace", str(workspace), *args, "--host", str(tmp_path / "host.json"))
+    assert (code, out) == (2, "") and message in err
+
+
+def test_latest_skips_what_is_not_a_run_directory(tmp_path: Path, run_cli) -> None:
+    workspace = _session(tmp_path, {"run-a": _header("run-a", createdAt="2026-01-01")})
+    runs = workspace / "sessions" / SESSION / "runs"
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "run.json").write_text(json.dumps(_header("run-x", createdAt="2026-09-09")), encoding="utf-8")
+    (runs / "run-x").symlink_to(tmp_path / "outside")  # a symlinked run directory: not the session's
+    (runs / "not a run").mkdir()
+    (runs / "not a run" / "run.json").write_text(json.dumps(_header("not a run", createdAt="2026-09-09")), encoding="utf-8")
+    code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    assert (code, json.loads(out)["pickedRunId"]) == (0, "run-a")

@@ -47,6 +47,7 @@ def tests_context(spec: Spec) -> dict[str, Any]:
                 py(planned.value("other_runs"), 8),
                 py(planned.value("host"), 8),
                 py(planned.value("ids"), 8),
+                py(planned.latest),
                 py(expected_summary(planned), 8),
             )
             for planned in continuation.planner_situations

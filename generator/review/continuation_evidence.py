@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from resume_contract.core.continuation import continuation_summary, decide_continuation
-from resume_contract.core.continuation_planner import decide_from_run
 from resume_contract.errors import FactsRefused
 
 from ..spec.continuation_model import ContinuationSpec
-from ..spec.continuation_situations import continuation_table_of
+from ..spec.continuation_situations import continuation_table_of, decide_planner_situation, source_run
 from ..spec.model import Spec
 from ..spec.tables import table_of, wire_model
 from .rules import BREAKING, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
@@ -85,7 +84,9 @@ def _planner_decider(spec: Spec) -> Any:
             return None  # this side has no planner form: it decides no run
         try:
             events = [model.decode_row(row.encode("utf-8")) for row in run["rows"]]
-            plan = decide_from_run(run["header"], events, run["others"], run["host"], run["ids"], projector, table)
+            if run["latest"] and "candidate" not in table.planner:
+                return None  # this side cannot pick a run
+            plan = decide_planner_situation(run["latest"], run["run"], run["header"], events, run["others"], run["host"], run["ids"], projector, table)
             return continuation_summary(plan)
         except FactsRefused:
             return None
@@ -106,7 +107,10 @@ def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int]
         for situation in continuation.planner_situations:
             name = f"planner: {situation.name}"
             run = {key: situation.value(key) for key in ("header", "other_runs", "host", "ids")}
-            base = {"header": run["header"], "rows": situation.events_json, "others": run["other_runs"], "host": run["host"], "ids": run["ids"]}
+            base = {
+                "header": run["header"], "rows": situation.events_json, "others": run["other_runs"], "host": run["host"], "ids": run["ids"],
+                "latest": situation.latest, "run": source_run(continuation),
+            }
             variations: list[tuple[str, int, dict[str, Any]]] = [(name, 0, base)]
             for field in sorted(base["header"] or {}):
                 header = {key: value for key, value in base["header"].items() if key != field}

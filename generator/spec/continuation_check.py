@@ -72,6 +72,7 @@ class ContinuationBuilder:
             self.error(("dispositions",), "`proceed` and `stop` must be two dispositions")
         checks = self._checks(data["checks"])
         planner = data.get("planner")
+        self.planner_diagnostics: list[str] = []  # raised by the planner outside its gates (`candidate.none`)
         self.gates = self._checks(planner["gates"], ("planner", "gates"), gates=True) if planner is not None else ()
         planner_situations = check_planner(self, planner) if planner is not None else ()
         self._reasons(data, diagnostics, checks)
@@ -90,7 +91,7 @@ class ContinuationBuilder:
             payload_json=canonical(data["continuation"]),
             situations=self._situations(data["situations"]),
             gates=self.gates,
-            planner_json=canonical({key: planner[key] for key in ("host", "inputs", "existing_continuation")}) if planner else None,
+            planner_json=canonical({key: planner[key] for key in ("host", "inputs", "existing_continuation", "candidate") if key in planner}) if planner else None,
             planner_situations=planner_situations,
             base_event_json=canonical(data["situations"]["base"]["event"]),
             invariants=self._invariants(data.get("invariants", {})),
@@ -149,7 +150,7 @@ class ContinuationBuilder:
         """Refuse a path that names nothing declared; `binds` are what the check's tests bind (item, missing)."""
         head, _, rest = value.partition(".")
         steps = rest.split(".") if rest else []
-        if head in ("planner", "header"):
+        if head in ("planner", "header", "candidate"):
             self._planner_path(path, value, head, steps, binds)
         elif head in ("item", "missing"):
             if head not in binds:
@@ -173,12 +174,12 @@ class ContinuationBuilder:
 
     def _planner_path(self, path: SpecPath, value: str, head: str, steps: list[str], binds: frozenset[str]) -> None:
         if head not in binds:
-            where = "a planner gate" if head == "planner" else "the planner's inputs"
+            where = {"planner": "a planner gate", "header": "the planner's inputs", "candidate": "the planner's `candidate` tests"}[head]
             self.error(path, f"'{value}' is read only in {where}")
         elif head == "planner" and (not steps or steps[0] not in PLANNER_FACTS):
             self.error(path, f"unknown planner fact in '{value}'; the planner facts are [{', '.join(PLANNER_FACTS)}]")
-        elif head == "header" and len(steps) != 1:
-            self.error(path, f"'{value}': a header path names one field of run.json")
+        elif head in ("header", "candidate") and len(steps) != 1:
+            self.error(path, f"'{value}': a {head} path names one field of run.json")
 
     def _input_path(self, path: SpecPath, value: str, steps: list[str], wanted: str | None) -> None:
         declared: dict[str, InputDecl] = self.inputs
@@ -270,7 +271,7 @@ class ContinuationBuilder:
     # -- reasons, payload, situations --------------------------------------------------------------------------
     def _reasons(self, data: dict[str, Any], diagnostics: tuple[ContinuationDiagnostic, ...], checks: tuple[CheckDecl, ...]) -> None:
         reasons = data["reasons"]
-        raised = {check.diagnostic for check in checks + self.gates}
+        raised = {check.diagnostic for check in checks + self.gates} | set(self.planner_diagnostics)
         for diagnostic in diagnostics:
             if diagnostic.reason is not None and diagnostic.reason not in reasons:
                 self.error(("diagnostics", diagnostic.code, "reason"), f"undeclared reason '{diagnostic.reason}'; declared are [{', '.join(reasons)}]")
@@ -327,7 +328,7 @@ def _test_paths(name: str, argument: Any) -> list[tuple[tuple[str | int, ...], s
     """The paths a test reads, each with where it stands inside the test."""
     if name == "missing_from":
         return [((part,), argument[part]) for part in ("values", "set")]
-    if name == "not_one_of":
+    if name in ("not_one_of", "one_of"):
         return [(("value",), argument["value"])]
     if name == "any_equal":
         return [((number, side), value) for number, pair in enumerate(argument) for side, value in enumerate(pair)]

@@ -119,6 +119,7 @@ class PlannerSituation:
     expect_json: str
     mark: Mark
     expect_mark: Mark
+    latest: bool = False  # decided as `--latest`: the run is picked among the header (as the run) and the others
 
     def value(self, field: str) -> Any:
         return json.loads(getattr(self, f"{field}_json"))

@@ -30,12 +30,18 @@ def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituati
     for name, decl in declared.items():
         if name not in host and name not in inputs and not decl.optional:
             builder.error(("planner", "inputs"), f"the planner fills no value for the required input '{name}': take it from HOST.json or say how")
+    if "candidate" in planner:
+        _check_candidate(builder, planner["candidate"])
     for fact in ("header", "ledger"):  # nothing can be decided without them: a gate must park first
         if not any(gate["when"] == [{"absent": f"planner.{fact}"}] for gate in planner["gates"]):
             builder.error(
                 ("planner", "gates"),
                 f"no gate parks a run whose {fact} cannot be read: add one with `when: [{{absent: planner.{fact}}}]`",
             )
+    return _situations(builder, planner)
+
+
+def _situations(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation, ...]:
     situations = []
     base = planner["situations"]["base"]
     for name, item in planner["situations"]["cases"].items():
@@ -44,6 +50,8 @@ def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituati
         for index, problem in problems:
             builder.error(path + ("events", index), f"planner situation '{name}': {problem}")
         header = item.get("header", {})
+        if item.get("latest") and "candidate" not in planner:
+            builder.error(path + ("latest",), f"planner situation '{name}' is decided as `--latest`, but the planner has no `candidate`", key=True)
         situations.append(
             PlannerSituation(
                 name=name,
@@ -54,8 +62,21 @@ def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituati
                 host_json=canonical({**base["host"], **item.get("host", {})}),
                 ids_json=canonical({**base["ids"], **item.get("ids", {})}),
                 expect_json=canonical(item["expect"]),
+                latest=bool(item.get("latest", False)),
                 mark=builder.file.key_mark(path),
                 expect_mark=builder.file.key_mark(path + ("expect",)),
             )
         )
     return tuple(situations)
+
+
+def _check_candidate(builder: Any, candidate: dict[str, Any]) -> None:
+    """`candidate`: its tests read `candidate.FIELD` (a run's header), and its `none` is a declared diagnostic."""
+    path = ("planner", "candidate")
+    for group, tests in enumerate(candidate["eligible"]):
+        for number, test in enumerate(tests):
+            builder._test(path + ("eligible", group, number), test, frozenset({"candidate"}), set())
+    if candidate["none"] not in builder.diagnostic_codes:
+        declared = ", ".join(builder.diagnostic_codes)
+        builder.error(path + ("none",), f"undeclared diagnostic '{candidate['none']}'; declared are [{declared}]")
+    builder.planner_diagnostics.append(candidate["none"])

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from resume_contract.core.continuation import continuation_summary, decide_continuation
-from resume_contract.core.continuation_planner import decide_from_run
+from resume_contract.core.continuation import ContinuationPlan, continuation_summary, decide_continuation
+from resume_contract.core.continuation_planner import decide_from_run, decide_latest
 from resume_contract.core.continuation_table import Check, ContinuationTable
+from resume_contract.core.table import ProjectorTable
 from resume_contract.errors import FactsRefused, RowRefused
 
 from ..errors import SpecError
-from .continuation_model import CheckDecl, PlannerSituation, Situation
+from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
 
@@ -92,6 +93,23 @@ def expected_summary(situation: Situation | PlannerSituation) -> dict[str, Any]:
     return summary
 
 
+def source_run(continuation: ContinuationSpec) -> str:
+    """The run id every situation's events belong to (the base event's)."""
+    return str(json.loads(continuation.base_event_json).get("runId", ""))
+
+
+def decide_planner_situation(
+    latest: bool, run: str, header: Any, events: list[Any], others: dict[str, Any], host: Any, ids: dict[str, str],
+    projector: ProjectorTable, table: ContinuationTable,
+) -> ContinuationPlan:
+    """A planner situation's decision: of run `run` (its header and events), or as `--latest` picks among it and
+    the other runs (only `run` has a ledger)."""
+    if not latest:
+        return decide_from_run(header, events, others, host, ids, projector, table)
+    headers = {run: header, **others}
+    return decide_latest(headers, lambda picked: (events, None) if picked == run else (None, None), host, ids, projector, table)[1]
+
+
 def situation_errors(spec: Spec) -> list[SpecError]:
     """Every situation whose expectation names what nothing can raise, or that the checks decide otherwise."""
     continuation = spec.continuation
@@ -127,7 +145,7 @@ def situation_errors(spec: Spec) -> list[SpecError]:
         events = [model.decode_row(row.encode("utf-8")) for row in planned.events_json]
         header, others, host, ids = (planned.value(field) for field in ("header", "other_runs", "host", "ids"))
         try:
-            plan = decide_from_run(header, events, others, host, ids, projector, table)
+            plan = decide_planner_situation(planned.latest, source_run(continuation), header, events, others, host, ids, projector, table)
         except FactsRefused as refused:
             errors += [SpecError(planned.mark, f"planner situation '{planned.name}': {problem}") for problem in refused.problems]
             continue

@@ -39,11 +39,16 @@ def read_facts(path: Path) -> Any:
 def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | None]:
     """(what was decided on, the plan, how many events the ledger held, when a file was read) for either form."""
     from ..contract import build_continuation_plan
-    from ..errors import EscapesWorkspace, FactsRefused, LedgerInUse, LedgerMissing, NotALedger
-    from ..ledger.continuation_run import plan_continuation
+    from ..errors import EscapesWorkspace, FactsRefused, InvalidLedgerId, LedgerInUse, LedgerMissing, NotALedger
+    from ..ledger.continuation_run import plan_continuation, plan_latest_continuation
     from ..ledger.store import read_ledger
 
     try:
+        if args.latest:
+            host = read_facts(Path(args.host))
+            args.picked, plan = plan_latest_continuation(args.workspace, args.session, host, _ids(args.ids), contract=contract)
+            session = Path(args.workspace) / "sessions" / args.session
+            return (session / "runs" / args.picked if args.picked else session), plan, None
         if args.workspace is not None:
             host = read_facts(Path(args.host))
             plan = plan_continuation(args.workspace, args.session, args.run, host, _ids(args.ids), contract=contract)
@@ -53,7 +58,7 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
     except FactsRefused as refused:
         raise UsageError(*(f"{args.host or args.facts}: {problem}" for problem in refused.problems)) from None
-    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId) as error:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {args.ledger or args.workspace}: {error.strerror or error}") from None
@@ -68,13 +73,16 @@ def _ids(text: str | None) -> dict[str, str] | None:
     return dict(zip(("invocationId", "runId", "turnId"), parts, strict=True))
 
 
+_FORMS = "give LEDGER.jsonl --facts FACTS.json, or --workspace WS --session S (--run R or --latest) --host HOST.json"
+
+
 def _check_form(args: argparse.Namespace) -> None:
-    planner = [args.workspace, args.session, args.run, args.host]
+    planner = [args.workspace, args.session, args.host]
     if args.ledger is not None:
-        if args.facts is None or any(value is not None for value in planner + [args.ids]):
-            raise UsageError("give LEDGER.jsonl --facts FACTS.json, or --workspace WS --session S --run R --host HOST.json")
-    elif any(value is None for value in planner) or args.facts is not None:
-        raise UsageError("give LEDGER.jsonl --facts FACTS.json, or --workspace WS --session S --run R --host HOST.json")
+        if args.facts is None or args.run is not None or args.latest or any(value is not None for value in planner + [args.ids]):
+            raise UsageError(_FORMS)
+    elif any(value is None for value in planner) or args.facts is not None or (args.run is None) == (not args.latest):
+        raise UsageError(_FORMS)
 
 
 def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -89,14 +97,20 @@ def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         raise UsageError(str(NoContinuationDecision(f"the contract {contract.identity} declares no continuation decision (spec/continuation.yaml)")))
     if args.workspace is not None and table.planner is None:
         raise UsageError(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
+    if args.latest and "candidate" not in table.planner:
+        raise UsageError(f"the contract {contract.identity} declares no way to pick a run for --latest (spec/continuation.yaml `planner.candidate`)")
     path, plan, events = _decide(args, contract)
     if args.json:
         encoded = msgspec.json.encode(plan)
-        out.write_bytes(encoded[:-1] + b',"contract":' + msgspec.json.encode(contract.identity.as_json()) + b"}")  # type: ignore[attr-defined]
+        picked = b',"pickedRunId":' + msgspec.json.encode(args.picked) if args.latest else b""
+        out.write_bytes(encoded[:-1] + picked + b',"contract":' + msgspec.json.encode(contract.identity.as_json()) + b"}")  # type: ignore[attr-defined]
         out.write("\n")
     else:
         from ..output.continuation_text import continuation_text
 
+        if args.latest:
+            chosen = f"run {args.picked}" if args.picked else "no run"
+            out.write(f"--latest:      {chosen} (the newest interrupted run of session {args.session})\n")
         out.write(continuation_text(path, plan, table, events))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == table.proceed else EXIT_FAIL
@@ -112,10 +126,12 @@ def register(commands: Any) -> None:
         "continuation decision (spec/continuation.yaml) and the host's facts, whether a fresh invocation, run and\n"
         "turn may continue it from its committed boundary.\n\n"
         "  resume-contract continue-plan path/to/runtime-events.jsonl --facts facts.json [--json]\n"
-        "  resume-contract continue-plan --workspace WS --session S --run R --host host.json [--ids I,R,T]\n\n"
+        "  resume-contract continue-plan --workspace WS --session S --run R --host host.json [--ids I,R,T]\n"
+        "  resume-contract continue-plan --workspace WS --session S --latest --host host.json\n\n"
         "FACTS.json is one object with exactly the inputs the spec declares (the reference's field names).\n"
         "The planner form reads the run's run.json, its ledger (snapshots merged) and its session's other runs,\n"
-        "applies the spec's planner gates, and takes the host's inputs from HOST.json (exactly those).\n"
+        "applies the spec's planner gates, and takes the host's inputs from HOST.json (exactly those). --latest\n"
+        "picks the run as the spec's `planner.candidate` says (the newest interrupted one; none parks).\n"
         "--json prints {disposition, rejectionReasons, diagnostics, continuation?}; runtimeContext holds the\n"
         "committed rows exactly as written.\n",
         epilog="exit: 0 continue, 1 park, 2 usage or unreadable input (a missing ledger, facts or host file, keys the\n"
@@ -127,6 +143,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--workspace", metavar="WS", help="the planner form: the workspace holding the source run")
     parser.add_argument("--session", metavar="S", help="the source run's session")
     parser.add_argument("--run", metavar="R", help="the source run")
+    parser.add_argument("--latest", action="store_true", help="instead of --run: the session's newest interrupted run")
     parser.add_argument("--host", metavar="HOST.json", help="the host's facts, one JSON object")
     parser.add_argument("--ids", metavar="INV,RUN,TURN", help="the continuation's fresh ids (default: generated)")
     add_format_arguments(parser, "the decision, in the reference's field names, then the contract")

@@ -163,7 +163,7 @@ class DecisionContext:
     def value(self, path: str, binding: Mapping[str, Any] | None = None) -> Any:
         head, _, rest = path.partition(".")
         steps = rest.split(".") if rest else []
-        if head == "missing" or head == "item":
+        if head in ("missing", "item", "candidate"):
             value: Any = (binding or {}).get(head, ABSENT)
         elif head == "input":
             value = self.facts
@@ -284,8 +284,8 @@ class DecisionContext:
             return not self.events
         if name == "raised":
             return argument in reasons
-        if name == "not_one_of":
-            return self.value(argument["value"], binding) not in argument["allowed"]
+        if name in ("not_one_of", "one_of"):
+            return (self.value(argument["value"], binding) in argument["allowed"]) is (name == "one_of")
         if name == "any_equal":
             pairs = [(self.value(a, binding), self.value(b, binding)) for a, b in argument]
             return any(a is not ABSENT and a == b for a, b in pairs)

@@ -4,7 +4,8 @@ filled as the spec's `planner` says. `ledger.continuation_run` reads the files; 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -12,6 +13,7 @@ import msgspec
 from ..errors import FactsRefused
 from .continuation import ABSENT, ContinuationPlan, DecisionContext, decide_continuation
 from .continuation_table import ContinuationTable
+from .plan import Diagnostic
 from .table import ProjectorTable
 from .walk_reads import TRUE
 
@@ -54,6 +56,56 @@ def decide_from_run(
         if value is not ABSENT:
             facts[name] = value
     return decide_continuation(events, facts, projector, table, rows=rows)
+
+
+def decide_latest(
+    headers: Mapping[str, Any],
+    read_events: Callable[[str], tuple[Sequence[Any] | None, Sequence[msgspec.Raw] | None]],
+    host: Any,
+    ids: Mapping[str, str],
+    projector: ProjectorTable,
+    table: ContinuationTable,
+) -> tuple[str | None, ContinuationPlan]:
+    """`--latest`: (the run picked among the session's `headers`, or None; the decision). `read_events(run)` gives
+    the picked run's committed events and rows, (None, None) when its ledger cannot be read."""
+    assert table.planner is not None, "the contract has no planner form"
+    _check_host(host, table.planner["host"])
+    picked = pick_candidate(headers, table)
+    if picked is None:
+        return None, no_candidate(table)
+    events, rows = read_events(picked)
+    others = {run_id: header for run_id, header in headers.items() if run_id != picked and header is not None}
+    return picked, decide_from_run(headers[picked], events, others, host, ids, projector, table, rows=rows)
+
+
+def pick_candidate(headers: Mapping[str, Any], table: ContinuationTable) -> str | None:
+    """The run `--latest` continues among `headers` ({run id: its header, or None when unreadable}): the newest by
+    the spec's `candidate.newest_by` fields (compared as text, descending; the directory names the run's `runId`)
+    whose header passes every test of one of `candidate.eligible`; None when no run does."""
+    planner = table.planner
+    assert planner is not None and "candidate" in planner, "the contract's planner has no candidate rule"
+    rule = planner["candidate"]
+    context = DecisionContext((), {}, table)
+    eligible = []
+    for run_id, header in headers.items():
+        if not isinstance(header, Mapping):
+            continue  # an unreadable header is no candidate (fail closed: it is not known to be interrupted)
+        bound = {"candidate": {**{key: value for key, value in header.items() if value is not None}, "runId": run_id}}
+        if any(all(context.holds(test, bound, ()) for test in group) for group in rule["eligible"]):
+            eligible.append((tuple(_as_text(bound["candidate"].get(field)) for field in rule["newest_by"]), run_id))
+    return max(eligible)[1] if eligible else None
+
+
+def no_candidate(table: ContinuationTable) -> ContinuationPlan:
+    """The park when `--latest` finds no run to continue (the spec's `candidate.none`)."""
+    assert table.planner is not None
+    code = table.planner["candidate"]["none"]
+    reason, message = table.diagnostics[code]
+    return ContinuationPlan(disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(Diagnostic(code, message),))
+
+
+def _as_text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def _has_what_is_read(header: Mapping[str, Any], inputs: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> bool:

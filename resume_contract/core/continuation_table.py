@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 # What a test may be, and what a ledger fact may be: the interpreter's vocabulary, which the generator checks
 # a spec against (one home: a new test is added here, to the interpreter, and to the schema).
-TESTS = ("each_open", "no_events", "present", "absent", "is_false", "differ", "any_equal", "missing_from", "not_one_of", "raised")
+TESTS = ("each_open", "no_events", "present", "absent", "is_false", "differ", "any_equal", "missing_from", "not_one_of", "one_of", "raised")
 FACT_KINDS = ("lifecycle", "first_differing", "last_replayed_where", "operation_field")
 INPUT_TYPES = ("boolean", "string", "integer", "string_list", "object")
 # The Phase 0 plan's fields a path `phase0.NAME` may read -> the ResumePlan attribute.
