@@ -34,6 +34,17 @@ print(result.stdout)
 raise SystemExit(result.returncode)
 """
 
+# The planner form, except that a run another run already continues is continued again (exit 0).
+CONTINUES_TWICE = """
+import json, subprocess, sys
+result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+if result.returncode == 1 and json.loads(result.stdout)["rejectionReasons"] == ["continuation_already_exists"]:
+    print(json.dumps({"disposition": "continue", "rejectionReasons": [], "diagnostics": [], "continuation": {"runId": "run-2"}}))
+    raise SystemExit(0)
+print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+
 # Parks wherever the contract continues: wrong, but never unsafe.
 ALWAYS_PARKS = """
 import json, subprocess, sys
@@ -59,8 +70,8 @@ def _section(directory: Path) -> dict:
     return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["continuation"]
 
 
-def _conform(run_cli, vectors: Path, *command: str) -> tuple[int, dict]:
-    code, out, err = run_cli("--root", str(REPO), "conform", "--vectors", str(vectors), "--decision", "continuation", "--json", "--", *command)
+def _conform(run_cli, vectors: Path, *command: str, decision: str = "continuation") -> tuple[int, dict]:
+    code, out, err = run_cli("--root", str(REPO), "conform", "--vectors", str(vectors), "--decision", decision, "--json", "--", *command)
     assert err == ""
     return code, json.loads(out)
 
@@ -121,3 +132,40 @@ def test_a_phase0_contract_has_no_continuation_vectors_and_conform_says_so(proje
     code, _, err = run_cli("--root", str(project), "conform", "--vectors", str(out), "--decision", "continuation", "--", "true")
 
     assert code == 2 and "hold no continuation cases" in err
+
+
+PLANNER = SPEC["planner"]["situations"]
+
+
+def test_every_named_planner_situation_is_a_workspace_vector_that_says_what_the_spec_says(vectors: Path) -> None:
+    cases = {case["id"]: case for case in _section(vectors)["plannerCases"]}
+    for name, situation in PLANNER["cases"].items():
+        expect, vector = situation["expect"], cases[f"continuation-planner-{name}"]
+        assert vector["expect"]["disposition"] == expect["disposition"]
+        assert vector["expect"]["rejectionReasons"] == expect.get("rejection_reasons", [])
+        assert vector["expect"]["diagnostics"] == expect.get("diagnostics", [])
+        assert vector["expect"]["continuation"] == expect.get("continuation")
+        assert vector["run"] == (None if situation.get("latest") else "run-1")
+        runs = vectors / vector["workspace"] / "sessions" / vector["session"] / "runs"
+        header = runs / "run-1" / "run.json"
+        if situation.get("header", {}) is None:
+            assert not header.exists()
+        else:
+            assert json.loads(header.read_text(encoding="utf-8")) == {**PLANNER["base"]["header"], **situation.get("header", {})}
+        assert sorted(path.name for path in runs.iterdir()) == sorted(["run-1", *situation.get("other_runs", {})])
+        assert json.loads((vectors / vector["host"]).read_text(encoding="utf-8")) == {**PLANNER["base"]["host"], **situation.get("host", {})}
+
+
+@pytest.mark.slow
+def test_continue_plan_agrees_with_every_planner_vector(vectors: Path, run_cli) -> None:
+    code, report = _conform(run_cli, vectors, *OUR_CLI, decision="continuation-planner")
+    assert code == 0, [r for r in report["results"] if r["verdict"] != "agrees"][:3]
+    assert report["summary"]["agrees"] == len(_section(vectors)["plannerCases"])
+
+
+def test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_planner_vectors(vectors: Path, run_cli) -> None:
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", CONTINUES_TWICE, decision="continuation-planner")
+    expected = sorted(case["id"] for case in _section(vectors)["plannerCases"] if case["expect"]["rejectionReasons"] == ["continuation_already_exists"])
+    failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
+    assert code == 1 and failing == expected and "continuation-planner-already_continued" in failing
+    assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"park -> continue"}

@@ -100,7 +100,8 @@ def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int]
     """(label, (events, inputs changed), run) of every planner situation of the specs and each with one header
     field left out, the other runs left out, or one host input changed, each once."""
     seen: set[str] = set()
-    explored = []
+    explored: list[tuple[str, tuple[int, int], dict[str, Any]]] = []
+    unique: list[tuple[str, tuple[int, int], dict[str, Any]]] = []
     for spec in specs:
         continuation = spec.continuation
         assert continuation is not None
@@ -119,11 +120,14 @@ def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int]
                 variations.append((f"{name} without the other runs", 1, {**base, "others": {}}))
             variations += [(f"{label.replace(situation.name, name, 1)}", 1, {**base, "host": host}) for label, _, host in _variations(situation.name, base["host"], continuation)]
             for label, changed, run in variations:
-                key = json.dumps(run, sort_keys=True, default=list)
-                if key not in seen:
-                    seen.add(key)
-                    explored.append((label, (len(situation.events_json), changed), run))
-    return explored
+                explored.append((label, (len(situation.events_json), changed), run))
+    # Each once, a named situation under its own name (before a variation of another that equals it).
+    for label, size, run in sorted(explored, key=lambda item: item[1][1]):
+        key = json.dumps(run, sort_keys=True, default=list)
+        if key not in seen:
+            seen.add(key)
+            unique.append((label, size, run))
+    return unique
 
 
 def explored_situations(*specs: Spec) -> list[tuple[str, tuple[int, int], tuple[str, ...], dict[str, Any]]]:

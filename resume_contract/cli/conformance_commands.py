@@ -107,17 +107,20 @@ def register(commands: Any) -> None:
         "With --decision continuation, COMMAND is held to the continuation decision instead: it gets LEDGER.jsonl\n"
         "--facts FACTS.json, prints {disposition, rejectionReasons, diagnostics, continuation?} and exits 0\n"
         "(continue) or 1 (park), or 3 for a corrupt ledger. Compared: all four (a diagnostic's code, eventId and\n"
-        "detail; runtimeContext as its rows' ids).\n\n"
+        "detail; runtimeContext as its rows' ids). With --decision continuation-planner it gets --workspace WS\n"
+        "--session S (--run R or --latest) --host HOST.json --ids I,R,T instead, and is compared the same way.\n\n"
         "  resume-contract conform -- resume-contract plan --json\n"
         "  resume-contract conform --decision continuation -- resume-contract continue-plan --format json\n"
+        "  resume-contract conform --decision continuation-planner -- resume-contract continue-plan --format json\n"
         "  resume-contract conform --vectors vectors/ --strictness reference --junit conform.xml -- node plan.js\n",
         epilog="exit: 0 every vector agrees, 1 some disagree, crash or time out, 2 usage.",
     )
     conform.add_argument("--vectors", metavar="DIR", help="vectors written by `resume-contract vectors` (default: made now from spec/)")
     conform.add_argument("--depth", type=int, default=3, metavar="N", help="with no --vectors: the depth to make them at (default 3)")
     conform.add_argument(
-        "--decision", choices=("replay", "continuation"), default="replay",
-        help="the decision COMMAND implements: Phase 0's replay plan (default) or Phase 1's continuation decision",
+        "--decision", choices=("replay", "continuation", "continuation-planner"), default="replay",
+        help="the decision COMMAND implements: Phase 0's replay plan (default), Phase 1's continuation decision over "
+        "a ledger and facts, or the same decision in the planner form (a workspace run and HOST.json)",
     )
     conform.add_argument("--strictness", choices=("exact", "reference"), default="exact", help="reference: accept the spec's documented differences of a Phase 0 reference")
     conform.add_argument("--jobs", type=int, metavar="N", help="vectors run at once (default: all cores)")

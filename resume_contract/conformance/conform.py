@@ -35,8 +35,10 @@ from .protocol import (
     reported,
 )
 
-REPLAY, CONTINUATION = "replay", "continuation"  # which decision an implementation is held to
-DECISIONS = (REPLAY, CONTINUATION)
+# Which decision an implementation is held to: Phase 0's replay plan, Phase 1's continuation decision over a
+# ledger and facts, or the same decision in the planner form (a workspace run and HOST.json).
+REPLAY, CONTINUATION, CONTINUATION_PLANNER = "replay", "continuation", "continuation-planner"
+DECISIONS = (REPLAY, CONTINUATION, CONTINUATION_PLANNER)
 
 AGREES, DISAGREES, CRASHED, TIMED_OUT = "agrees", "disagrees", "crashed", "timed out"
 VERDICTS = (AGREES, DISAGREES, CRASHED, TIMED_OUT)
@@ -51,6 +53,7 @@ class Case:
     expected_high_water: int | None
     expect: dict[str, Any]
     facts: Path | None = None  # a continuation case's facts file
+    arguments: tuple[str, ...] = ()  # a planner-form case's arguments (instead of a ledger)
 
 
 @dataclass
@@ -93,10 +96,15 @@ def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
             section = manifest.get("continuation")
             if section is None:
                 raise VectorsUnreadable(f"{directory}: the vectors hold no continuation cases (their contract has no spec/continuation.yaml)")
-            cases = tuple(
-                Case(item["id"], item["kind"], item["description"], directory / item["ledger"], None, item["expect"], directory / item["facts"])
-                for item in section["cases"]
-            )
+            if decision == CONTINUATION:
+                cases = tuple(
+                    Case(item["id"], item["kind"], item["description"], directory / item["ledger"], None, item["expect"], directory / item["facts"])
+                    for item in section["cases"]
+                )
+            elif "plannerCases" not in section:
+                raise VectorsUnreadable(f"{directory}: the vectors hold no planner-form cases (their contract's continuation decision has no `planner`)")
+            else:
+                cases = tuple(_planner_case(directory, item) for item in section["plannerCases"])
             dispositions = (section["dispositions"]["proceed"], section["dispositions"]["stop"])
         return Vectors(
             directory, manifest["specSha256"], frozenset(differences["anomalies"]), frozenset(differences["corruptionKinds"]), cases,
@@ -106,7 +114,17 @@ def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
         raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({error})") from None
 
 
+def _planner_case(directory: Path, item: dict[str, Any]) -> Case:
+    workspace = directory / item["workspace"]
+    run = ["--run", item["run"]] if item["run"] is not None else ["--latest"]
+    ids = ",".join(item["ids"][key] for key in ("invocationId", "runId", "turnId"))
+    arguments = ("--workspace", str(workspace), "--session", item["session"], *run, "--host", str(directory / item["host"]), "--ids", ids)
+    return Case(item["id"], item["kind"], item["description"], workspace, None, item["expect"], None, arguments)
+
+
 def _arguments(command: Sequence[str], case: Case) -> list[str]:
+    if case.arguments:
+        return [*command, *case.arguments]
     arguments = [*command, str(case.ledger)]
     if case.facts is not None:
         arguments += ["--facts", str(case.facts)]
@@ -159,7 +177,7 @@ def judge(case: Case, code: int | None, out: str, strictness: str, vectors: Vect
         return CRASHED, [f"stdout is not a JSON plan: {error}"], []
     if not isinstance(plan, dict):
         return CRASHED, ["stdout is not a JSON object"], []
-    if vectors.decision == CONTINUATION:
+    if vectors.decision != REPLAY:
         return _judge_continuation(expect, code, plan, vectors.dispositions)
     got = reported(plan)
     problems = [f"{key}: missing from the plan" for key in REQUIRED if key not in got]
@@ -235,7 +253,7 @@ def conform(
         if verdict == CRASHED and err.strip():
             problems.append("stderr: " + err.strip().splitlines()[-1][:300])
         unsafe = None
-        if verdict == DISAGREES and ran.code is not None and vectors.decision == CONTINUATION:
+        if verdict == DISAGREES and ran.code is not None and vectors.decision != REPLAY:
             unsafe = continuation_unsafety(case.expect, ran.code, _answer(out, continuation_reported), vectors.dispositions)
         elif verdict == DISAGREES and ran.code is not None:
             unsafe = unsafety(case.expect, ran.code, _answer(out, reported))

@@ -77,6 +77,7 @@ PROTOCOL = {
 # Phase 1, the continuation decision (`conform --decision continuation`): the same ledgers and exit codes for a
 # corrupt ledger, a facts file beside each, and the decision in the reference's field names.
 FACTS_DIR = "facts"
+WORKSPACES_DIR = "workspaces"  # the planner form's: one workspace per case, its HOST.json beside it
 CONTINUATION_REQUIRED = ("disposition", "rejectionReasons", "diagnostics")
 CONTINUATION_PINNED = (*CONTINUATION_REQUIRED, "continuation")
 DIAGNOSTIC_PINNED = ("code", "eventId", "detail")  # a diagnostic's message is wording, not contract
@@ -90,6 +91,14 @@ def continuation_protocol(proceed: str, stop: str) -> dict[str, str]:
         "corruption": f"exit {EXIT_CORRUPT}; stdout is not read",
         "compared": "disposition, rejectionReasons, diagnostics (code, eventId, detail; in order), and continuation "
         "(every field; runtimeContext as the ids of its rows) when the decision is to continue",
+    }
+
+
+def planner_protocol(proceed: str, stop: str) -> dict[str, str]:
+    return {
+        "command": "COMMAND... --workspace WS --session S (--run R | --latest) --host HOST.json --ids INVOCATION,RUN,TURN",
+        "plan": f"exit {EXIT_SAFE_REPLAY} ({proceed}) or {EXIT_BLOCKED} ({stop}), and the decision as JSON on stdout, as for the facts form",
+        "compared": "as for the facts form",
     }
 
 
@@ -188,11 +197,29 @@ def manifest_schema() -> dict[str, Any]:
             },
         },
     }
+    planner_case = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "kind", "description", "workspace", "session", "run", "host", "ids", "expect"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-z0-9_.-]+$"},
+            "kind": {"const": "continuation-planner"},
+            "description": {"type": "string"},
+            "workspace": {"type": "string"},
+            "session": {"type": "string"},
+            "run": {"type": ["string", "null"]},
+            "host": {"type": "string"},
+            "ids": {"type": "object", "additionalProperties": {"type": "string"}},
+            "expect": continuation_decision,
+        },
+    }
     continuation = {
         "type": "object",
         "additionalProperties": False,
         "required": ["dispositions", "protocol", "cases"],
         "properties": {
+            "plannerProtocol": {"type": "object"},
+            "plannerCases": {"type": "array", "items": planner_case},
             "dispositions": {
                 "type": "object",
                 "additionalProperties": False,

@@ -43,7 +43,13 @@ from ..core.table import ProjectorTable
 from ..core.wire import WireModel, encode_json
 from ..errors import LedgerCorruption, VectorError
 from ..ledger.reader import decode_rows
-from .continuation_vectors import ContinuationVector, build_continuation_vectors, render_continuation
+from .continuation_vectors import (
+    ContinuationVector,
+    PlannerVector,
+    build_continuation_vectors,
+    build_planner_vectors,
+    render_continuation,
+)
 from .protocol import FORMAT, LEDGERS_DIR, MANIFEST, PROTOCOL, SCHEMA, manifest_schema, pinned
 
 DEFAULT_DEPTH = 3
@@ -74,7 +80,7 @@ def _jsonl(values: list[dict[str, Any]]) -> bytes:
     return b"".join(encode_json(value) + b"\n" for value in values)
 
 
-def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector | ContinuationVector]:
+def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector | ContinuationVector | PlannerVector]:
     """Every vector for `spec`, in a fixed order: Phase 0's, then the continuation decision's."""
     planner = _Planner(spec)
     vectors: list[Vector] = []
@@ -98,7 +104,7 @@ def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector | Conti
     corruption = _corruption(spec, planner)
     vectors += corruption
     continuation = build_continuation_vectors(spec, {vector.expect["corruption"]: vector.rows for vector in corruption})
-    return [*vectors, *continuation]
+    return [*vectors, *continuation, *build_planner_vectors(spec)]
 
 
 def _explored(planner: _Planner, depth: int) -> list[Vector]:
@@ -200,16 +206,18 @@ def _corruption(spec: Spec, planner: _Planner) -> list[Vector]:
     return vectors
 
 
-def render_vectors(spec: Spec, vectors: list[Vector | ContinuationVector], depth: int) -> dict[str, bytes]:
+def render_vectors(spec: Spec, vectors: list[Vector | ContinuationVector | PlannerVector], depth: int) -> dict[str, bytes]:
     """{relative path: bytes}: the manifest, its schema, one ledger per vector and one facts file per continuation
     vector. Byte-identical across runs."""
     files: dict[str, bytes] = {}
     cases = []
     table = continuation_table_of(spec) if spec.continuation is not None else None
-    continuation_files, continuation = render_continuation(table, [v for v in vectors if isinstance(v, ContinuationVector)])
+    continuation_files, continuation = render_continuation(
+        table, [v for v in vectors if isinstance(v, ContinuationVector)], [v for v in vectors if isinstance(v, PlannerVector)]
+    )
     files.update(continuation_files)
     for vector in vectors:
-        if isinstance(vector, ContinuationVector):
+        if not isinstance(vector, Vector):
             continue
         ledger = f"{LEDGERS_DIR}/{vector.id}.jsonl"
         files[ledger] = vector.rows
