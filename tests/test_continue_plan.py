@@ -95,6 +95,21 @@ def test_text_output_gives_the_decision_and_what_to_do_about_each_reason(tmp_pat
         assert f"  - {reason}: {SPEC['reasons'][reason]}\n" in out
 
 
+def test_a_phase0_reason_names_the_plan_command_that_shows_it_with_the_high_water_step_0_expected(tmp_path: Path, run_cli) -> None:
+    # A situation that parks for Phase 0 with an expected high-water in its facts (the contract says which).
+    name = next(name for name, case in SITUATIONS["cases"].items() if "workspaceCheckpoint" in case.get("facts", {})
+                and not set(case["expect"].get("rejection_reasons", [])) <= set(SPEC["reasons"]))
+    rows, facts, expected = _case(name)
+    ledger, facts_file = _write(tmp_path, rows, facts)
+
+    code, out, _ = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file))
+
+    command = f"resume-contract plan {ledger} --expected-high-water {facts['workspaceCheckpoint']['runtimeEventHighWater']}"
+    assert code == 1 and f"; `{command}` says why and what to do.\n" in out
+    code, out, _ = run_cli("--root", str(REPO), *command.split()[1:], "--format", "json")
+    assert (code, json.loads(out)["rejectionReasons"]) == (1, [reason for reason in expected["rejection_reasons"] if reason not in SPEC["reasons"]])
+
+
 @pytest.mark.parametrize(
     ("facts", "message"),
     [
@@ -309,6 +324,13 @@ def test_latest_names_the_run_it_picked_in_text_and_json(tmp_path: Path, run_cli
     assert printed["continuation"]["sourceRunId"] == "run-b"
     code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json")
     assert code == 0 and out.startswith(f"--latest:      run run-b (the newest interrupted run of session {SESSION})\n")
+    runs = workspace / "sessions" / SESSION / "runs"
+    (runs / "run-b" / "runtime-events.jsonl").write_text((runs / "run-b" / "runtime-events.jsonl").read_text().splitlines()[0] + "\n" + json.dumps(
+        {"id": "event-9", "sessionId": SESSION, "invocationId": "invocation-1", "runId": "run-b", "turnId": "turn-1", "ts": 9, "partial": False,
+         "role": "model", "author": "agent", "content": {"kind": "function_call", "id": "call-1", "name": "Bash", "args": {}}}) + "\n")
+    code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json")
+    command = f"resume-contract plan --workspace {workspace} --session {SESSION} --run run-b"
+    assert code == 1 and f"; `{command}` says why and what to do.\n" in out  # the picked run's Phase 0 plan
 
 
 def test_latest_ties_on_created_at_are_broken_by_run_id_and_a_child_run_is_never_picked(tmp_path: Path, run_cli) -> None:

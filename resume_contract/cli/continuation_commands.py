@@ -45,15 +45,15 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
 
     try:
         if args.latest:
-            host = read_facts(Path(args.host))
+            host = args.given = read_facts(Path(args.host))
             args.picked, plan = plan_latest_continuation(args.workspace, args.session, host, _ids(args.ids), contract=contract)
             session = Path(args.workspace) / "sessions" / args.session
             return (session / "runs" / args.picked if args.picked else session), plan, None
         if args.workspace is not None:
-            host = read_facts(Path(args.host))
+            host = args.given = read_facts(Path(args.host))
             plan = plan_continuation(args.workspace, args.session, args.run, host, _ids(args.ids), contract=contract)
             return Path(args.workspace) / "sessions" / args.session / "runs" / args.run, plan, None
-        facts = read_facts(Path(args.facts))
+        facts = args.given = read_facts(Path(args.facts))
         ledger = read_ledger(Path(args.ledger), refuse_live=True, contract=contract)
         return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
     except FactsRefused as refused:
@@ -62,6 +62,21 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {args.ledger or args.workspace}: {error.strerror or error}") from None
+
+
+def _plan_command(args: argparse.Namespace, table: Any) -> str:
+    """The `plan` command that shows Phase 0's plan of what was decided, with the high-water step 0 expected."""
+    import shlex
+
+    from ..core.continuation import expected_high_water
+
+    expected = expected_high_water(args.given, table)  # the facts (or HOST.json) the decision was made with
+    if args.workspace is not None:
+        run = getattr(args, "picked", None) or args.run
+        command = f"resume-contract plan --workspace {shlex.quote(args.workspace)} --session {shlex.quote(args.session)} --run {shlex.quote(str(run))}"
+    else:
+        command = f"resume-contract plan {shlex.quote(args.ledger)}"
+    return command + (f" --expected-high-water {expected}" if isinstance(expected, int) else "")
 
 
 def _ids(text: str | None) -> dict[str, str] | None:
@@ -111,7 +126,7 @@ def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         if args.latest:
             chosen = f"run {args.picked}" if args.picked else "no run"
             out.write(f"--latest:      {chosen} (the newest interrupted run of session {args.session})\n")
-        out.write(continuation_text(path, plan, table, events))
+        out.write(continuation_text(path, plan, table, events, _plan_command(args, table)))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == table.proceed else EXIT_FAIL
 

@@ -51,8 +51,7 @@ def decide_continuation(
     """Decide whether the committed prefix `events` may be continued under `facts`. Pure; raises FactsRefused."""
     check_facts(facts, table.inputs)
     context = DecisionContext(events, facts, table)
-    expected = next((value for path in table.expected_high_water if (value := context.value(path)) is not ABSENT), None)
-    phase0 = project(events, projector, expected, rows=rows)
+    phase0 = project(events, projector, expected_high_water(facts, table), rows=rows)
     context.phase0 = phase0
     reasons = list(phase0.rejection_reasons)
     diagnostics = list(phase0.diagnostics)
@@ -76,6 +75,13 @@ def decide_continuation(
     return ContinuationPlan(
         disposition=table.proceed, rejection_reasons=tuple(reasons), diagnostics=tuple(diagnostics), continuation=payload
     )
+
+
+def expected_high_water(facts: Mapping[str, Any], table: ContinuationTable) -> int | None:
+    """The high-water step 0 plans Phase 0 with: the first of the spec's `phase0.expected_high_water` inputs
+    present in `facts` (None: none is)."""
+    context = DecisionContext((), facts, table)
+    return next((value for path in table.expected_high_water if (value := context.value(path)) is not ABSENT), None)
 
 
 def continuation_summary(plan: ContinuationPlan) -> dict[str, Any]:

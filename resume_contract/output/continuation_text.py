@@ -10,9 +10,9 @@ from ..core.continuation import ContinuationPlan
 from ..core.continuation_table import ContinuationTable
 
 
-def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTable, events: int | None) -> str:
+def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTable, events: int | None, plan_command: str) -> str:
     """The decision over the ledger (or run) at `path` (of `events` committed events, when known), as lines a
-    person reads."""
+    person reads; `plan_command` is the command that shows Phase 0's plan of the same events."""
     held = "" if events is None else f" ({events} committed event{'s' if events != 1 else ''})"
     lines = [f"decision:      {plan.disposition}", f"{'ledger:' if events is not None else 'run:':<15}{path}{held}"]
     if plan.disposition != table.proceed:
@@ -20,7 +20,7 @@ def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTab
         for reason in plan.rejection_reasons:
             remedy = table.remedies.get(reason)
             if remedy is None:  # a Phase 0 reason: the replay decision says what it is
-                remedy = f"Phase 0 blocks replaying this ledger; `resume-contract plan {path}` says why and what to do."
+                remedy = f"Phase 0 blocks replaying this ledger; `{plan_command}` says why and what to do."
             lines.append(f"  - {reason}: {remedy}")
     if plan.diagnostics:
         lines.append("diagnostics:")
