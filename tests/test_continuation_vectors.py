@@ -1,12 +1,16 @@
-"""Phase 1 in the conformance vectors and `conform --decision continuation` (issue 26): the vectors say what the
-spec's situations say, two implementations (the spec-driven one and one written by hand from the shared
-document) agree on every vector, and a wrong one is reported exactly, unsafe when it continues where the
-contract parks.
+"""Phase 1 in the conformance vectors and `conform --decision continuation[-planner]` (issue 26).
+
+Of the contract (spec/): the vectors say what the spec's situations say, and continue-plan agrees with every one.
+Of the tool (the frozen Phase 1 spec, tests/frozen_spec/phase1, which is the shared document's contract): a second
+implementation written by hand from the shared document agrees with every vector — the spec language says what
+the document says — and wrong ones are reported exactly, unsafe when they continue where the contract parks.
+Editing spec/ never breaks the tool's half.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,15 +20,17 @@ import yaml
 from jsonschema import Draft202012Validator
 
 REPO = Path(__file__).resolve().parent.parent
+FROZEN = REPO / "tests" / "frozen_spec"
 SPEC = yaml.safe_load((REPO / "spec" / "continuation.yaml").read_text(encoding="utf-8"))
 OUR_CLI = [sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json"]
 KINDS = yaml.safe_load((REPO / "spec" / "decisions.yaml").read_text(encoding="utf-8"))["ledger_rules"]["storage_corruption"]["kinds"]
 BY_HAND = [sys.executable, str(REPO / "tests" / "adapters" / "continuation_adapter.py")]
 
+# Each wrong adapter gets the frozen project's root first (its contract), then what conform passes.
 # Our decision, except that a park whose only reason is a pending permission continues (exit 0).
 IGNORES_PERMISSIONS = """
 import json, subprocess, sys
-result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
 if result.returncode == 1:
     plan = json.loads(result.stdout)
     if plan["rejectionReasons"] == ["pending_permission"]:
@@ -37,7 +43,7 @@ raise SystemExit(result.returncode)
 # The planner form, except that a run another run already continues is continued again (exit 0).
 CONTINUES_TWICE = """
 import json, subprocess, sys
-result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
 if result.returncode == 1 and json.loads(result.stdout)["rejectionReasons"] == ["continuation_already_exists"]:
     print(json.dumps({"disposition": "continue", "rejectionReasons": [], "diagnostics": [], "continuation": {"runId": "run-2"}}))
     raise SystemExit(0)
@@ -48,7 +54,7 @@ raise SystemExit(result.returncode)
 # Parks wherever the contract continues: wrong, but never unsafe.
 ALWAYS_PARKS = """
 import json, subprocess, sys
-result = subprocess.run([sys.executable, "-m", "resume_contract", "continue-plan", "--format", "json", *sys.argv[1:]], capture_output=True, text=True)
+result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
 if result.returncode == 0:
     print(json.dumps({"disposition": "park", "rejectionReasons": ["background_operation_pending"], "diagnostics": [{"code": "background_operation_pending"}]}))
     raise SystemExit(1)
@@ -57,21 +63,45 @@ raise SystemExit(result.returncode)
 """
 
 
-@pytest.fixture(scope="module")
-def vectors(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("vectors") / "v"
-    command = [sys.executable, "-m", "resume_contract", "--root", str(REPO), "vectors", "--out", str(out), "--depth", "1"]
+def _vectors_of(root: Path, out: Path) -> Path:
+    command = [sys.executable, "-m", "resume_contract", "--root", str(root), "vectors", "--out", str(out), "--depth", "1"]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory) -> Path:
+    """The contract's vectors (spec/)."""
+    return _vectors_of(REPO, tmp_path_factory.mktemp("vectors") / "v")
+
+
+@pytest.fixture(scope="module")
+def phase1_project(tmp_path_factory) -> Path:
+    """A project of the frozen spec with the frozen Phase 1 decision, generated."""
+    from resume_contract_generator.render.tree import render_all
+    from resume_contract_generator.spec.validate import load_spec
+
+    root = tmp_path_factory.mktemp("phase1") / "project"
+    shutil.copytree(FROZEN / "spec", root / "spec")
+    shutil.copyfile(FROZEN / "phase1" / "continuation.yaml", root / "spec" / "continuation.yaml")
+    for relative, text in render_all(load_spec(root)).items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def frozen_vectors(phase1_project: Path, tmp_path_factory) -> Path:
+    return _vectors_of(phase1_project, tmp_path_factory.mktemp("frozen-vectors") / "v")
 
 
 def _section(directory: Path) -> dict:
     return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["continuation"]
 
 
-def _conform(run_cli, vectors: Path, *command: str, decision: str = "continuation") -> tuple[int, dict]:
-    code, out, err = run_cli("--root", str(REPO), "conform", "--vectors", str(vectors), "--decision", decision, "--json", "--", *command)
+def _conform(run_cli, vectors: Path, *command: str, decision: str = "continuation", root: Path = REPO) -> tuple[int, dict]:
+    code, out, err = run_cli("--root", str(root), "conform", "--vectors", str(vectors), "--decision", decision, "--json", "--", *command)
     assert err == ""
     return code, json.loads(out)
 
@@ -93,21 +123,31 @@ def test_every_named_situation_is_a_vector_that_says_what_the_spec_says(vectors:
         assert len((vectors / vector["ledger"]).read_bytes().splitlines()) == len(situation["events"])
     corrupt = [case for case in cases.values() if case["kind"] == "continuation-corruption"]
     assert {case["expect"]["corruption"] for case in corrupt} == set(KINDS)
-    # Each named situation with one input changed is a vector too (the situations `verify` and `diff` use).
-    assert "continuation-cwd_trailing_slash-with-another-currentcwd" in cases
-    assert cases["continuation-cwd_trailing_slash-with-another-currentcwd"]["expect"]["rejectionReasons"] == ["workspace_cwd_mismatch"]
+    # Each named situation with one boolean input flipped is a vector too (the situations `verify` and `diff` use).
+    name, situation = next(iter(SPEC["situations"]["cases"].items()))
+    facts = {**SPEC["situations"]["base"]["facts"], **situation.get("facts", {})}
+    flag = next(key for key, value in facts.items() if isinstance(value, bool))
+    variation = cases[f"continuation-{name}-with-{flag.lower()}-{str(not facts[flag]).lower()}"]
+    assert json.loads((vectors / variation["facts"]).read_text(encoding="utf-8")) == {**facts, flag: not facts[flag]}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("adapter", [OUR_CLI, BY_HAND], ids=["our-cli", "written-from-the-document"])
-def test_two_implementations_agree_on_every_continuation_vector(vectors: Path, run_cli, adapter: list[str]) -> None:
-    code, report = _conform(run_cli, vectors, *adapter)
+def test_continue_plan_agrees_with_every_continuation_vector(vectors: Path, run_cli) -> None:
+    code, report = _conform(run_cli, vectors, *OUR_CLI)
     assert code == 0, [r for r in report["results"] if r["verdict"] != "agrees"][:3]
     assert report["summary"]["agrees"] == report["summary"]["total"] == len(_section(vectors)["cases"])
 
 
-def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exactly_those_vectors(vectors: Path, run_cli) -> None:
-    code, report = _conform(run_cli, vectors, sys.executable, "-c", IGNORES_PERMISSIONS)
+@pytest.mark.slow
+def test_an_implementation_written_from_the_shared_document_agrees_with_every_vector_of_its_contract(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
+    code, report = _conform(run_cli, frozen_vectors, *BY_HAND, "--root", str(phase1_project), root=phase1_project)
+    assert code == 0, [r for r in report["results"] if r["verdict"] != "agrees"][:3]
+    assert report["summary"]["agrees"] == report["summary"]["total"] == len(_section(frozen_vectors)["cases"])
+
+
+def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exactly_those_vectors(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
+    vectors = frozen_vectors
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", IGNORES_PERMISSIONS, str(phase1_project), root=phase1_project)
     expected = sorted(case["id"] for case in _section(vectors)["cases"] if case["expect"].get("rejectionReasons") == ["pending_permission"])
     failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
     assert code == 1 and failing == expected and "continuation-pending_permission" in failing
@@ -116,8 +156,9 @@ def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exac
     assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"park -> continue"}
 
 
-def test_one_that_parks_where_the_contract_continues_disagrees_but_is_not_unsafe(vectors: Path, run_cli) -> None:
-    code, report = _conform(run_cli, vectors, sys.executable, "-c", ALWAYS_PARKS)
+def test_one_that_parks_where_the_contract_continues_disagrees_but_is_not_unsafe(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
+    vectors = frozen_vectors
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", ALWAYS_PARKS, str(phase1_project), root=phase1_project)
     continues = {case["id"] for case in _section(vectors)["cases"] if case["expect"].get("disposition") == "continue"}
     assert code == 1 and continues and {r["id"] for r in report["results"] if r["verdict"] != "agrees"} == continues
     assert report["summary"]["unsafe"] == 0
@@ -163,8 +204,9 @@ def test_continue_plan_agrees_with_every_planner_vector(vectors: Path, run_cli) 
     assert report["summary"]["agrees"] == len(_section(vectors)["plannerCases"])
 
 
-def test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_planner_vectors(vectors: Path, run_cli) -> None:
-    code, report = _conform(run_cli, vectors, sys.executable, "-c", CONTINUES_TWICE, decision="continuation-planner")
+def test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_planner_vectors(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
+    vectors = frozen_vectors
+    code, report = _conform(run_cli, vectors, sys.executable, "-c", CONTINUES_TWICE, str(phase1_project), decision="continuation-planner", root=phase1_project)
     expected = sorted(case["id"] for case in _section(vectors)["plannerCases"] if case["expect"]["rejectionReasons"] == ["continuation_already_exists"])
     failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
     assert code == 1 and failing == expected and "continuation-planner-already_continued" in failing

@@ -129,11 +129,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("ledger")
     parser.add_argument("--facts", required=True)
+    parser.add_argument("--root", help="the project whose Phase 0 contract plans the ledger (default: found from the cwd)")
     args = parser.parse_args()
     facts = json.loads(Path(args.facts).read_text(encoding="utf-8"))
     checkpoint = facts.get("workspaceCheckpoint")
     expected = checkpoint["runtimeEventHighWater"] if checkpoint is not None else facts.get("expectedRuntimeEventHighWater")
-    command = [sys.executable, "-m", "resume_contract", "plan", "--json", args.ledger]
+    root = ["--root", args.root] if args.root else []
+    command = [sys.executable, "-m", "resume_contract", *root, "plan", "--json", args.ledger]
     if expected is not None:
         command += ["--expected-high-water", str(expected)]
     planned = subprocess.run(command, capture_output=True, text=True)
