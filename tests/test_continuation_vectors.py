@@ -26,41 +26,36 @@ OUR_CLI = [sys.executable, "-m", "resume_contract", "continue-plan", "--format",
 KINDS = yaml.safe_load((REPO / "spec" / "decisions.yaml").read_text(encoding="utf-8"))["ledger_rules"]["storage_corruption"]["kinds"]
 BY_HAND = [sys.executable, str(REPO / "tests" / "adapters" / "continuation_adapter.py")]
 
-# Each wrong adapter gets the frozen project's root first (its contract), then what conform passes.
-# Our decision, except that a park whose only reason is a pending permission continues (exit 0).
-IGNORES_PERMISSIONS = """
-import json, subprocess, sys
+# Each wrong adapter gets the frozen project's root first (its contract), then what conform passes; it runs our
+# continue-plan and, where its one twist applies, answers otherwise.
+_RUN = """import json, subprocess, sys
 result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
+"""
+_AS_IS = """print(result.stdout)
+raise SystemExit(result.returncode)
+"""
+# Our decision, except that a park whose only reason is a pending permission continues (exit 0).
+IGNORES_PERMISSIONS = _RUN + """
 if result.returncode == 1:
     plan = json.loads(result.stdout)
     if plan["rejectionReasons"] == ["pending_permission"]:
         print(json.dumps({"disposition": "continue", "rejectionReasons": [], "diagnostics": [], "continuation": {"runId": "run-2"}}))
         raise SystemExit(0)
-print(result.stdout)
-raise SystemExit(result.returncode)
-"""
+""" + _AS_IS
 
 # The planner form, except that a run another run already continues is continued again (exit 0).
-CONTINUES_TWICE = """
-import json, subprocess, sys
-result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
+CONTINUES_TWICE = _RUN + """
 if result.returncode == 1 and json.loads(result.stdout)["rejectionReasons"] == ["continuation_already_exists"]:
     print(json.dumps({"disposition": "continue", "rejectionReasons": [], "diagnostics": [], "continuation": {"runId": "run-2"}}))
     raise SystemExit(0)
-print(result.stdout)
-raise SystemExit(result.returncode)
-"""
+""" + _AS_IS
 
 # Parks wherever the contract continues: wrong, but never unsafe.
-ALWAYS_PARKS = """
-import json, subprocess, sys
-result = subprocess.run([sys.executable, "-m", "resume_contract", "--root", sys.argv[1], "continue-plan", "--format", "json", *sys.argv[2:]], capture_output=True, text=True)
+ALWAYS_PARKS = _RUN + """
 if result.returncode == 0:
     print(json.dumps({"disposition": "park", "rejectionReasons": ["background_operation_pending"], "diagnostics": [{"code": "background_operation_pending"}]}))
     raise SystemExit(1)
-print(result.stdout)
-raise SystemExit(result.returncode)
-"""
+""" + _AS_IS
 
 
 def _vectors_of(root: Path, out: Path) -> Path:

@@ -124,6 +124,7 @@ def continuation_reported(plan: dict[str, Any]) -> dict[str, Any]:
 def manifest_schema() -> dict[str, Any]:
     """The vectors' own JSON Schema (for manifest.json)."""
     names = {"type": "array", "items": {"type": "string"}}
+    refused = {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}}  # a ledger refused as corrupt, of this kind
     decision = {
         "type": "object",
         "additionalProperties": False,
@@ -155,7 +156,7 @@ def manifest_schema() -> dict[str, Any]:
             "expect": {
                 "oneOf": [
                     decision,
-                    {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}},
+                    refused,
                 ]
             },
         },
@@ -192,7 +193,7 @@ def manifest_schema() -> dict[str, Any]:
             "expect": {
                 "oneOf": [
                     continuation_decision,
-                    {"type": "object", "additionalProperties": False, "required": ["corruption"], "properties": {"corruption": {"type": "string"}}},
+                    refused,
                 ]
             },
         },
