@@ -119,3 +119,19 @@ class FactsRefused(ResumeContractError, ValueError):
 
 class NoContinuationDecision(ResumeContractError):
     """The contract declares no continuation decision (spec/continuation.yaml): a Phase 0 contract."""
+
+
+class RunHeaderUnreadable(StoreError):
+    """A run header (`run.json`) that is not a readable JSON object: too large, not JSON, not an object, a link."""
+
+
+class RunHeaderMissing(RunHeaderUnreadable, FileNotFoundError):
+    """A run with no header (or no run directory)."""
+
+
+class RunHeaderExists(StoreError):
+    """A header `create` (a continuation's claim) found the run already has one; nothing was written."""
+
+
+class RunHeaderRefused(StoreError, ValueError):
+    """A header `write` cannot write as a JSON object that reads back the same; nothing was written."""
