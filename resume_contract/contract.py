@@ -100,6 +100,18 @@ class Contract:
         table: ContinuationTable = _module(self.package, self.modules, "continuation_table").TABLE
         return table
 
+    @functools.cached_property
+    def continuation_boundaries(self) -> ModuleType | None:
+        """Phase 1's crash contract (spec/lifecycle.yaml): the continuation's lifecycle and its crash
+        boundaries, or None when the contract declares none."""
+        if not (self.modules / "continuation_boundaries.py").is_file():
+            return None
+        return _module(self.package, self.modules, "continuation_boundaries")
+
+    def lifecycle_class(self) -> type:
+        """The continuation's lifecycle as a python-statemachine class (a contract with its crash contract only)."""
+        return _module(self.package, self.modules, "continuation_lifecycle").ContinuationLifecycle
+
     def machine_class(self) -> type:
         """The generated python-statemachine class (loaded when asked: python-statemachine is slow to import)."""
         return _module(self.package, self.modules, "projector_machine").ToolOperationMachine
