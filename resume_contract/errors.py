@@ -135,3 +135,17 @@ class RunHeaderExists(StoreError):
 
 class RunHeaderRefused(StoreError, ValueError):
     """A header `write` cannot write as a JSON object that reads back the same; nothing was written."""
+
+
+class ContinuationRejected(ResumeContractError):
+    """Executing a continuation was refused before anything was written: `code` is the reference's stable code
+    (`source_high_water_changed`, `continuation_claim_conflict`, `target_run_conflict`, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class RecoveryRefused(ResumeContractError):
+    """Startup recovery cannot take a run to a final state (a state the lifecycle does not know, two terminal
+    events, a recovery step with no implementation); that run was left as it was."""
