@@ -21,6 +21,7 @@ from .continuation_contexts import tests_context as continuation_tests_context
 from .continuation_crash_contexts import catalog_context as continuation_crash_catalog_context
 from .continuation_crash_contexts import contract_context as continuation_crash_contract_context
 from .continuation_crash_contexts import lifecycle_context as continuation_crash_lifecycle_context
+from .continuation_crash_contexts import tests_context as continuation_crash_tests_context
 from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -46,6 +47,7 @@ def template_contexts(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
     if spec.continuation_crash is not None:  # Phase 1's crash contract: only a contract that declares one
         builders.append((f"{PACKAGE}/continuation_boundaries.py", continuation_crash_catalog_context))
         builders.append((f"{PACKAGE}/continuation_lifecycle.py", continuation_crash_lifecycle_context))
+        builders.append(("tests/test_continuation_crash.py", continuation_crash_tests_context))
     return [(relative, f"{relative.removeprefix(PACKAGE + '/')}.jinja", build(spec)) for relative, build in builders]
 
 

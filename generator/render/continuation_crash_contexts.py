@@ -115,5 +115,5 @@ def tests_context(spec: Spec) -> dict[str, Any]:
             "replan": {"disposition": b.replan_disposition, "rejection_reasons": b.replan_reasons},
             "recovered": {"terminal_event": b.terminal_event, "header": b.header, "failure_class": b.failure_class},
         }
-        cases.append({"id": py(b.id), "expected": py(expected, 8)})
+        cases.append({"id": py(b.id), "expected": py(expected, 4)})
     return {"cases": cases}
