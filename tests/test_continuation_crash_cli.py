@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from conftest import REPO
+
 from resume_contract.cli import main
 
 
