@@ -80,11 +80,17 @@ class ContinuationCrashSpec:
         return tuple(transition.name for transition in self.transitions if transition.by == "executor")
 
 
-def _reserved_names() -> frozenset[str]:
-    # A state or transition becomes an attribute of a python-statemachine class: it must not shadow the library's.
-    from statemachine import StateMachine
-
-    return frozenset(name for name in dir(StateMachine))
+# A state or transition becomes an attribute of a python-statemachine class: it must not shadow the library's
+# own. Its public attributes (the schema allows no leading underscore), listed rather than read from the library:
+# importing python-statemachine would cost `check` a third of a second; tests/test_continuation_lifecycle.py
+# holds this list to the installed library's.
+RESERVED_NAMES = frozenset({
+    "activate_initial_state", "active_listeners", "add_listener", "allow_event_without_transition", "allowed_events",
+    "atomic_configuration_update", "bind_events_to", "cancel_event", "catch_errors_as_events", "configuration",
+    "configuration_values", "current_state", "current_state_value", "enable_self_transition_entries", "enabled_events",
+    "events", "id", "is_terminated", "model", "name", "prepare", "raise_", "send", "start_configuration_values",
+    "states", "states_map",
+})
 
 
 def build_continuation_crash(
@@ -94,7 +100,7 @@ def build_continuation_crash(
     errors: list[SpecError] = []
     data = file.data
     lifecycle = data["lifecycle"]
-    reserved = _reserved_names()
+    reserved = RESERVED_NAMES
     states = tuple(
         LifecycleState(name, item["header"], item["events"], bool(item.get("final", False)), item["description"], file.key_mark(("lifecycle", "states", name)))
         for name, item in lifecycle["states"].items()
