@@ -197,3 +197,16 @@ def test_the_command_reports_each_run_in_text_and_json(tmp_path: Path) -> None:
     assert main(["recover", "--workspace", str(tmp_path / "nowhere")], out=io.StringIO(), err=err) == 2
     assert "no such workspace" in err.getvalue()
     assert not os.path.exists(tmp_path / "nowhere")
+
+
+def test_a_torn_ledger_is_never_recovered_over(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    with (workspace / RUN / "run-2" / "runtime-events.jsonl").open("ab") as ledger:
+        ledger.write(b'{"partial":fal')  # a row cut short by a crash
+    before = _tree(workspace)
+    err = io.StringIO()
+    assert main(["recover", "--workspace", str(workspace)], out=io.StringIO(), err=err) == 3
+    assert "torn_row" in err.getvalue() and "resume-contract repair" in err.getvalue()
+    assert _tree(workspace) == before
