@@ -75,15 +75,17 @@ def load_checked(root: Path) -> Spec:
 def hook_findings(root: Path, spec: Spec) -> list[Finding]:
     """One finding per failpoint the project's run loop (spec/failpoints.yaml `run_loop`) has no hook for, and per
     hook naming no failpoint; one when the run loop named does not exist. None when the spec names no run loop,
-    or one in another language than Python (its hooks are found by `crash`, which kills it at each)."""
+    or one in another language than Python (its hooks are found by `crash`, which kills it at each). The same
+    for the continuation's crash boundaries and its run loop (spec/lifecycle.yaml `run_loop`)."""
+    continuation = _continuation_hook_findings(root, spec)
     if spec.run_loop is None:
-        return []
+        return continuation
     runloop = root / spec.run_loop
     if not runloop.is_file():
         mark = spec.location("failpoints", "run_loop")
-        return [Finding(mark.file, mark.line, mark.column, f"the run loop {spec.run_loop!r} does not exist in the project")]
+        return [Finding(mark.file, mark.line, mark.column, f"the run loop {spec.run_loop!r} does not exist in the project"), *continuation]
     if runloop.suffix != ".py":
-        return []
+        return continuation
     marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
     findings = [
         Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, spec.run_loop))
@@ -98,6 +100,26 @@ def hook_findings(root: Path, spec: Spec) -> list[Finding]:
             "remove the hook (at run time it raises FailpointConfigError)",
         )
         for hook, line in unknown_hooks(marks, runloop)
+    ]
+    return findings + continuation
+
+
+def _continuation_hook_findings(root: Path, spec: Spec) -> list[Finding]:
+    crash = spec.continuation_crash
+    if crash is None or crash.run_loop is None:
+        return []
+    runloop = root / crash.run_loop
+    if not runloop.is_file():
+        mark = spec.location("lifecycle", "run_loop")
+        return [Finding(mark.file, mark.line, mark.column, f"the continuation run loop {crash.run_loop!r} does not exist in the project")]
+    if runloop.suffix != ".py":
+        return []
+    marks = {boundary.id: boundary.mark for boundary in crash.boundaries}
+    known = {**marks, **{failpoint.id: failpoint.mark for failpoint in spec.failpoints}}
+    findings = [Finding(marks[b].file, marks[b].line, marks[b].column, missing_hook_message(b, crash.run_loop)) for b in missing_hooks(marks, runloop)]
+    findings += [
+        Finding(crash.run_loop, line, None, f"failpoints.hit({hook!r}) names no boundary of spec/lifecycle.yaml nor failpoint of spec/failpoints.yaml")
+        for hook, line in unknown_hooks(known, runloop)
     ]
     return findings
 

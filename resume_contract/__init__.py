@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .core.plan_json import plan_json, plan_json_pieces
     from .core.summary import PlanSummary
     from .errors import (
+        ContinuationRejected,
         DuplicateEventId,
         EscapesWorkspace,
         EventRefused,
@@ -48,14 +49,18 @@ if TYPE_CHECKING:
         NoContinuationDecision,
         NotALedger,
         ResumeContractError,
+        RunHeaderUnreadable,
         StoreError,
         TornTail,
         UnsupportedPlatform,
     )
+    from .ledger.continuation_exec import ContinuationExecution, prepare_continuation
     from .ledger.continuation_run import plan_continuation, plan_latest_continuation
     from .ledger.file_plan import plan_ledger
     from .ledger.reader import CommittedLedger
+    from .ledger.recovery import recover
     from .ledger.repair import RepairResult, repair_ledger
+    from .ledger.run_headers import RunHeaderStore
     from .ledger.store import RuntimeEventStore, read_ledger
     from .ledger.workspace import plan_run, read_run
 
@@ -73,6 +78,12 @@ _EXPORTS = {
     "build_continuation_plan": "contract",
     "plan_continuation": "ledger.continuation_run",
     "plan_latest_continuation": "ledger.continuation_run",
+    "prepare_continuation": "ledger.continuation_exec",
+    "ContinuationExecution": "ledger.continuation_exec",
+    "recover": "ledger.recovery",
+    "RunHeaderStore": "ledger.run_headers",
+    "ContinuationRejected": "errors",
+    "RunHeaderUnreadable": "errors",
     "ContinuationPlan": "core.continuation",
     "FactsRefused": "errors",
     "NoContinuationDecision": "errors",
@@ -104,6 +115,8 @@ _EXPORTS = {
 
 __all__ = [
     "CommittedLedger",
+    "ContinuationExecution",
+    "ContinuationRejected",
     "ContinuationPlan",
     "Contract",
     "Diagnostic",
@@ -123,6 +136,8 @@ __all__ = [
     "RepairResult",
     "ResumeContractError",
     "ResumePlan",
+    "RunHeaderStore",
+    "RunHeaderUnreadable",
     "RuntimeEventStore",
     "StoreError",
     "ToolOperation",
@@ -140,8 +155,10 @@ __all__ = [
     "plan_json_pieces",
     "plan_ledger",
     "plan_run",
+    "prepare_continuation",
     "read_ledger",
     "read_run",
+    "recover",
     "repair_ledger",
 ]
 

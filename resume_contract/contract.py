@@ -20,6 +20,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import threading
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ if TYPE_CHECKING:  # the continuation interpreter is loaded by a continuation al
     from .core.continuation_table import ContinuationTable
 
 PACKAGE = "resume_contract_generated"
+_LOADING = threading.Lock()
 GENERATED_PACKAGE_DIR = "generated/resume_contract_generated"
 # A child process (the crash harness's child, a project's run loop) runs the contract of the project named here.
 ROOT_VARIABLE = "RESUME_CONTRACT_ROOT"
@@ -99,6 +101,22 @@ class Contract:
             return None
         table: ContinuationTable = _module(self.package, self.modules, "continuation_table").TABLE
         return table
+
+    @functools.cached_property
+    def continuation_boundaries(self) -> ModuleType | None:
+        """Phase 1's crash contract (spec/lifecycle.yaml): the continuation's lifecycle and its crash
+        boundaries, or None when the contract declares none."""
+        if not (self.modules / "continuation_boundaries.py").is_file():
+            return None
+        with _LOADING:
+            return _module(self.package, self.modules, "continuation_boundaries")
+
+    def lifecycle_class(self) -> type:
+        """The continuation's lifecycle as a python-statemachine class (a contract with its crash contract only).
+        Loaded under a lock: the crash harness's threads ask for it at once, and python-statemachine's own imports
+        can otherwise hand one of them a module still being initialised."""
+        with _LOADING:
+            return _module(self.package, self.modules, "continuation_lifecycle").ContinuationLifecycle
 
     def machine_class(self) -> type:
         """The generated python-statemachine class (loaded when asked: python-statemachine is slow to import)."""

@@ -119,3 +119,33 @@ class FactsRefused(ResumeContractError, ValueError):
 
 class NoContinuationDecision(ResumeContractError):
     """The contract declares no continuation decision (spec/continuation.yaml): a Phase 0 contract."""
+
+
+class RunHeaderUnreadable(StoreError):
+    """A run header (`run.json`) that is not a readable JSON object: too large, not JSON, not an object, a link."""
+
+
+class RunHeaderMissing(RunHeaderUnreadable, FileNotFoundError):
+    """A run with no header (or no run directory)."""
+
+
+class RunHeaderExists(StoreError):
+    """A header `create` (a continuation's claim) found the run already has one; nothing was written."""
+
+
+class RunHeaderRefused(StoreError, ValueError):
+    """A header `write` cannot write as a JSON object that reads back the same; nothing was written."""
+
+
+class ContinuationRejected(ResumeContractError):
+    """Executing a continuation was refused before anything was written: `code` is the reference's stable code
+    (`source_high_water_changed`, `continuation_claim_conflict`, `target_run_conflict`, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class RecoveryRefused(ResumeContractError):
+    """Startup recovery cannot take a run to a final state (a state the lifecycle does not know, two terminal
+    events, a recovery step with no implementation); that run was left as it was."""

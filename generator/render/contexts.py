@@ -18,6 +18,10 @@ from ..spec.tables import decision_summary, expected_replay_ids, table_of
 from .continuation_contexts import contract_context as continuation_contract_context
 from .continuation_contexts import table_context as continuation_table_context
 from .continuation_contexts import tests_context as continuation_tests_context
+from .continuation_crash_contexts import catalog_context as continuation_crash_catalog_context
+from .continuation_crash_contexts import contract_context as continuation_crash_contract_context
+from .continuation_crash_contexts import lifecycle_context as continuation_crash_lifecycle_context
+from .continuation_crash_contexts import tests_context as continuation_crash_tests_context
 from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -40,6 +44,10 @@ def template_contexts(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
     if spec.continuation is not None:  # the Phase 1 continuation decision: only a contract that declares one
         builders.append((f"{PACKAGE}/continuation_table.py", continuation_table_context))
         builders.append(("tests/test_continuation.py", continuation_tests_context))
+    if spec.continuation_crash is not None:  # Phase 1's crash contract: only a contract that declares one
+        builders.append((f"{PACKAGE}/continuation_boundaries.py", continuation_crash_catalog_context))
+        builders.append((f"{PACKAGE}/continuation_lifecycle.py", continuation_crash_lifecycle_context))
+        builders.append(("tests/test_continuation_crash.py", continuation_crash_tests_context))
     return [(relative, f"{relative.removeprefix(PACKAGE + '/')}.jinja", build(spec)) for relative, build in builders]
 
 
@@ -170,6 +178,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
     return {
         **_wire_contract_context(spec),
         "continuation": continuation_contract_context(spec),
+        "continuation_crash": continuation_crash_contract_context(spec),
         "phase": md_cell(spec.scope.phase),
         "contract_name": md_code(spec.scope.name),
         "run_loop": (

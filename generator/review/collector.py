@@ -27,6 +27,7 @@ from ..errors import Mark
 from ..spec.model import Decision, Spec
 from . import rules
 from .continuation import continuation_changes
+from .continuation_crash import continuation_crash_changes
 from .evidence import Evidence, LedgerEvidence, collect_evidence, evidence_why, naming_why
 from .projector import ProjectorChanges
 from .renames import find_renames
@@ -106,7 +107,7 @@ def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
     collector.scope()
     collector.project_files()
     collector.schemas()
-    for rule, message, old, new, values, change_class, why in continuation_changes(base, head):
+    for rule, message, old, new, values, change_class, why in [*continuation_changes(base, head), *continuation_crash_changes(base, head)]:
         collector.changes.append(Change(rule.id, change_class, message, old, new, why, values=values))
     evidence = collect_evidence(base, head, depth)
     effects = {item.effect for item in evidence.moved}

@@ -126,6 +126,16 @@ CONTINUATION_CHANGED = _rule(
     "situations moved, and weakens safety when none moved (what was not explored is not known to be safe)",
 )
 CONTINUATION_REWORDED = _rule("CONTINUATION_REWORDED", NEUTRAL, "the continuation decision's summary changed")
+CONTINUATION_CRASH_ADDED = _rule("CONTINUATION_CRASH_ADDED", TIGHTENS, "the contract gained the crash contract of a continuation: its boundaries are killed and recovered")
+CONTINUATION_CRASH_REMOVED = _rule("CONTINUATION_CRASH_REMOVED", WEAKENS, "the contract lost the crash contract of a continuation: no boundary is killed, nothing checks recovery")
+CONTINUATION_BOUNDARY_ADDED = _rule("CONTINUATION_BOUNDARY_ADDED", TIGHTENS, "a new crash boundary of a continuation is covered")
+CONTINUATION_BOUNDARY_REMOVED = _rule("CONTINUATION_BOUNDARY_REMOVED", WEAKENS, "a crash boundary of a continuation is no longer covered")
+CONTINUATION_BOUNDARY_MOVED = _rule("CONTINUATION_BOUNDARY_MOVED", WEAKENS, "a crash boundary follows another transition: the crash it covered is no longer killed there")
+CONTINUATION_BOUNDARY_REPLAN_RELAXED = _rule("CONTINUATION_BOUNDARY_REPLAN_RELAXED", WEAKENS, "planning the source again after a crash at a boundary may continue, or parks with fewer or other reasons")
+CONTINUATION_BOUNDARY_REPLAN_TIGHTENED = _rule("CONTINUATION_BOUNDARY_REPLAN_TIGHTENED", TIGHTENS, "planning the source again after a crash at a boundary parks where it continued, or with more reasons")
+CONTINUATION_BOUNDARY_RECOVERY_CHANGED = _rule("CONTINUATION_BOUNDARY_RECOVERY_CHANGED", BREAKING, "startup recovery takes other steps or leaves another terminal event or header after a crash at a boundary")
+CONTINUATION_BOUNDARY_REWORDED = _rule("CONTINUATION_BOUNDARY_REWORDED", NEUTRAL, "a crash boundary's text changed")
+CONTINUATION_LIFECYCLE_CHANGED = _rule("CONTINUATION_LIFECYCLE_CHANGED", WEAKENS, "the continuation's lifecycle (its states or transitions) changed: the executor or recovery may now write in another order")
 ORACLE_CHANGED = _rule("ORACLE_CHANGED", WEAKENS, "matches_oracle compares plans with another oracle (a weaker one lets a wrong spec through)")
 SCOPE_REWORDED = _rule("SCOPE_REWORDED", NEUTRAL, "the phase boundary's text changed")
 WIRE_UNKNOWN_KEYS_RELAXED = _rule("WIRE_UNKNOWN_KEYS_RELAXED", WEAKENS, "rows with undeclared keys are read instead of refused")
@@ -230,6 +240,16 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     CONTINUATION_REMOVED,
     CONTINUATION_CHANGED,
     CONTINUATION_REWORDED,
+    CONTINUATION_CRASH_ADDED,
+    CONTINUATION_CRASH_REMOVED,
+    CONTINUATION_BOUNDARY_ADDED,
+    CONTINUATION_BOUNDARY_REMOVED,
+    CONTINUATION_BOUNDARY_MOVED,
+    CONTINUATION_BOUNDARY_REPLAN_RELAXED,
+    CONTINUATION_BOUNDARY_REPLAN_TIGHTENED,
+    CONTINUATION_BOUNDARY_RECOVERY_CHANGED,
+    CONTINUATION_BOUNDARY_REWORDED,
+    CONTINUATION_LIFECYCLE_CHANGED,
     SCOPE_REWORDED,
     WIRE_UNKNOWN_KEYS_RELAXED,
     WIRE_UNKNOWN_KEYS_TIGHTENED,

@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from ..errors import Mark, SpecError, SpecInvalid
 from .continuation_check import build_continuation
+from .continuation_crash import build_continuation_crash
 from .decision_check import build_decisions
 from .files import ALL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR, canonical_schema, spec_sha256
 from .ledger_check import build_ledger
@@ -47,6 +48,10 @@ class SpecBuilder:
         if "continuation" in files:
             continuation, errors = build_continuation(files["continuation"], self.wire, projector)
             self.errors.extend(errors)
+        continuation_crash = None
+        if "lifecycle" in files:
+            continuation_crash, errors = build_continuation_crash(files["lifecycle"], continuation)
+            self.errors.extend(errors)
         present = tuple(name for name in ALL_SPEC_FILES if name in files)
         # An optional file's schema is reviewed once it is there, with or without the file: adding the file is
         # then one change, not also a schema change.
@@ -69,6 +74,7 @@ class SpecBuilder:
             locations=self._locations(),
             schemas=tuple((name, canonical_schema(root, name)) for name in schemas),
             continuation=continuation,
+            continuation_crash=continuation_crash,
         )
 
     def _locations(self) -> MappingProxyType[str, Mark]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import Mark
+from .continuation_crash import ContinuationCrashSpec
 from .continuation_model import ContinuationSpec
 
 
@@ -251,6 +252,8 @@ class Spec:
     schemas: tuple[tuple[str, str], ...] = ()
     # spec/continuation.yaml, the Phase 1 continuation decision (None: a Phase 0 contract, without it).
     continuation: ContinuationSpec | None = None
+    # spec/lifecycle.yaml, Phase 1's crash contract (None: the contract has none).
+    continuation_crash: ContinuationCrashSpec | None = None
 
     def decision(self, prefix: str) -> Decision:
         return next(decision for decision in self.decisions if decision.prefix == prefix)

@@ -3,6 +3,7 @@
     spec_commands    init, generate, check, diff (the contract's edit loop)
     ledger_commands       plan, repair            (a crashed run's ledger)
     continuation_commands continue-plan           (may a crashed run be continued?)
+    recovery_commands     recover                 (startup recovery of interrupted runs)
     proof_commands        verify, crash
     conformance_commands  vectors, conform
 
@@ -82,6 +83,7 @@ GROUPS = {
     "plan": "ledger_commands",
     "repair": "ledger_commands",
     "continue-plan": "continuation_commands",
+    "recover": "recovery_commands",
     "verify": "proof_commands",
     "crash": "proof_commands",
     "vectors": "conformance_commands",

@@ -74,8 +74,14 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     contract = selected_contract(args)
     failpoints, outcomes = contract.catalog.FAILPOINTS_BY_ID, contract.catalog.OUTCOMES
-    if args.failpoint is not None and args.failpoint not in failpoints:
-        raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints are {', '.join(failpoints)}")
+    lifecycle = contract.continuation_boundaries
+    boundaries = lifecycle.BOUNDARIES_BY_ID if lifecycle is not None else {}
+    if args.failpoint is not None and args.failpoint not in failpoints and args.failpoint not in boundaries:
+        known, what = (boundaries, "the continuation boundaries") if args.failpoint[:1].islower() and boundaries else (failpoints, "the failpoints")
+        raise UsageError(f"unknown failpoint {args.failpoint!r}; {what} are {', '.join(known)}")
+    _refuse_missing_continuation_hooks(contract, boundaries if args.failpoint is None else [b for b in boundaries if b == args.failpoint])
+    if args.failpoint in boundaries:
+        failpoints = {}
     if args.outcome is not None and args.outcome not in outcomes:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(outcomes)}")
     run_loop = run_loop_of(contract)
@@ -85,7 +91,7 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not run_loop.is_file():
         raise Refused(f"the run loop {run_loop} (spec/failpoints.yaml `run_loop`) does not exist", "nothing was run", command="crash")
     # A Python run loop's hooks are read from its source first (another language's are found by the kill itself).
-    missing = missing_hooks(failpoints if args.failpoint is None else [args.failpoint], run_loop) if run_loop.suffix == ".py" else []
+    missing = missing_hooks(failpoints if args.failpoint is None or not failpoints else [args.failpoint], run_loop) if run_loop.suffix == ".py" else []
     if missing:
         lines = [missing_hook_message(failpoint_id, str(run_loop)) for failpoint_id in missing]
         raise Refused(*lines, "nothing was run", command="crash")
@@ -98,10 +104,15 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAIL if run.failures else EXIT_OK
     out.write(f"contract: {contract.identity}; {contract.origin}\n")
     widths = [max(len(row[column]) for row in run.table) for column in range(len(run.table[0]))]
-    for row in run.table:
+    for row in run.table if len(run.table) > 1 else ():
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     for line in run.torn_lines:
         out.write(line + "\n")
+    if run.continuation_table:
+        out.write("continuation crash boundaries (spec/lifecycle.yaml):\n")
+        widths = [max(len(row[column]) for row in run.continuation_table) for column in range(len(run.continuation_table[0]))]
+        for row in run.continuation_table:
+            out.write("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     out.write(
         f"{run.cases} crash cases in {run.seconds:.2f} s; {run.cases} bare `python -c pass` children in "
         f"{run.spawn_seconds:.2f} s (same workers): {run.seconds / run.spawn_seconds:.1f}x\n"
@@ -110,6 +121,22 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"FAILED {case}: {problem}", file=err)
     out.write(f"{run.cases - run.failed_cases} of {run.cases} cases verified\n")
     return EXIT_FAIL if run.failures else EXIT_OK
+
+
+def _refuse_missing_continuation_hooks(contract: Any, boundary_ids: Any) -> None:
+    """The continuation run loop exists and holds a hook for each boundary to run, or nothing is run."""
+    from resume_contract_generator.hooks import missing_hook_message, missing_hooks
+
+    from ..crash.continuation_harness import continuation_loop_of
+
+    if not boundary_ids:
+        return
+    run_loop = continuation_loop_of(contract)
+    if run_loop is None or not run_loop.is_file():
+        raise Refused(f"the continuation run loop {run_loop or '(none)'} (spec/lifecycle.yaml `run_loop`) does not exist", "nothing was run", command="crash")
+    missing = missing_hooks(list(boundary_ids), run_loop) if run_loop.suffix == ".py" else []
+    if missing:
+        raise Refused(*(missing_hook_message(boundary_id, str(run_loop)) for boundary_id in missing), "nothing was run", command="crash")
 
 
 def _alphabet_line(alphabet: Any) -> str:
@@ -167,6 +194,7 @@ def _crash_case_names(run: Any) -> list[tuple[str, str]]:
     for row in run.table[1:]:
         names += [("sigkill", f"{row[0]} {row[1]} sigkill"), ("real_boundary", f"{row[0]} {row[1]} real boundary")]
     names += [("torn_write", line.split(":", 1)[0]) for line in run.torn_lines]
+    names += [("continuation", f"{row[0]} continuation") for row in run.continuation_table[1:]]
     return names
 
 
@@ -189,6 +217,7 @@ def _crash_json(run: Any, contract: Any) -> str:
         "seconds": round(run.seconds, 3),
         "table": [dict(zip(header, row)) for row in run.table[1:]],
         "tornWrites": run.torn_lines,
+        "continuation": [dict(zip(run.continuation_table[0], row)) for row in run.continuation_table[1:]],
         "failures": [{"case": case, "problem": problem} for case, problem in run.failures],
     }
     return json.dumps(document, indent=2)
@@ -226,7 +255,7 @@ def register(commands: Any) -> None:
         "middle of a large row after each committed prefix (torn write), then repairs.",
         epilog="exit: 0 every case verified, 1 any case failed, 2 usage.",
     )
-    crash.add_argument("--failpoint", metavar="ID", help="only this failpoint (e.g. P3)")
+    crash.add_argument("--failpoint", metavar="ID", help="only this failpoint (e.g. P3) or continuation boundary (e.g. after_run_created)")
     crash.add_argument("--outcome", metavar="NAME", help="only this tool outcome (ok or error)")
     add_format_arguments(crash, "the cases, torn writes and failures as one document")
     crash.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per crash case)")

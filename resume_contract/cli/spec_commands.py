@@ -98,7 +98,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAIL
     drift, hooks, files = checked.drift, list(checked.hooks), len(checked.outputs)
     if checked.clean:
-        remember_clean_check(root, files, checked.spec.run_loop)
+        crash = checked.spec.continuation_crash
+        remember_clean_check(root, files, checked.spec.run_loop, None if crash is None else crash.run_loop)
         _print_clean(args.format, files, out)
         return EXIT_OK
     fix = _fix(drift, hooks)

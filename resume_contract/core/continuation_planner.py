@@ -142,16 +142,21 @@ def terminal_repair_succeeded(header: Mapping[str, Any], events: Sequence[Any], 
     status = header.get("status")
     if status not in rule["header_statuses"]:
         return False
+    terminal = committed_terminal_events(events, projector)
+    if len(terminal) != 1:
+        return False
+    return terminal[0].status == status or terminal[0].status in rule["agrees"].get(status, ())
+
+
+def committed_terminal_events(events: Sequence[Any], projector: ProjectorTable) -> list[Any]:
+    """The non-partial events that are terminal (a terminal status, or the terminal flag), in ledger order."""
     field, key = projector.terminal_flag
-    terminal = [
+    return [
         event
         for event in events
         if getattr(event, projector.partial_attribute) is not True
         and (event.status in projector.terminal_statuses or _flag_true(getattr(event, field), key))
     ]
-    if len(terminal) != 1:
-        return False
-    return terminal[0].status == status or terminal[0].status in rule["agrees"].get(status, ())
 
 
 def _flag_true(holder: Any, key: str) -> bool:

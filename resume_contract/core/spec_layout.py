@@ -16,8 +16,9 @@ from collections.abc import Callable
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"
 SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector", "invariants", "scope")
-# Files a contract may hold or not: the Phase 1 continuation decision.
-OPTIONAL_SPEC_FILES = ("continuation",)
+# Files a contract may hold or not: the Phase 1 continuation decision, and its crash contract (the continuation's
+# lifecycle and crash boundaries, which needs the decision).
+OPTIONAL_SPEC_FILES = ("continuation", "lifecycle")
 ALL_SPEC_FILES = SPEC_FILES + OPTIONAL_SPEC_FILES
 
 # `generate` builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always

@@ -3,8 +3,10 @@
     RESUME_FAILPOINTS="P3=kill"            # die by SIGKILL when the run reaches P3
     RESUME_FAILPOINTS="P5=pause,P9=kill"   # print "paused at P5" and wait to be killed; ...
 
-Hook names are the failpoint ids of the contract's catalog (`resume_contract_generated.catalog`); naming an id
-the catalog does not have, or an unknown action, is an error at start-up, not a silently dead hook.
+Hook names are the failpoint ids of the contract's catalog (`resume_contract_generated.catalog`) and the crash
+boundaries of a continuation (`continuation_boundaries`, spec/lifecycle.yaml), e.g.
+`RESUME_FAILPOINTS=after_run_created=kill`; naming an id neither has, or an unknown action, is an error at
+start-up, not a silently dead hook.
 """
 
 from __future__ import annotations
@@ -22,10 +24,16 @@ ENVIRONMENT_VARIABLE = "RESUME_FAILPOINTS"
 ACTIONS = ("kill", "pause", "off")
 
 
+def known_failpoints(contract: Contract) -> dict[str, object]:
+    """Every hook name of `contract`: its Phase 0 failpoints, then its continuation's crash boundaries."""
+    boundaries = contract.continuation_boundaries
+    return {**contract.catalog.FAILPOINTS_BY_ID, **(boundaries.BOUNDARIES_BY_ID if boundaries is not None else {})}
+
+
 def parse(text: str, known: Mapping[str, object] | None = None) -> dict[str, str]:
     """`"P3=kill,P5=pause"` -> {"P3": "kill", "P5": "pause"}; raises FailpointConfigError. `known`: the
     failpoints by id (default: the bound contract's catalog)."""
-    failpoints = active().catalog.FAILPOINTS_BY_ID if known is None else known
+    failpoints = known_failpoints(active()) if known is None else known
     chosen: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, action = item.partition("=")
@@ -41,7 +49,7 @@ class Failpoints:
     """The hooks of one process: `hit(name)` does what the environment asked for at that boundary."""
 
     def __init__(self, environment: Mapping[str, str] | None = None, contract: Contract | None = None) -> None:
-        self.known = (contract or active()).catalog.FAILPOINTS_BY_ID
+        self.known = known_failpoints(contract or active())
         self.active = parse((os.environ if environment is None else environment).get(ENVIRONMENT_VARIABLE, ""), self.known)
         self.passed: list[str] = []
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -36,6 +36,7 @@ from ..ledger.repair import repair_ledger
 from ..ledger.store import RuntimeEventStore, read_ledger
 from ..system.interrupts import map_in_threads
 
+Observed = TypeVar("Observed")  # what one case observed (a CrashObservation, or a continuation's)
 READY_TIMEOUT_SECONDS = 30.0
 EXIT_TIMEOUT_SECONDS = 10.0
 TORN_ATTEMPTS = 8
@@ -327,12 +328,12 @@ def run_boundary_case(
     return observation
 
 
-def run_in_parallel(jobs: Sequence[Callable[[], CrashObservation]], workers: int | None = None) -> list[CrashObservation]:
+def run_in_parallel(jobs: Sequence[Callable[[], Observed]], workers: int | None = None) -> list[Observed]:
     """Run cases concurrently (children are processes; threads only wait on them), results in job order."""
     workers = workers or max(2, (os.cpu_count() or 1) * 2)
     children = Children()
 
-    def run(job: Callable[[], CrashObservation]) -> CrashObservation:
+    def run(job: Callable[[], Observed]) -> Observed:
         _CHILDREN.set(children)  # in this worker thread: the job's children join this run's
         return job()
 

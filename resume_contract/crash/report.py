@@ -3,11 +3,13 @@ failpoint x outcome, a line per torn write, and every failure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .verdict import CaseVerdict, TornVerdict
 
 TABLE_HEADER = ("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")
+CONTINUATION_HEADER = ("boundary", "committed when killed", "planning again", "recovery", "left", "sigkill")
 
 
 @dataclass
@@ -20,6 +22,8 @@ class CatalogRun:
     cases: int
     seconds: float
     spawn_seconds: float
+    # A row per crash boundary of a continuation (CONTINUATION_HEADER first), when the contract declares them.
+    continuation_table: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def failed_cases(self) -> int:
@@ -70,3 +74,22 @@ def _torn_line(write: TornVerdict) -> str:
         f"(corruption at byte {corruption.offset if corruption else '?'}, {observation.attempts} "
         f"attempt{'s' if observation.attempts != 1 else ''}, repaired, plan {observation.plan.disposition if observation.plan else 'none'})"
     )
+
+
+def continuation_report(judged: list[tuple[Any, Any, list[str]]]) -> tuple[list[tuple[str, ...]], list[tuple[str, str]]]:
+    """(table, failures as (case, problem)) of the continuation cases, each (boundary, observation, problems)."""
+    table: list[tuple[str, ...]] = [CONTINUATION_HEADER]
+    failures: list[tuple[str, str]] = []
+    for boundary, observation, problems in judged:
+        failures += [(f"{boundary.id} continuation", problem) for problem in problems]
+        reasons = ", ".join(observation.replan_reasons) or "-"
+        left = f"{'+'.join(observation.terminal_events) or 'no'} terminal event, header {observation.header_status or 'none'}"
+        table.append((
+            boundary.id,
+            observation.state or "?",
+            f"{observation.replan_disposition or '?'} [{reasons}]",
+            ", ".join(observation.recovery_steps) or "nothing to do",
+            left,
+            _verified(problems),
+        ))
+    return table, failures

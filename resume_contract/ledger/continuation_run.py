@@ -7,7 +7,6 @@ not an error; a corrupt ledger raises LedgerCorruption (never a decision)."""
 from __future__ import annotations
 
 import os
-import stat
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,15 +15,12 @@ from typing import Any
 from ..contract import Contract, active
 from ..core.continuation import ContinuationPlan
 from ..core.continuation_planner import decide_from_run, decide_latest
-from ..core.wire import python_json
-from ..errors import LedgerMissing, NoContinuationDecision, NotALedger, RowRefused
+from ..errors import LedgerMissing, NoContinuationDecision, NotALedger, RunHeaderUnreadable
 from .bytes import StrPath
 from .containment import check_contained
+from .run_headers import HEADER_NAME, read_header_file
 from .store import check_ledger_id, is_ledger_id
 from .workspace import read_run, run_directory
-
-HEADER_NAME = "run.json"
-_MAX_HEADER_BYTES = 1 << 20  # a run header is a few hundred bytes; a huge one is not read into memory
 
 
 def plan_continuation(
@@ -111,27 +107,9 @@ def fresh_ids() -> dict[str, str]:
 
 def read_header(path: Path) -> dict[str, Any] | None:
     """A run header: the JSON object in `path`, or None when it is missing, a symlink or not a regular file,
-    unreadable, too large, not JSON (a repeated key included) or not an object."""
+    unreadable, too large, not JSON (a repeated key included) or not an object (`run_headers.read_header_file`,
+    whose error says which; to the planner, each is an unreadable header)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_header_file(path)
+    except RunHeaderUnreadable:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        size = 0
-        while size <= _MAX_HEADER_BYTES and (chunk := os.read(fd, 1 << 16)):
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if size > _MAX_HEADER_BYTES:
-        return None
-    try:
-        value = python_json(b"".join(chunks))
-    except RowRefused:
-        return None
-    return value if isinstance(value, dict) else None

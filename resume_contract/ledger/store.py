@@ -337,11 +337,14 @@ class RuntimeEventStore:
         event_type: Any = self.contract.model.event_type
         if not isinstance(event, event_type):
             raise TypeError(f"append takes a RuntimeEvent, not {type(event).__name__}")
-        path = self.path(event.session_id, event.run_id)
-        writer = self._writers.get(path)
-        if writer is None:
-            writer = self._writers[path] = _Writer(self.workspace, path, self.durable, self.contract, self.write_piece_bytes)
-        return writer.append(event)
+        return self.hold(event.session_id, event.run_id).append(event)
+
+    def hold(self, session_id: str, run_id: str) -> _Writer:
+        """Open and lock one run's ledger now (created empty) if it is not yet: from then on the run is live."""
+        path = self.path(session_id, run_id)
+        if path not in self._writers:
+            self._writers[path] = _Writer(self.workspace, path, self.durable, self.contract, self.write_piece_bytes)
+        return self._writers[path]
 
     def read(self, session_id: str, run_id: str) -> CommittedLedger:
         """The committed events of one run's JSONL ledger (never writes; a missing ledger is LedgerMissing)."""

@@ -56,16 +56,22 @@ def remembered_clean_check(root: Path) -> int | None:
         return None
     if run_loop is not None and _file_sha256(root, run_loop) != run_loop_sha256:
         return None
+    # The continuation's run loop (spec/lifecycle.yaml), whose hooks check reads too; a record without it: none.
+    continuation_loop = record.get("continuationRunLoop")
+    if continuation_loop is not None and _file_sha256(root, continuation_loop) != record.get("continuationRunLoopSha256"):
+        return None
     return files if isinstance(files, int) else None
 
 
-def remember_clean_check(root: Path, files: int, run_loop: str | None) -> None:
-    """Remember that `check` found `root` clean, with `files` generated files and the run loop the spec names."""
+def remember_clean_check(root: Path, files: int, run_loop: str | None, continuation_run_loop: str | None = None) -> None:
+    """Remember that `check` found `root` clean, with `files` generated files and the run loops the spec names."""
     import json
 
     key = _fingerprint(root)
     if key is not None:
         record = {"files": files, "runLoop": run_loop, "runLoopSha256": None if run_loop is None else _file_sha256(root, run_loop)}
+        if continuation_run_loop is not None:
+            record |= {"continuationRunLoop": continuation_run_loop, "continuationRunLoopSha256": _file_sha256(root, continuation_run_loop)}
         _remember(_cache_dir() / "checked" / key, json.dumps(record).encode())
 
 

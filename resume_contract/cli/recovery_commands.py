@@ -1,0 +1,64 @@
+"""The recovery command: `recover` (take every interrupted run of a workspace to a final state)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from .common import add_format_arguments, selected_contract
+from .errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError
+
+
+def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerMissing, NoContinuationDecision, RunHeaderUnreadable
+    from ..ledger.recovery import recover
+
+    contract = selected_contract(args)
+    try:
+        report = recover(args.workspace, args.session, contract=contract)
+    except (LedgerMissing, InvalidLedgerId, EscapesWorkspace, NoContinuationDecision, RunHeaderUnreadable) as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot recover {args.workspace}: {error.strerror or error}") from None
+    live = [run for run in report.runs if run.outcome == "live"]
+    refused = [run for run in report.runs if run.outcome == "refused"]
+    if args.format == "json":
+        out.write(json.dumps({"checked": report.checked, "runs": [run.as_json() for run in report.runs], "contract": contract.identity.as_json()}) + "\n")
+    else:
+        recovered = [run for run in report.runs if run.outcome == "recovered"]
+        out.write(f"recover {args.workspace}: {report.checked} run(s) with a header, {len(report.runs)} interrupted; "
+                  f"{len(recovered)} recovered, {len(live)} live, {len(refused)} refused\n")
+        for run in report.runs:
+            where = f"{run.session_id}/{run.run_id}"
+            if run.outcome == "recovered":
+                steps = ", ".join(run.steps) or "nothing to do"
+                out.write(f"  {where}: {run.state} -> {steps}" + (f"; header {run.header_status}" if run.header_status else "") + "\n")
+            else:
+                out.write(f"  {where}: {run.outcome}, not touched: {run.message}\n")
+        if live:
+            out.write("a live run is a running one, not a crashed one: rerun recover once its process has stopped\n")
+    if live:
+        return EXIT_USAGE
+    return EXIT_FAIL if refused else EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add recover to the subcommand parsers."""
+    parser = commands.add_parser(
+        "recover",
+        help="startup recovery: give every interrupted run of a workspace its terminal event and terminal header",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Find the runs of a workspace whose header (run.json) is not terminal and take each to a final\n"
+        "state of the continuation's lifecycle (spec/lifecycle.yaml): a recovered terminal RuntimeEvent when the\n"
+        "run has none (system, failed, stateDelta.failureClass app_restarted), then the header that agrees with\n"
+        "its terminal event. Idempotent: a second run finds nothing to do. A live run (a writer holds its ledger)\n"
+        "is refused and left untouched; the source of a continuation is never written.\n\n"
+        "  resume-contract recover --workspace WS [--session S] [--format json]\n",
+        epilog="exit: 0 every interrupted run recovered (or none), 1 a run recovery cannot take to a final state\n"
+        "(left untouched), 2 usage, a workspace or session that does not exist, or a live run, 3 corrupt ledger.",
+    )
+    parser.add_argument("--workspace", metavar="WS", required=True, help="the workspace whose runs to recover")
+    parser.add_argument("--session", metavar="S", help="only this session's runs")
+    add_format_arguments(parser, "{checked, runs: [{sessionId, runId, state, outcome, steps, headerStatus, message}], contract}")
+    parser.set_defaults(handler=cmd_recover)

@@ -1,0 +1,199 @@
+"""Startup recovery: take every interrupted run of a workspace (its header is not terminal) to a final state of
+the continuation's lifecycle (spec/lifecycle.yaml), by its recovery transitions.
+
+For each run with a header that is not terminal: refuse it if it is live (a writer holds its ledger, or has it
+open for writing), leaving it untouched; read which lifecycle state its header and events show; then take the
+recovery transitions the lifecycle allows from there, in the spec's order, on the generated python-statemachine
+class, until a final state: `recover_end` commits a recovered terminal event (only ever to a run that has
+none: a run never gets a second one), `recover_seal` writes the header that agrees with its terminal event
+(`failed` with `failureClass: app_restarted` for a recovered one). A header is never made terminal without a
+terminal event. Running it again finds nothing to do: it is idempotent, and a recovery killed between its two
+writes is finished by the next. A run that is the source of a continuation is never written (its header is
+terminal, as the planner requires; recovery also checks). Everything is contained in the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..contract import Contract, active
+from ..core.continuation_lifecycle import header_kind, observed_state, recovered_terminal_event, terminal_header
+from ..core.continuation_planner import committed_terminal_events
+from ..errors import (
+    EscapesWorkspace,
+    LedgerInUse,
+    LedgerLocked,
+    LedgerMissing,
+    NoContinuationDecision,
+    RecoveryRefused,
+    RunHeaderUnreadable,
+    TornTail,
+)
+from .bytes import StrPath
+from .containment import check_contained
+from .continuation_exec import now_iso, now_ms
+from .run_headers import RunHeaderStore
+from .store import RuntimeEventStore, check_ledger_id, read_ledger
+
+
+@dataclass
+class RunRecovery:
+    """What recovery did to one interrupted run: `outcome` is `recovered`, `live` (refused, untouched) or
+    `refused` (a state recovery cannot leave; untouched), with the steps it took and the header it left."""
+
+    session_id: str
+    run_id: str
+    state: str | None
+    outcome: str
+    steps: list[str] = field(default_factory=list)
+    header_status: str | None = None
+    message: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "runId": self.run_id,
+            "state": self.state,
+            "outcome": self.outcome,
+            "steps": list(self.steps),
+            "headerStatus": self.header_status,
+            "message": self.message,
+        }
+
+
+@dataclass
+class RecoveryReport:
+    runs: list[RunRecovery]
+    checked: int  # runs with a header, interrupted or not
+
+    @property
+    def refused(self) -> list[RunRecovery]:
+        return [run for run in self.runs if run.outcome != "recovered"]
+
+
+def recover(workspace: StrPath, session: str | None = None, *, contract: Contract | None = None) -> RecoveryReport:
+    """Recover every interrupted run of `workspace` (of one session when given). Raises LedgerMissing when there
+    is no such workspace or session, InvalidLedgerId, EscapesWorkspace, LedgerCorruption (a corrupt ledger is
+    never recovered over), NoContinuationDecision (the contract declares no lifecycle)."""
+    contract = contract or active()
+    boundaries = contract.continuation_boundaries
+    if boundaries is None:
+        raise NoContinuationDecision(f"the contract {contract.identity} declares no continuation lifecycle (spec/lifecycle.yaml)")
+    workspace = Path(workspace)
+    if not workspace.is_dir():
+        raise LedgerMissing(f"{workspace}: no such workspace directory")
+    headers = RunHeaderStore(workspace)
+    sessions = [check_ledger_id("session", session)] if session is not None else _sessions(workspace)
+    if session is not None and not (workspace / "sessions" / session).is_dir():
+        raise LedgerMissing(f"{workspace}: no session {session!r} (no directory sessions/{session})")
+    report = RecoveryReport([], 0)
+    for session_id in sessions:
+        found = {run_id: header for run_id, header in _headers(headers, session_id)}
+        report.checked += len(found)
+        sources = {
+            header["continuationSource"].get("sourceRunId")
+            for header in found.values()
+            if isinstance(header, dict) and isinstance(header.get("continuationSource"), dict)
+        }
+        for run_id, header in found.items():
+            if header is None or header_kind(header) == "terminal":
+                continue
+            if run_id in sources:
+                report.runs.append(RunRecovery(session_id, run_id, None, "refused", message="the source of a continuation: never written"))
+                continue
+            report.runs.append(_recover_run(workspace, session_id, run_id, header, headers, contract))
+    return report
+
+
+def _sessions(workspace: Path) -> list[str]:
+    sessions_dir = workspace / "sessions"
+    if not sessions_dir.is_dir():
+        return []
+    check_contained(workspace, sessions_dir)
+    sessions = []
+    for entry in sorted(os.scandir(sessions_dir), key=lambda entry: entry.name):
+        if entry.is_symlink():
+            raise EscapesWorkspace(f"{entry.path}: a symlink inside the workspace; refusing to follow it")
+        if entry.is_dir(follow_symlinks=False):
+            sessions.append(entry.name)
+    return sessions
+
+
+def _headers(headers: RunHeaderStore, session_id: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """(run id, header) of each run of the session that has a header (None: unreadable, never recovered)."""
+    for run_id in headers.runs(session_id):
+        try:
+            header = headers.read(session_id, run_id)
+        except RunHeaderUnreadable as error:
+            if isinstance(error, FileNotFoundError):
+                continue
+            header = None
+        yield run_id, header
+
+
+def _recover_run(workspace: Path, session_id: str, run_id: str, header: dict[str, Any], headers: RunHeaderStore, contract: Contract) -> RunRecovery:
+    boundaries = contract.continuation_boundaries
+    assert boundaries is not None
+    store = RuntimeEventStore(workspace, contract=contract)
+    path = store.path(session_id, run_id)
+    try:
+        events = _committed(path, workspace, contract)
+        store.hold(session_id, run_id)  # the writer's lock, held until recovery is done: no live run is written
+        events = _committed(path, workspace, contract, refuse_live=False)  # now that no one else can write
+    except (LedgerInUse, LedgerLocked) as error:
+        store.close()
+        return RunRecovery(session_id, run_id, None, "live", message=str(error))
+    except TornTail as error:
+        store.close()
+        return RunRecovery(session_id, run_id, None, "refused", message=str(error))
+    try:
+        state = observed_state(header, events, contract.table, boundaries.STATES)
+        if state is None:
+            raise RecoveryRefused(f"{path.parent}: a header {header.get('status')!r} over these events is no state of the lifecycle")
+        if len(committed_terminal_events(events, contract.table)) > 1:
+            raise RecoveryRefused(f"{path.parent}: more than one terminal event; not recovered")
+        machine = contract.lifecycle_class()(start_value=state)
+        result = RunRecovery(session_id, run_id, state, "recovered")
+        steps: dict[str, Callable[[], object]] = {
+            "recover_end": lambda: store.append(contract.model.event_from_wire(recovered_terminal_event(header, now_ms()))),
+            "recover_seal": lambda: _seal(headers, session_id, run_id, header, path, workspace, contract, result),
+        }
+        while not boundaries.STATES_BY_NAME[machine.current_state_value].final:
+            name = _next_recovery(boundaries, machine.current_state_value)
+            if name not in steps:
+                raise RecoveryRefused(f"{path.parent}: the lifecycle's recovery transition {name!r} has no recovery step")
+            machine.send(name)
+            steps[name]()
+            result.steps.append(name)
+        return result
+    except RecoveryRefused as error:
+        return RunRecovery(session_id, run_id, None, "refused", message=str(error))
+    finally:
+        store.close()
+
+
+def _next_recovery(boundaries: Any, state: str) -> str:
+    for transition in boundaries.TRANSITIONS:
+        if transition.by == "recovery" and state in transition.sources:
+            return str(transition.name)
+    raise RecoveryRefused(f"no recovery transition leaves the state {state!r}")
+
+
+def _committed(path: Path, workspace: Path, contract: Contract, *, refuse_live: bool = True) -> list[Any]:
+    try:
+        return list(read_ledger(path, refuse_live=refuse_live, workspace=workspace, contract=contract).events)
+    except LedgerMissing:
+        return []
+
+
+def _seal(headers: RunHeaderStore, session_id: str, run_id: str, header: dict[str, Any], path: Path, workspace: Path, contract: Contract, result: RunRecovery) -> None:
+    terminal = committed_terminal_events(list(read_ledger(path, workspace=workspace, contract=contract).events), contract.table)
+    if len(terminal) != 1:
+        raise RecoveryRefused(f"{path.parent}: a header is made terminal only over exactly one terminal event")
+    made = terminal_header(header, terminal[0], now_iso())
+    headers.write(session_id, run_id, made)
+    result.header_status = made["status"]

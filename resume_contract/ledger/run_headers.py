@@ -1,0 +1,191 @@
+"""The run-header store: `<workspace>/sessions/<S>/runs/<R>/run.json`, one JSON object per run.
+
+A header is replaced whole, never edited in place: the new bytes go to a temporary file in the run's own
+directory, are fsynced, and are renamed over `run.json`, and the directory is fsynced. A writer killed at any
+moment leaves the old header or the new one, never a mix (a temporary file may be left beside it; readers never
+look at one). `create` is the exclusive form, the continuation's idempotency claim: the finished temporary file is
+hard-linked to `run.json`, which fails if any run.json is already there, so two claimers can never both win.
+
+Containment is the ledger's (`containment`): every step below the workspace is opened relative to the one before
+it, never through a symlink, and the ids are checked (`store.check_ledger_id`) before a path is built. Reading is
+bounded: a header larger than MAX_HEADER_BYTES, not JSON (a repeated key included) or not an object is
+RunHeaderUnreadable, naming the file and why.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.wire import python_json
+from ..errors import RowRefused, RunHeaderExists, RunHeaderMissing, RunHeaderRefused, RunHeaderUnreadable
+from .bytes import StrPath
+from .containment import open_directory, open_in
+from .store import check_ledger_id
+
+HEADER_NAME = "run.json"
+MAX_HEADER_BYTES = 1 << 20  # a run header is a few hundred bytes; a huge one is not read into memory
+_TEMPORARY_PREFIX = ".run.json."
+_TEMPORARY_SUFFIX = ".tmp"
+
+
+def header_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
+    """The header file of one run, after both ids are checked."""
+    check_ledger_id("session", session_id)
+    check_ledger_id("run", run_id)
+    return Path(workspace) / "sessions" / session_id / "runs" / run_id / HEADER_NAME
+
+
+def read_header_file(path: Path, directory_fd: int | None = None) -> dict[str, Any]:
+    """The JSON object in the header at `path` (opened in `directory_fd` by its name when given), never through
+    a symlink. Raises RunHeaderMissing, or RunHeaderUnreadable saying why."""
+    try:
+        if directory_fd is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        else:
+            fd = open_in(directory_fd, path.name, os.O_RDONLY | os.O_NONBLOCK, path)
+    except FileNotFoundError:
+        raise RunHeaderMissing(f"{path}: no run header") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise RunHeaderUnreadable(f"{path}: a symlink; refusing to follow it") from None
+        raise RunHeaderUnreadable(f"{path}: cannot be opened ({error.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RunHeaderUnreadable(f"{path}: not a regular file")
+        chunks = []
+        size = 0
+        while size <= MAX_HEADER_BYTES and (chunk := os.read(fd, 1 << 16)):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        raise RunHeaderUnreadable(f"{path}: cannot be read ({error.strerror})") from None
+    finally:
+        os.close(fd)
+    if size > MAX_HEADER_BYTES:
+        raise RunHeaderUnreadable(f"{path}: larger than {MAX_HEADER_BYTES} bytes; not a run header")
+    try:
+        value = python_json(b"".join(chunks))
+    except RowRefused as error:
+        raise RunHeaderUnreadable(f"{path}: not JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise RunHeaderUnreadable(f"{path}: a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def encode_header(header: Mapping[str, Any]) -> bytes:
+    """The bytes a header is written as: one compact JSON object and a newline. RunHeaderRefused for anything
+    that would not read back as the same object (a non-string key, NaN, a value JSON has no form for)."""
+    if not isinstance(header, Mapping):
+        raise RunHeaderRefused(f"a run header is a JSON object, not {type(header).__name__}")
+    try:
+        text = json.dumps(dict(header), ensure_ascii=False, allow_nan=False, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError) as error:
+        raise RunHeaderRefused(f"a run header must be plain JSON: {error}") from None
+    if python_json(text.encode()) != dict(header):
+        raise RunHeaderRefused("a run header must be plain JSON: it does not read back as the same object")
+    return text.encode() + b"\n"
+
+
+class RunHeaderStore:
+    """Reads, creates and replaces the run headers under one workspace. `durable=False` skips the fsyncs (a
+    test's speed only: a process kill still never tears a header, as the rename is what publishes it)."""
+
+    def __init__(self, workspace: StrPath, *, durable: bool = True) -> None:
+        self.workspace = Path(workspace)
+        self.durable = durable
+
+    def path(self, session_id: str, run_id: str) -> Path:
+        return header_path(self.workspace, session_id, run_id)
+
+    def read(self, session_id: str, run_id: str) -> dict[str, Any]:
+        """The run's header. Raises RunHeaderMissing (no run.json, or no such run), RunHeaderUnreadable,
+        InvalidLedgerId, EscapesWorkspace (a symlink below the workspace)."""
+        path = self.path(session_id, run_id)
+        try:
+            directory_fd = open_directory(self.workspace, path.relative_to(self.workspace).parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
+            raise RunHeaderMissing(f"{path}: no run header (no run directory)") from None
+        try:
+            return read_header_file(path, directory_fd)
+        finally:
+            os.close(directory_fd)
+
+    def read_or_none(self, session_id: str, run_id: str) -> dict[str, Any] | None:
+        """The run's header, or None when it has none (other problems still raise)."""
+        try:
+            return self.read(session_id, run_id)
+        except RunHeaderMissing:
+            return None
+
+    def runs(self, session_id: str) -> Iterator[str]:
+        """The run ids of a session that have a run directory, sorted (none when the session has none)."""
+        check_ledger_id("session", session_id)
+        try:
+            fd = open_directory(self.workspace, ("sessions", session_id, "runs"))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        try:
+            names = sorted(os.listdir(fd))
+            for name in names:
+                try:
+                    if stat.S_ISDIR(os.lstat(name, dir_fd=fd).st_mode) and check_ledger_id("run", name):
+                        yield name
+                except (FileNotFoundError, ValueError):
+                    continue
+        finally:
+            os.close(fd)
+
+    def write(self, session_id: str, run_id: str, header: Mapping[str, Any]) -> None:
+        """Replace the run's header with `header`, atomically (the run directory is created if needed)."""
+        self._publish(session_id, run_id, encode_header(header), exclusive=False)
+
+    def create(self, session_id: str, run_id: str, header: Mapping[str, Any]) -> None:
+        """Write the run's first header; RunHeaderExists, with nothing changed, if the run already has one."""
+        self._publish(session_id, run_id, encode_header(header), exclusive=True)
+
+    def _publish(self, session_id: str, run_id: str, data: bytes, *, exclusive: bool) -> None:
+        path = self.path(session_id, run_id)
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        directory_fd = open_directory(self.workspace, path.relative_to(self.workspace).parts[:-1], create=True)
+        try:
+            temporary = f"{_TEMPORARY_PREFIX}{secrets.token_hex(8)}{_TEMPORARY_SUFFIX}"
+            fd = open_in(directory_fd, temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, path.with_name(temporary))
+            try:
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    if self.durable:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if exclusive:
+                    try:
+                        os.link(temporary, HEADER_NAME, src_dir_fd=directory_fd, dst_dir_fd=directory_fd, follow_symlinks=False)
+                    except FileExistsError:
+                        raise RunHeaderExists(f"{path}: the run already has a header; nothing was written") from None
+                    os.unlink(temporary, dir_fd=directory_fd)
+                else:
+                    os.rename(temporary, HEADER_NAME, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
+            except BaseException:
+                try:
+                    os.unlink(temporary, dir_fd=directory_fd)
+                except FileNotFoundError:
+                    pass
+                raise
+            if self.durable:
+                os.fsync(directory_fd)
+        finally:
+            os.close(directory_fd)
+
+
+def is_temporary_header(name: str) -> bool:
+    """A file a header writer left when it was killed before its rename: never a header."""
+    return name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
