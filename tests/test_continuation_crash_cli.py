@@ -35,8 +35,10 @@ def test_crash_runs_one_boundary_and_reports_it_by_id_in_json_and_junit(tmp_path
 
 
 def test_check_and_crash_name_a_boundary_without_its_hook(project: Path) -> None:
-    shutil.copyfile(REPO / "spec" / "continuation.yaml", project / "spec" / "continuation.yaml")
-    lifecycle = (REPO / "spec" / "lifecycle.yaml").read_text(encoding="utf-8")
+    # The frozen Phase 1 spec (a tool test: editing spec/ never breaks it), with the repository's run loop.
+    frozen = REPO / "tests" / "frozen_spec" / "phase1"
+    shutil.copyfile(frozen / "continuation.yaml", project / "spec" / "continuation.yaml")
+    lifecycle = (frozen / "lifecycle.yaml").read_text(encoding="utf-8")
     (project / "spec" / "lifecycle.yaml").write_text(lifecycle.replace("run_loop: resume_contract/crash/continuation_loop.py", "run_loop: continuation_loop.py"))
     loop = (REPO / "resume_contract" / "crash" / "continuation_loop.py").read_text(encoding="utf-8")
     hook = '        failpoints.hit("after_terminal_event_committed")'
