@@ -46,11 +46,10 @@ def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
     ]
     explored += [(label, size, [decide(run) for decide in planners]) for label, size, run in explored_planner_situations(base, head)]
     moved = []
-    for label, size, outcomes in explored:
-        if outcomes[0] != outcomes[1]:
-            effect = _effect(outcomes[0], outcomes[1])
-            flips = None not in outcomes and outcomes[0]["disposition"] != outcomes[1]["disposition"]
-            moved.append(Moved(label, size, effect, _text(outcomes[0]), _text(outcomes[1]), flips))
+    for label, size, (before, after) in explored:
+        if before != after:
+            flips = before is not None and after is not None and before["disposition"] != after["disposition"]
+            moved.append(Moved(label, size, _effect(before, after), _text(before), _text(after), flips))
     return sorted(moved, key=lambda item: (not item.flips, item.size, item.label))
 
 

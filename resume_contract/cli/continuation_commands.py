@@ -112,7 +112,7 @@ def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         raise UsageError(str(NoContinuationDecision(f"the contract {contract.identity} declares no continuation decision (spec/continuation.yaml)")))
     if args.workspace is not None and table.planner is None:
         raise UsageError(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
-    if args.latest and "candidate" not in table.planner:
+    if args.latest and (table.planner is None or "candidate" not in table.planner):
         raise UsageError(f"the contract {contract.identity} declares no way to pick a run for --latest (spec/continuation.yaml `planner.candidate`)")
     path, plan, events = _decide(args, contract)
     if args.json:

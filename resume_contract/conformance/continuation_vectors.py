@@ -139,14 +139,14 @@ def render_continuation(
         files[facts] = (json.dumps(vector.facts, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
         cases.append({"id": vector.id, "kind": vector.kind, "description": vector.description, "ledger": ledger, "facts": facts, "expect": vector.expect})
     planner_cases = []
-    for vector in planner:
-        workspace = f"{WORKSPACES_DIR}/{vector.id}"
-        files.update({f"{workspace}/{path}": data for path, data in vector.files.items()})
-        files[f"{workspace}.host.json"] = _json(vector.host)
+    for planned in planner:
+        workspace = f"{WORKSPACES_DIR}/{planned.id}"
+        files.update({f"{workspace}/{path}": data for path, data in planned.files.items()})
+        files[f"{workspace}.host.json"] = _json(planned.host)
         planner_cases.append(
             {
-                "id": vector.id, "kind": vector.kind, "description": vector.description, "workspace": workspace, "session": vector.session,
-                "run": vector.run, "host": f"{workspace}.host.json", "ids": vector.ids, "expect": vector.expect,
+                "id": planned.id, "kind": planned.kind, "description": planned.description, "workspace": workspace, "session": planned.session,
+                "run": planned.run, "host": f"{workspace}.host.json", "ids": planned.ids, "expect": planned.expect,
             }
         )
     section: dict[str, Any] = {

@@ -17,7 +17,8 @@ from ..contract import Contract, active
 from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse
 from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
-from .store import LEDGER_NAME, check_ledger_id
+from .ids import check_ledger_id
+from .store import LEDGER_NAME
 from .workspace import plan_run
 
 CORRUPT = "corrupt"

@@ -18,8 +18,8 @@ from ..core.continuation_planner import decide_from_run, decide_latest
 from ..errors import LedgerMissing, NoContinuationDecision, NotALedger, RunHeaderUnreadable
 from .bytes import StrPath
 from .containment import check_contained
+from .ids import check_ledger_id, is_ledger_id
 from .run_headers import HEADER_NAME, read_header_file
-from .store import check_ledger_id, is_ledger_id
 from .workspace import read_run, run_directory
 
 

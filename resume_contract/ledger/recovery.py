@@ -36,8 +36,9 @@ from ..errors import (
 from .bytes import StrPath
 from .containment import check_contained
 from .continuation_exec import now_iso, now_ms
+from .ids import check_ledger_id
 from .run_headers import RunHeaderStore
-from .store import RuntimeEventStore, check_ledger_id, read_ledger
+from .store import RuntimeEventStore, read_ledger
 
 
 @dataclass

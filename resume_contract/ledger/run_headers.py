@@ -7,7 +7,7 @@ look at one). `create` is the exclusive form, the continuation's idempotency cla
 hard-linked to `run.json`, which fails if any run.json is already there, so two claimers can never both win.
 
 Containment is the ledger's (`containment`): every step below the workspace is opened relative to the one before
-it, never through a symlink, and the ids are checked (`store.check_ledger_id`) before a path is built. Reading is
+it, never through a symlink, and the ids are checked (`ids.check_ledger_id`) before a path is built. Reading is
 bounded: a header larger than MAX_HEADER_BYTES, not JSON (a repeated key included) or not an object is
 RunHeaderUnreadable, naming the file and why.
 """
@@ -27,7 +27,7 @@ from ..core.wire import python_json
 from ..errors import RowRefused, RunHeaderExists, RunHeaderMissing, RunHeaderRefused, RunHeaderUnreadable
 from .bytes import StrPath
 from .containment import open_directory, open_in
-from .store import check_ledger_id
+from .ids import check_ledger_id
 
 HEADER_NAME = "run.json"
 MAX_HEADER_BYTES = 1 << 20  # a run header is a few hundred bytes; a huge one is not read into memory

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import operator
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from ..contract import Contract, active
 from ..errors import (
     DuplicateEventId,
-    InvalidLedgerId,
     LedgerCorruption,
     LedgerInUse,
     LedgerLocked,
@@ -44,6 +42,7 @@ from ..system.open_files import OpenFileTable
 from .bytes import StrPath, file_reader, last_row_end, read_all, row_at
 from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
+from .ids import check_ledger_id
 from .locks import has_live_writer, lock_for_writing, unlock
 from .reader import CommittedLedger, RunIdentity, decode_rows, scan_ledger
 from .row_check import checked_row
@@ -52,18 +51,6 @@ if TYPE_CHECKING:
     from .repair import RepairResult
 
 LEDGER_NAME = "runtime-events.jsonl"
-_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-def is_ledger_id(value: object) -> bool:
-    return isinstance(value, str) and _ID_PATTERN.fullmatch(value) is not None
-
-
-def check_ledger_id(kind: str, value: str) -> str:
-    """Refuse anything but `^[A-Za-z0-9_-]{1,128}$`, before any path is built from it."""
-    if not is_ledger_id(value):
-        raise InvalidLedgerId(f"invalid {kind} id {value!r}: must match ^[A-Za-z0-9_-]{{1,128}}$")
-    return value
 
 
 def ledger_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
