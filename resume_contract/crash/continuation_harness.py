@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from ..ledger.recovery import recover
 from ..ledger.run_headers import RunHeaderStore
 from ..ledger.store import RuntimeEventStore
 from .continuation_source import HOST, IDS, SESSION_ID, SOURCE_RUN_ID, write_source
-from .harness import READY_TIMEOUT_SECONDS, _child, _fingerprint, died_by_kill
+from .harness import _child, _fingerprint
 
 # The reference continuation executor packaged with resume-contract: the packaged contract's (a project names its own).
 PACKAGED_CONTINUATION_LOOP = Path(__file__).with_name("continuation_loop.py")
@@ -82,14 +81,7 @@ def run_continuation_case(boundary: str, *, contract: Contract | None = None, ru
         environment = {**os.environ, "RESUME_FAILPOINTS": f"{boundary}=kill"}
         child = _child([*command, str(workspace), SESSION_ID, SOURCE_RUN_ID, str(host), ids, str(marker)], contract, environment=environment)
         try:
-            returncode: int | None
-            try:
-                returncode = child.process.wait(timeout=READY_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired:
-                returncode = child.kill()
-                observation.problems.append(f"the executor did not die at {boundary}")
-            if not died_by_kill(returncode):
-                observation.problems.append(f"the executor did not die by the kill at {boundary} (exit {returncode})")
+            observation.problems += child.killed_at("the executor", boundary)
         finally:
             child.close()
         observation.child_stderr = child.stderr()

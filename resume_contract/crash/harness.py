@@ -143,6 +143,24 @@ class _Child:
             if line == expected:
                 return True
 
+    def killed_at(self, who: str, where: str, *, paused: bool = False) -> list[str]:
+        """Wait for the child to die at failpoint `where` (killed by its own hook, or with `paused` killed here once
+        it says it paused there); what went wrong, in words naming `who`."""
+        problems = []
+        if paused:
+            if not self.wait_for(f"paused at {where}"):
+                problems.append(f"{who} never paused at {where}")
+            returncode = self.kill()
+        else:
+            try:
+                returncode = self.process.wait(timeout=READY_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                returncode = self.kill()
+                problems.append(f"{who} did not die at {where}")
+        if not died_by_kill(returncode):
+            problems.append(f"{who} did not die by the kill at {where} (exit {returncode})")
+        return problems
+
     def kill(self) -> int | None:
         kill(self.process)
         try:
@@ -308,18 +326,7 @@ def run_boundary_case(
         command = [sys.executable, str(run_loop)] if run_loop.suffix == ".py" else [str(run_loop)]
         child = _child([*command, str(workspace), outcome], contract, environment=environment)
         try:
-            if action == "pause":
-                if not child.wait_for(f"paused at {failpoint}"):
-                    observation.problems.append(f"the run loop never paused at {failpoint}")
-                returncode = child.kill()
-            else:
-                try:
-                    returncode = child.process.wait(timeout=READY_TIMEOUT_SECONDS)
-                except subprocess.TimeoutExpired:
-                    returncode = child.kill()
-                    observation.problems.append(f"the run loop did not die at {failpoint}")
-            if not died_by_kill(returncode):
-                observation.problems.append(f"the run loop did not die by the kill at {failpoint} (exit {returncode})")
+            observation.problems += child.killed_at("the run loop", failpoint, paused=action == "pause")
         finally:
             child.close()
         observation.child_stderr = child.stderr()

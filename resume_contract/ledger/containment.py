@@ -14,7 +14,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import EscapesWorkspace
@@ -62,6 +63,30 @@ def open_in(directory_fd: int, name: str, flags: int, where: Path, mode: int = 0
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
             _refuse_link(directory_fd, name, where)
+        raise
+
+
+@contextmanager
+def temporary_file(directory_fd: int, name: str, pieces: Iterable[bytes], where: Path, *, durable: bool = True) -> Iterator[None]:
+    """Write `pieces` to a new file `name` in an opened directory (fsynced when `durable`), for the block to put in
+    place (rename, replace or link it); if the block, or the writing, fails, the file is removed."""
+    fd = open_in(directory_fd, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, where)
+    try:
+        try:
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        yield
+    except BaseException:
+        try:
+            os.unlink(name, dir_fd=directory_fd)
+        except FileNotFoundError:
+            pass
         raise
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import LedgerLocked
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, ReadAt, StrPath, file_reader, last_row_end
-from .containment import open_directory, open_in, refuse_other_names, split_below
+from .containment import open_directory, open_in, refuse_other_names, split_below, temporary_file
 from .locks import lock_for_writing, unlock
 
 QUARANTINE_INFIX = ".torn-"
@@ -113,23 +113,8 @@ def _keep(directory_fd: int, name: str, read_at: ReadAt, start: int, end: int) -
         finally:
             os.close(existing)
     temporary = f".{name}.{os.getpid()}.tmp"
-    out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory_fd)
-    try:
-        try:
-            for piece in _pieces(read_at, start, end):
-                view = memoryview(piece)
-                while view:
-                    view = view[os.write(out, view) :]
-            os.fsync(out)
-        finally:
-            os.close(out)
+    with temporary_file(directory_fd, temporary, _pieces(read_at, start, end), Path(temporary)):
         os.replace(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
-    except BaseException:
-        try:
-            os.unlink(temporary, dir_fd=directory_fd)
-        except FileNotFoundError:
-            pass
-        raise
     os.fsync(directory_fd)
 
 

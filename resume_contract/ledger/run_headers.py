@@ -26,7 +26,7 @@ from typing import Any
 from ..core.wire import python_json
 from ..errors import RowRefused, RunHeaderExists, RunHeaderMissing, RunHeaderRefused, RunHeaderUnreadable
 from .bytes import StrPath
-from .containment import open_directory, open_in
+from .containment import open_directory, open_in, temporary_file
 from .ids import check_ledger_id
 
 HEADER_NAME = "run.json"
@@ -156,16 +156,7 @@ class RunHeaderStore:
         directory_fd = open_directory(self.workspace, path.relative_to(self.workspace).parts[:-1], create=True)
         try:
             temporary = f"{_TEMPORARY_PREFIX}{secrets.token_hex(8)}{_TEMPORARY_SUFFIX}"
-            fd = open_in(directory_fd, temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, path.with_name(temporary))
-            try:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    if self.durable:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
+            with temporary_file(directory_fd, temporary, [data], path.with_name(temporary), durable=self.durable):
                 if exclusive:
                     try:
                         os.link(temporary, HEADER_NAME, src_dir_fd=directory_fd, dst_dir_fd=directory_fd, follow_symlinks=False)
@@ -174,12 +165,6 @@ class RunHeaderStore:
                     os.unlink(temporary, dir_fd=directory_fd)
                 else:
                     os.rename(temporary, HEADER_NAME, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
-            except BaseException:
-                try:
-                    os.unlink(temporary, dir_fd=directory_fd)
-                except FileNotFoundError:
-                    pass
-                raise
             if self.durable:
                 os.fsync(directory_fd)
         finally:
