@@ -12,18 +12,15 @@ table and a model.
 
 from __future__ import annotations
 
-import dataclasses
+import _thread
 import functools
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
-import threading
 import types
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -42,14 +39,15 @@ if TYPE_CHECKING:  # the continuation interpreter is loaded by a continuation al
     from .core.continuation_table import ContinuationTable
 
 PACKAGE = "resume_contract_generated"
-_LOADING = threading.Lock()
+_LOADING = _thread.allocate_lock()  # (threading's own Lock: `threading` costs every command its import)
 GENERATED_PACKAGE_DIR = "generated/resume_contract_generated"
 # A child process (the crash harness's child, a project's run loop) runs the contract of the project named here.
 ROOT_VARIABLE = "RESUME_CONTRACT_ROOT"
 
 
-@dataclass(frozen=True)
-class Identity:
+# msgspec structs, not dataclasses: a dataclass costs every command about a millisecond to define (it compiles
+# its methods), a struct a few microseconds. dict=True lets a struct hold cached properties.
+class Identity(msgspec.Struct, frozen=True):
     """Which contract decided: its name and phase (spec/scope.yaml) and the sha256 of the spec it was made from."""
 
     name: str
@@ -63,8 +61,7 @@ class Identity:
         return {"name": self.name, "phase": self.phase, "specSha256": self.spec_sha256}
 
 
-@dataclass(frozen=True)
-class Contract:
+class Contract(msgspec.Struct, frozen=True, dict=True):
     """One generated contract: where it comes from, its projector table, decoding model and catalog.
 
     `root` is the project it was loaded from (its spec/ and generated/), None for the one packaged with this
@@ -174,10 +171,12 @@ def load_generated(root: Path) -> Contract:
     root = Path(root).resolve()
     modules = root / GENERATED_PACKAGE_DIR
     if modules.resolve() == _packaged_modules().resolve():  # this installation's own checkout
-        return dataclasses.replace(_packaged(), root=root)
+        return msgspec.structs.replace(_packaged(), root=root)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
     # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.
+    import hashlib
+
     package = "_resume_contract_project_" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
     if package not in sys.modules:
         parent = types.ModuleType(package)

@@ -103,8 +103,9 @@ def test_crash_json_and_junit_list_every_case(tmp_path: Path, run_cli) -> None:
 
 
 def test_verify_json_and_junit_name_the_violated_invariant(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dataclasses
     import types
+
+    import msgspec
 
     from resume_contract.cli import proof_commands
     from resume_contract.proof import verify as verify_module
@@ -112,7 +113,7 @@ def test_verify_json_and_junit_name_the_violated_invariant(tmp_path: Path, run_c
     contract = verify_module.active()  # the contract the commands run here, broken in one step
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)  # accept a response naming another tool
-    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, step=types.MappingProxyType(step)))
     monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
     junit, counterexample = tmp_path / "verify.xml", tmp_path / "cx.jsonl"
     code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--json", "--junit", str(junit), "--counterexample", str(counterexample))

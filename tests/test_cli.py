@@ -61,8 +61,9 @@ def test_the_fixed_directories_are_not_importable_under_a_second_name() -> None:
 
 
 def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_path: Path) -> None:
-    import dataclasses
     import types
+
+    import msgspec
 
     from resume_contract.cli import proof_commands
     from resume_contract.proof import verify as verify_module
@@ -70,7 +71,7 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     contract = verify_module.active()  # the contract the commands run here, broken in one step
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)
-    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, step=types.MappingProxyType(step)))
+    broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, step=types.MappingProxyType(step)))
     monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
     target = tmp_path / "missing-dir" / "cx.jsonl"
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))

@@ -75,6 +75,30 @@ def test_a_small_ledger_is_planned_and_repaired_without_the_heavy_modules(argume
     assert "importlib.metadata" not in modules  # the version is looked up for --version alone
 
 
+# Lighter, but a bare file's plan needs none of them: OpenSSL (the spec's identity is hashed without it), shutil
+# (argparse's help width), threading, weakref and dataclasses (defining a dataclass costs a millisecond), zlib
+# (the operation store's full blocks), and the verdicts of a project.
+NOT_FOR_A_BARE_FILE = ("_hashlib", "shutil", "threading", "weakref", "dataclasses", "zlib", "resume_contract.project.verdicts")
+
+
+@pytest.mark.parametrize("arguments", [["plan", "--json"], ["plan"]], ids=" ".join)
+def test_a_bare_files_plan_outside_a_project_loads_no_library_it_does_not_use(arguments: list[str], tmp_path: Path) -> None:
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    code, modules = modules_loaded([*arguments, str(ledger)], tmp_path)
+    assert code == 0
+    assert loaded_of(modules, NOT_FOR_A_BARE_FILE) == []
+
+
+def test_the_spec_is_hashed_to_the_sha256_hashlib_gives() -> None:
+    import hashlib
+
+    from resume_contract.core.sha256 import sha256
+
+    for data in (b"", b"abc", bytes(range(256)) * 1000):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert sha256(b"abc").hexdigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2
+
+
 def test_version_loads_no_ledger_or_generator_module(tmp_path: Path) -> None:
     code, modules = modules_loaded(["--version"], tmp_path)
     assert code == 0

@@ -8,6 +8,7 @@ import json
 import types
 from pathlib import Path
 
+import msgspec
 import pytest
 import spec_names as names
 import yaml
@@ -50,7 +51,7 @@ def _broken(monkeypatch: pytest.MonkeyPatch, key: tuple[str, str, bool], outcome
 def _with_table(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
     """Make verify check the installed contract with some of its table's fields changed (as a spec would)."""
     contract = verify_module.active()  # the contract the commands run here, broken in one step
-    broken = dataclasses.replace(contract, table=dataclasses.replace(contract.table, **changes))
+    broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, **changes))
     monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
 
 

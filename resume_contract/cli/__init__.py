@@ -49,6 +49,25 @@ class _Parser(argparse.ArgumentParser):
         if message:
             EscapingWriter(file or sys.stderr).write(message)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument added (to check its metavar), and a formatter left to find
+        # the width itself imports shutil (with bz2, lzma and zlib) for it: every command paid for that.
+        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]  # every HelpFormatter takes it
+
+
+def _terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, as argparse asks it: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
 
 class _VersionAction(argparse.Action):
     """--version, looked up only when asked: importlib.metadata costs every command a few percent of `check`."""

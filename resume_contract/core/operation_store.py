@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import operator
-import zlib
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
@@ -99,6 +98,8 @@ class OperationStore:
         self._cache = None
 
     def _seal(self) -> None:
+        import zlib  # once a block is full: a plan of a few hundred operations never needs it
+
         self._blocks.append(zlib.compress(self._open, 1))
         self._block_starts.append(self._open_start)
         self._open_start += len(self._open)
@@ -113,6 +114,8 @@ class OperationStore:
             return bytes(self._open[start - self._open_start : start - self._open_start + length])
         block = bisect.bisect_right(self._block_starts, start) - 1
         if self._cache is None or self._cache[0] != block:
+            import zlib
+
             self._cache = (block, zlib.decompress(self._blocks[block]))
         offset = start - self._block_starts[block]
         return self._cache[1][offset : offset + length]
@@ -128,6 +131,8 @@ class OperationStore:
                     base, data = self._open_start, bytes(self._open)
                 else:
                     block = bisect.bisect_right(self._block_starts, start) - 1
+                    import zlib
+
                     base, data = self._block_starts[block], zlib.decompress(self._blocks[block])
                 end = base + len(data)
             yield data[start - base : start - base + length]

@@ -10,8 +10,9 @@ wording count (the contract's text is part of it), the review waivers beside it 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
+
+from .sha256 import sha256
 
 SPEC_DIR = "spec"
 SCHEMA_DIR = "spec/schema"
@@ -30,7 +31,7 @@ RETIRED_SUFFIX = ".resume-contract-old"
 def spec_digest(read: Callable[[str], bytes | None]) -> str:
     """sha256 over every spec YAML file's name and bytes; `read(relative_path)` gives a file's bytes, or None when
     it is missing."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for name in SPEC_FILES:
         relative = f"{SPEC_DIR}/{name}.yaml"
         data = read(relative)

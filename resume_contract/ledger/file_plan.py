@@ -10,7 +10,6 @@ and a file that changed since it was planned is refused rather than copied.
 from __future__ import annotations
 
 import os
-import weakref
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,13 +35,18 @@ class PlannedFile:
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
-        self.fd = os.dup(fd)
-        weakref.finalize(self, os.close, self.fd)  # closed with the last plan that reads from it
+        self.fd = os.dup(fd)  # closed with the last plan that reads from it (`__del__`)
         stat = os.fstat(self.fd)
         self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         self.read_at = file_reader(self.fd)
         self.chunks: list[tuple[int, int, int]] = []  # (first row index, byte offset, byte length)
         self.rows = 0
+
+    def __del__(self, close: Callable[[int], None] = os.close) -> None:
+        # A finalizer rather than weakref.finalize, which costs every plan the import of `weakref`. `close` is
+        # bound here: at interpreter exit the module's globals may be gone.
+        if hasattr(self, "fd"):
+            close(self.fd)
 
     def chunk_data(self) -> Iterator[tuple[int, bytes]]:
         """(first row index, rows) of every chunk, read again from the file."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import operator
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path
 from typing import Any
@@ -39,8 +38,7 @@ _RUN_ID = operator.attrgetter("run_id")
 RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
 
 
-@dataclass(frozen=True)
-class CommittedLedger:
+class CommittedLedger(msgspec.Struct, frozen=True):
     """What a reader may trust: the committed events in order, the rows they were read from, the high-water."""
 
     path: Path

@@ -68,7 +68,8 @@ def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> Repai
         raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
     try:
         # A writer that takes no lock would append behind the truncation: it too must be gone.
-        writers = OpenFileTable.scan().writers_of(os.fstat(fd), except_own=fd)
+        status = os.fstat(fd)
+        writers = OpenFileTable.scan(of=status).writers_of(status, except_own=fd)
         if writers:
             raise LedgerLocked(f"{path}: open for writing by {', '.join(map(str, writers))}; stop it before repairing")
         # In bounded memory: the last newline is found reading backwards, and the torn tail is hashed and

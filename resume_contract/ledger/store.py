@@ -134,7 +134,7 @@ def open_committed(path: StrPath, *, refuse_live: bool | OpenFileTable = False, 
 def _refuse_if_open_for_writing(path: Path, fd: int, status: os.stat_result, refuse_live: bool | OpenFileTable) -> None:
     # A writer that takes no lock (the reference's store) is seen only in the processes' open files. Before the
     # lock probe, which is the one repeated after the read.
-    table = refuse_live if isinstance(refuse_live, OpenFileTable) else OpenFileTable.scan()
+    table = refuse_live if isinstance(refuse_live, OpenFileTable) else OpenFileTable.scan(of=status)
     writers = table.writers_of(status)
     if writers:
         named = ", ".join(str(writer) for writer in writers)

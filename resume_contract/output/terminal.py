@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-# C0 and C1 controls (DEL included), bidi embeddings, overrides and isolates, and lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 and C1 controls (DEL included), bidi embeddings, overrides and isolates, and lone surrogates. Compiled
+# by `re` when first used (and cached there): a command writing only JSON never pays for it.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -21,7 +22,7 @@ def _visible(match: re.Match[str]) -> str:
 
 def escape(text: object) -> str:
     """`text` with every control, bidi and surrogate character written as a visible escape."""
-    return _UNSAFE.sub(_visible, str(text))
+    return re.sub(_UNSAFE, _visible, str(text))
 
 
 class EscapingWriter:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from ..core.spec_layout import SPEC_DIR
 from ..errors import ResumeContractError
-from .verdicts import remember_in_sync, remembered_in_sync
 
 if TYPE_CHECKING:  # loaded only by what runs a contract: `check` finds its project's root without it
     from ..contract import Contract
@@ -78,6 +77,8 @@ def load_project(root: Path, *, check_sync: bool = True) -> Contract:
 
 def ensure_in_sync(root: Path) -> None:
     """Raise unless generated/ is what the spec under `root` renders to (see the module's docstring)."""
+    from .verdicts import remember_in_sync, remembered_in_sync  # inside a project only
+
     if remembered_in_sync(root):
         return
     from resume_contract_generator.pipeline import check  # rendering: only when the verdict is not remembered

@@ -7,7 +7,6 @@ difference between the two plans can only come from the table and the class disa
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -76,5 +75,5 @@ def _machine_table(contract: Contract, memoize: bool) -> ProjectorTable:
     key = (id(contract), memoize)
     cached = _MACHINE_TABLES.get(key)
     if cached is None or cached[0] is not contract:
-        cached = _MACHINE_TABLES[key] = (contract, dataclasses.replace(contract.table, step=MachineSteps(contract, memoize=memoize)))
+        cached = _MACHINE_TABLES[key] = (contract, msgspec.structs.replace(contract.table, step=MachineSteps(contract, memoize=memoize)))
     return cached[1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,7 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     clean-up short (workers killed, temporary files removed) and leave workers behind. A library caller
     keeps its own handlers: only SIGTERM is turned into an exception, and restored after the block.
     """
-    if threading.current_thread() is not threading.main_thread():
+    if not _on_main_thread():
         yield
         return
 
@@ -54,6 +53,13 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous[0])
         if previous[1] is not None and signal.getsignal(signal.SIGINT) is stop:
             signal.signal(signal.SIGINT, previous[1])
+
+
+def _on_main_thread() -> bool:
+    # Only the main thread may set handlers. A thread other than the main one is started through `threading`, so
+    # while it is not imported this is the main thread (and a command that starts none does not pay for its import).
+    threading = sys.modules.get("threading")
+    return threading is None or threading.current_thread() is threading.main_thread()
 
 
 def _worker_ignores_interrupts(parent: int) -> None:
@@ -90,7 +96,7 @@ def signals_deferred() -> Iterator[None]:
     A pool forks its workers in `submit`; a signal handled while it forks runs its handler inside an at-fork
     hook, which swallows the exception ("Exception ignored"), and the command then ran on as if never told
     to stop. Threads started within the block inherit the mask, so the signal reaches the main thread."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if not hasattr(signal, "pthread_sigmask") or not _on_main_thread():
         yield
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)

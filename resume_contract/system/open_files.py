@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
-_PROC = Path("/proc")
-VISIBLE = _PROC.joinpath("self", "fdinfo").is_dir()
+import msgspec
+
+_PROC = "/proc"
+VISIBLE = os.path.isdir("/proc/self/fdinfo")
 _ACCESS_MODE = 0o3  # O_ACCMODE: O_RDONLY 0, O_WRONLY 1, O_RDWR 2
 
+FileKey = tuple[int, int]  # (device, inode)
 
-@dataclass(frozen=True)
-class Writer:
+
+# Structs, not dataclasses: a dataclass costs every command about a millisecond to define.
+class Writer(msgspec.Struct, frozen=True):
     """A process holding a file open with write access."""
 
     pid: int
@@ -35,27 +37,28 @@ class Writer:
         return f"process {self.pid} ({self.command})" if self.command else f"process {self.pid}"
 
 
-@dataclass(frozen=True)
-class OpenFileTable:
+class OpenFileTable(msgspec.Struct, frozen=True):
     """The regular files processes held open for writing when it was scanned, by (device, inode)."""
 
-    writers: Mapping[tuple[int, int], tuple[Writer, ...]]
+    writers: Mapping[FileKey, tuple[Writer, ...]]
 
     @classmethod
-    def scan(cls) -> OpenFileTable:
+    def scan(cls, of: os.stat_result | None = None) -> OpenFileTable:
         """Every process we may inspect, once: one stat per open descriptor, and its flags read only for regular
-        files (a few milliseconds for a hundred processes)."""
-        found: dict[tuple[int, int], list[Writer]] = {}
+        files (a few milliseconds for a hundred processes); with `of`, only for that file (one plan's ledger)."""
+        found: dict[FileKey, list[Writer]] = {}
         if not VISIBLE:
             return cls({})
-        for entry in os.scandir(_PROC):
-            if not entry.name.isdigit():
-                continue
-            pid = int(entry.name)
-            written = _written_files(pid)
-            command = _command(pid) if written else ""
-            for key, descriptor in written:
-                found.setdefault(key, []).append(Writer(pid, command, descriptor))
+        only = None if of is None else (of.st_dev, of.st_ino)
+        with os.scandir(_PROC) as processes:
+            for entry in processes:
+                if not entry.name.isdigit():
+                    continue
+                pid = int(entry.name)
+                written = _written_files(pid, only)
+                command = _command(pid) if written else ""
+                for key, descriptor in written:
+                    found.setdefault(key, []).append(Writer(pid, command, descriptor))
         return cls({key: tuple(writers) for key, writers in found.items()})
 
     def writers_of(self, status: os.stat_result, *, except_own: int | None = None) -> tuple[Writer, ...]:
@@ -65,19 +68,22 @@ class OpenFileTable:
         return tuple(writer for writer in writers if (writer.pid, writer.descriptor) != (os.getpid(), except_own))
 
 
-def _written_files(pid: int) -> list[tuple[tuple[int, int], int]]:
-    """(device, inode) and descriptor of each regular file `pid` holds open with write access; nothing for a
-    process we may not inspect or that ended meanwhile."""
+def _written_files(pid: int, only: FileKey | None) -> list[tuple[FileKey, int]]:
+    """(device, inode) and descriptor of each regular file `pid` holds open with write access (only the file
+    `only`, when given); nothing for a process we may not inspect or that ended meanwhile."""
     keys = []
     try:
-        with os.scandir(_PROC / str(pid) / "fd") as descriptors:
+        with os.scandir(f"{_PROC}/{pid}/fd") as descriptors:
             for descriptor in descriptors:
                 try:
                     status = descriptor.stat()  # follows the link: the open file itself
                 except OSError:
                     continue
+                key = (status.st_dev, status.st_ino)
+                if only is not None and key != only:
+                    continue
                 if (status.st_mode & 0o170000) == 0o100000 and _opened_for_writing(pid, descriptor.name):
-                    keys.append(((status.st_dev, status.st_ino), int(descriptor.name)))
+                    keys.append((key, int(descriptor.name)))
     except OSError:
         pass
     return keys
@@ -85,11 +91,12 @@ def _written_files(pid: int) -> list[tuple[tuple[int, int], int]]:
 
 def _opened_for_writing(pid: int, fd: str) -> bool:
     try:
-        info = (_PROC / str(pid) / "fdinfo" / fd).read_text(encoding="ascii", errors="replace")
+        with open(f"{_PROC}/{pid}/fdinfo/{fd}", "rb") as handle:
+            info = handle.read()
     except OSError:
         return False
     for line in info.splitlines():
-        if line.startswith("flags:"):
+        if line.startswith(b"flags:"):
             return int(line.split()[1], 8) & _ACCESS_MODE in (os.O_WRONLY, os.O_RDWR)
     return False
 
@@ -97,7 +104,8 @@ def _opened_for_writing(pid: int, fd: str) -> bool:
 def _command(pid: int) -> str:
     """The process's command line, shortened: what an operator needs to recognise it."""
     try:
-        arguments = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+        with open(f"{_PROC}/{pid}/cmdline", "rb") as handle:
+            arguments = handle.read().split(b"\0")
     except OSError:
         return ""
     text = " ".join(
