@@ -41,3 +41,24 @@ def test_an_operation_never_stored_is_an_error_not_a_gap() -> None:
         list(store.pieces())
     with pytest.raises(AssertionError, match="never stored"):
         store.record(1)
+
+
+@pytest.mark.parametrize("lone_surrogate", [False, True], ids=["plain", "lone surrogate"])
+def test_the_audit_lists_the_first_five_operations_without_a_response_in_order(lone_surrogate: bool) -> None:
+    from resume_contract.core.operation_store import StoredOperations
+    from resume_contract.core.walk import _operation_of
+    from resume_contract.ledger.audit import _unsettled
+
+    raw = operation_store.msgspec.Raw(b"{}")
+    # Eight operations; c1, c2, c4, c5, c6 and c7 have no response. Stored in two batches, out of order.
+    records = {
+        index: StoredRecord(f"c{index}", "\ud800" if lone_surrogate and index == 4 else f"t{index}", raw, "indeterminate", f"e{index}")
+        if index not in (0, 3)
+        else StoredRecord(f"c{index}", f"t{index}", raw, "succeeded", f"e{index}", f"r{index}", False)
+        for index in range(8)
+    }
+    store = OperationStore()
+    for batch in ([3, 0, 5, 7], [1, 2, 4, 6]):
+        store.put(batch, encode_records([records[index] for index in batch]))
+    fourth = "\ud800" if lone_surrogate else "t4"
+    assert _unsettled(StoredOperations(store, _operation_of)) == [("t1", "c1"), ("t2", "c2"), (fourth, "c4"), ("t5", "c5"), ("t6", "c6")]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -105,7 +106,6 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
-    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]
     return RunSummary(
         session_id,
         run_id,
@@ -114,8 +114,37 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
         plan.source_runtime_event_high_water,
         plan.rejection_reasons,
         diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
-        to_verify=tuple(f"{operation.tool_name} call {operation.tool_call_id}" for operation in unsettled[:VERIFY_LISTED]),
+        to_verify=tuple(f"{tool_name} call {call_id}" for tool_name, call_id in _unsettled(plan.operations)),
     )
+
+
+class _Settlement(msgspec.Struct, rename="camel"):
+    """What the audit reads of a plan's operation: its call, and whether a committed response settled it."""
+
+    tool_call_id: str
+    tool_name: str
+    response_runtime_event_id: str | None = None
+
+
+_SETTLEMENTS = msgspec.json.Decoder(list[_Settlement])
+
+
+def _unsettled(operations: Any) -> list[tuple[str, str]]:
+    """(tool name, call id) of the first VERIFY_LISTED operations without a committed response, in order. A stored
+    plan's operations are read as the JSON they are stored as, a batch per decode, only the fields needed (each
+    decoded whole, then looked at, cost a run of the audit a tenth of its time)."""
+    pieces = getattr(operations, "json_pieces", None)
+    if pieces is not None:
+        found: list[tuple[str, str]] = []
+        try:
+            for piece in pieces():
+                found += [(o.tool_name, o.tool_call_id) for o in _SETTLEMENTS.decode(b"[" + piece + b"]") if o.response_runtime_event_id is None]
+                if len(found) >= VERIFY_LISTED:
+                    break
+            return found[:VERIFY_LISTED]
+        except msgspec.DecodeError:  # a lone surrogate's escape, which msgspec refuses: read as the plan reads them
+            pass
+    return [(o.tool_name, o.tool_call_id) for o in operations if o.response_runtime_event_id is None][:VERIFY_LISTED]
 
 
 def _summarize_chunk(jobs: list[Job], contract: Contract, open_files: OpenFileTable) -> list[RunSummary]:

@@ -162,6 +162,10 @@ def walk_ledger(
     shown every checked chunk, in order, once or (when the file is walked twice) twice; it is not used with
     parts, so a caller that observes walks in one process."""
     walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 and observe is None else None
+    if walk is None and source.identity[2] <= chunk_bytes:
+        # One chunk or less: its operations stay in the walk (fewer than its events, which are held anyway), and
+        # a store would encode, keep and hand back each one, and walk again when a call id is named twice.
+        return _walk_file(source, Walk(contract.table), run, chunk_bytes, contract, observe)
     if walk is None:
         walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract, observe)
         suspects = walk.suspects()

@@ -93,7 +93,9 @@ def read_ledger(
 
 
 @contextmanager
-def open_committed(path: StrPath, *, refuse_live: bool | OpenFileTable = False, workspace: StrPath | None = None) -> Iterator[int]:
+def open_committed(
+    path: StrPath, *, refuse_live: bool | OpenFileTable = False, workspace: StrPath | None = None, directory_fd: int | None = None
+) -> Iterator[int]:
     """A descriptor of the ledger at `path` (a regular file), open for reading while the block runs.
 
     With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
@@ -104,11 +106,12 @@ def open_committed(path: StrPath, *, refuse_live: bool | OpenFileTable = False, 
     meanwhile is between its pieces) or a file that shrank under it is LedgerInUse when the second probe
     finds a writer or a changed file. A writer that takes no lock is found, where the system shows it, among
     the processes' open files (`system.open_files`): scanned now, or `refuse_live` is a table scanned once
-    for many ledgers (the audit).
+    for many ledgers (the audit). `workspace`: the ledger is opened below it, never through a link;
+    `directory_fd`: its directory, so opened already (the ledger's name is opened in it).
     """
     path = Path(path)
     try:
-        fd = _open_for_reading(path, workspace)
+        fd = _open_for_reading(path, workspace, directory_fd)
     except FileNotFoundError:
         if os.path.lexists(path):
             raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
@@ -149,9 +152,11 @@ def _refuse_if_written_meanwhile(path: Path, fd: int, before: os.stat_result, ca
         raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped") from cause
 
 
-def _open_for_reading(path: Path, workspace: StrPath | None) -> int:
+def _open_for_reading(path: Path, workspace: StrPath | None, directory_fd: int | None) -> int:
     # Without blocking: a FIFO in a ledger's place must not hang the reader (fstat then refuses it).
     flags = os.O_RDONLY | os.O_NONBLOCK
+    if directory_fd is not None:  # its directory, opened below the workspace by the caller
+        return open_in(directory_fd, path.name, flags, path)
     if workspace is None:
         return os.open(path, flags)
     directories, name = split_below(Path(workspace), path)

@@ -18,11 +18,11 @@ import msgspec
 
 from ..contract import Contract, active
 from ..core.plan import ResumePlan
-from ..errors import LedgerCorruption, LedgerMissing
+from ..errors import EscapesWorkspace, LedgerCorruption, LedgerMissing
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
 from .chunk import Chunk
-from .containment import check_contained
+from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
 from .merge import JsonlWatch, MergedRows, merged
 from .reader import CommittedLedger
@@ -87,20 +87,23 @@ def plan_run(
     process (`processes` is for one without, the usual case)."""
     contract = contract or active()
     run = (session_id, run_id)
-    run_dir = run_directory(workspace, session_id, run_id)
-    path = _ledger_of(run_dir)
-    watch: JsonlWatch | None = None
-    refused: LedgerCorruption | None = None
-    with open_committed(path, refuse_live=refuse_live, workspace=Path(workspace)) as fd:
-        partials = _Partials.open(Path(workspace), run_dir / PARTIALS_DIR)
-        if partials is not None:
-            try:
-                snapshots = read_snapshots(partials.fd, partials.directory, run, contract)
-            except LedgerCorruption as corruption:
-                refused, snapshots = corruption, []  # reported once the JSONL is found sound: its corruption comes first
-            watch = JsonlWatch(snapshots) if snapshots else None
-        source = PlannedFile(path, fd)
-        walk = walk_ledger(source, run, chunk_bytes, processes, contract, watch)
+    run_fd, run_dir = _open_run(Path(workspace), session_id, run_id)
+    try:
+        path = _ledger_in(run_fd, run_dir)
+        watch: JsonlWatch | None = None
+        refused: LedgerCorruption | None = None
+        with open_committed(path, refuse_live=refuse_live, directory_fd=run_fd) as fd:
+            partials = _Partials.open_in(run_fd, run_dir / PARTIALS_DIR)
+            if partials is not None:
+                try:
+                    snapshots = read_snapshots(partials.fd, partials.directory, run, contract)
+                except LedgerCorruption as corruption:
+                    refused, snapshots = corruption, []  # reported once the JSONL is found sound: its corruption comes first
+                watch = JsonlWatch(snapshots) if snapshots else None
+            source = PlannedFile(path, fd)
+            walk = walk_ledger(source, run, chunk_bytes, processes, contract, watch)
+    finally:
+        os.close(run_fd)
     if refused is not None:
         raise refused
     rows = LedgerRows(source, source.rows)
@@ -121,12 +124,36 @@ class _Partials:
         weakref.finalize(self, os.close, fd)
 
     @classmethod
-    def open(cls, workspace: Path, directory: Path) -> _Partials | None:
-        fd = open_partials(workspace, directory)
-        return None if fd is None else cls(fd, directory)
+    def open_in(cls, run_fd: int, directory: Path) -> _Partials | None:
+        """The run's `runtime-partials/`, opened in its opened directory, or None when it has none."""
+        try:
+            fd = open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, directory)
+        except FileNotFoundError:
+            return None
+        return cls(fd, directory)
 
     def row(self, snapshot: Snapshot, run: tuple[str, str], contract: Contract) -> msgspec.Raw:
         return read_row(self.fd, self.directory, snapshot, run, contract)[1]
+
+
+def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]:
+    """A descriptor of the run's directory, and its path: each step opened below the workspace, never through a
+    link, once (the ledger and the snapshots are then opened in it, where each would walk down again)."""
+    run_dir = ledger_path(workspace, session_id, run_id).parent  # (the ids checked)
+    try:
+        return open_directory(workspace, ("sessions", session_id, "runs", run_id)), run_dir
+    except (OSError, EscapesWorkspace):
+        run_directory(workspace, session_id, run_id)  # which step is missing, or a link, said as it always was
+        raise
+
+
+def _ledger_in(run_fd: int, run_dir: Path) -> Path:
+    path = run_dir / LEDGER_NAME
+    try:
+        os.lstat(LEDGER_NAME, dir_fd=run_fd)
+    except FileNotFoundError:
+        raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}") from None
+    return path
 
 
 def _ledger_of(run_dir: Path) -> Path:
