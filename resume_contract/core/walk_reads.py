@@ -74,24 +74,20 @@ def kind_read(table: ProjectorTable, content_class: type) -> KindRead | None:
     )
 
 
-class OpenOperation:
-    """Mutable bookkeeping for one call id during the walk."""
+class OpenOperation(msgspec.Struct, gc=False):
+    """Mutable bookkeeping for one call id during the walk. (A struct: made in C, once per call, about five
+    times faster than a class with slots and an __init__; it holds no container, so the collector need not
+    track it.)"""
 
-    __slots__ = (
-        "state", "tool_name", "args", "call_index", "call_event_id", "response_index", "response_event_id", "response_is_error",
-        "index",
-    )
-
-    def __init__(self, state: str, tool_name: str, args: Any, call_index: int, call_event_id: str, index: int = -1) -> None:
-        self.index = index  # its place in the plan's operations (with an OperationStore; else -1)
-        self.state = state
-        self.tool_name = tool_name
-        self.args = args
-        self.call_index = call_index
-        self.call_event_id = call_event_id
-        self.response_index = -1
-        self.response_event_id: str | None = None
-        self.response_is_error: bool | None = None
+    state: str
+    tool_name: str
+    args: Any
+    call_index: int
+    call_event_id: str
+    index: int = -1  # its place in the plan's operations (with an OperationStore; else -1)
+    response_index: int = -1
+    response_event_id: str | None = None
+    response_is_error: bool | None = None
 
 
 TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it
