@@ -45,6 +45,11 @@ def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES, start
     """(offset, bytes) pieces of a ledger that ends in a newline, from byte `start` to `size`, each cut just after a newline."""
     offset = start
     while offset < size:
+        data = _read_to_last_row_end(read_at, offset, min(chunk_bytes, size - offset), size)
+        if data is not None:
+            yield offset, data
+            offset += len(data)
+            continue
         data = read_at(offset, min(chunk_bytes, size - offset))
         cut = data.rfind(b"\n") + 1
         while cut == 0:  # a row longer than a chunk: read on to its end
@@ -55,6 +60,26 @@ def chunk_ends(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES, start
             cut = data.rfind(b"\n") + 1
         yield offset, data[:cut] if cut != len(data) else data
         offset += cut
+
+
+_END_WINDOW = 1 << 16  # how far back from a chunk's end its last row end is looked for first
+
+
+def _read_to_last_row_end(read_at: ReadAt, offset: int, length: int, size: int) -> bytes | None:
+    """The `length` bytes from `offset` up to their last newline, read as they are; None when that is not found
+    near their end (a long row there) or the file is not as it was. Where the newline is is read first, in the
+    piece's last 64 KB: reading the whole piece and cutting it copied it, and a fresh copy of 4 MB costs more
+    here than reading it."""
+    if offset + length == size:
+        data = read_at(offset, length)  # the ledger's last piece, which ends in a newline
+        return data if data.endswith(b"\n") else None
+    window = min(length, _END_WINDOW)
+    cut = read_at(offset + length - window, window).rfind(b"\n")
+    if cut < 0:
+        return None
+    wanted = length - window + cut + 1
+    data = read_at(offset, wanted)
+    return data if len(data) == wanted and data.endswith(b"\n") else None
 
 
 def last_row_end(read_at: ReadAt, size: int, chunk_bytes: int = CHUNK_BYTES) -> int:
