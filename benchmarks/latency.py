@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -113,10 +114,23 @@ def _timed(command: list[str], cwd: Path, env: dict[str, str], codes: tuple[int,
 Group = dict[str, tuple[list[str], Path, tuple[int, ...]]]
 
 
-def measure(group: Group, rounds: int, env: dict[str, str], baseline: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+def _instructions(command: list[str], cwd: Path, env: dict[str, str], codes: tuple[int, ...]) -> float:
+    """The instructions one run of `command` executes (valgrind's cachegrind, "I refs"): nearly the same count on
+    a busy machine as on an idle one, where the seconds of two runs can differ by a tenth."""
+    counted = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *command]
+    result = subprocess.run(counted, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", result.stderr)
+    if result.returncode not in codes or found is None:
+        raise SystemExit(f"valgrind {' '.join(command)} exited {result.returncode}: {result.stderr[-500:]}")
+    return float(found.group(1).replace(",", ""))
+
+
+def measure(
+    group: Group, rounds: int, env: dict[str, str], baseline: dict[str, str] | None = None, instructions: bool = False
+) -> dict[str, dict[str, float]]:
     """The median wall and CPU seconds of each command of `group`, the commands taking turns in each round. With
     `baseline` (an environment that imports another installation), each resume-contract command (`LAUNCH`) is
-    also measured there, as "NAME (baseline)"."""
+    also measured there, as "NAME (baseline)". With `instructions`, each is also run once under valgrind."""
     commands = {name: (command, cwd, codes, env) for name, (command, cwd, codes) in group.items()}
     if baseline is not None:
         commands.update({f"{name} (baseline)": (command, cwd, codes, baseline) for name, (command, cwd, codes) in group.items() if command[1:3] == ["-c", LAUNCH]})
@@ -124,10 +138,14 @@ def measure(group: Group, rounds: int, env: dict[str, str], baseline: dict[str, 
     for _ in range(rounds):
         for name, (command, cwd, codes, environment) in commands.items():
             samples[name].append(_timed(command, cwd, environment, codes))
-    return {
+    figures = {
         name: {"wall": statistics.median(wall for wall, _ in times), "cpu": statistics.median(cpu for _, cpu in times)}
         for name, times in samples.items()
     }
+    if instructions:
+        for name, (command, cwd, codes, environment) in commands.items():
+            figures[name]["instructions"] = _instructions(command, cwd, environment, codes)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--make-venv", type=Path, metavar="DIR", help="build a wheel venv at DIR from a clone of HEAD and run there")
     parser.add_argument("--baseline", metavar="REV", help="with --make-venv: also measure the commands of git revision REV, side by side")
     parser.add_argument("--baseline-dir", type=Path, metavar="DIR", help="an installation (pip --target) to measure beside this one")
+    parser.add_argument("--instructions", action="store_true", help="also count each command's instructions once, under valgrind (slow; steady on a busy machine)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args, rest = parser.parse_known_args(argv)
     if args.make_venv is not None:
@@ -190,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.rounds,
                 env,
                 baseline,
+                args.instructions,
             )
             results[f"{events} events"] = figures
         results["check"] = measure(
@@ -202,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             args.rounds,
             env,
             baseline,
+            args.instructions,
         )
         if args.audit_runs:
             workspace = args.cache / f"workspace-{args.audit_runs}x{args.audit_events}"
@@ -214,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.audit_rounds,
                 env,
                 baseline,
+                args.instructions,
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -237,9 +259,10 @@ def _unmarked(name: str) -> str:
 
 
 def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace, installed: Path) -> None:
+    clocks = ("wall", "cpu", "instructions") if args.instructions else ("wall", "cpu")
     ratios = {
         group: {
-            name: {clock: round(seconds[clock] / figures[FLOORS[_unmarked(name)]][clock], 2) for clock in ("wall", "cpu")}
+            name: {clock: round(seconds[clock] / figures[FLOORS[_unmarked(name)]][clock], 2) for clock in clocks}
             for name, seconds in figures.items()
             if _unmarked(name) in FLOORS
         }
@@ -252,21 +275,27 @@ def report(results: dict[str, dict[str, dict[str, float]]], args: argparse.Names
             "rounds": args.rounds,
             "audit_rounds": args.audit_rounds,
             "median_seconds": {
-                group: {name: {clock: round(value, 4) for clock, value in seconds.items()} for name, seconds in figures.items()}
+                group: {name: {clock: round(seconds[clock], 4) for clock in ("wall", "cpu")} for name, seconds in figures.items()}
                 for group, figures in results.items()
             },
             "ratio_to_floor": ratios,
         }
+        if args.instructions:
+            document["instructions"] = {
+                group: {name: int(seconds["instructions"]) for name, seconds in figures.items()} for group, figures in results.items()
+            }
         print(json.dumps(document, indent=2))
         return
     print(f"python {sys.version.split()[0]}, {installed.parent}; medians of {args.rounds} rounds ({args.audit_rounds} for the audit)")
-    print(f"  {'':<28} {'wall':>9} {'CPU':>9}   ratios to the floor (wall, CPU)")
+    counted = f" {'instructions':>13}" if args.instructions else ""
+    print(f"  {'':<28} {'wall':>9} {'CPU':>9}{counted}   ratios to the floor (wall, CPU{', instructions' if args.instructions else ''})")
     for group, figures in results.items():
         print(group)
         for name, seconds in figures.items():
             floor = FLOORS.get(_unmarked(name))
-            beside = f"  {ratios[group][name]['wall']:.2f}x, {ratios[group][name]['cpu']:.2f}x {floor}" if floor else ""
-            print(f"  {name:<28} {seconds['wall']:>7.3f} s {seconds['cpu']:>7.3f} s{beside}")
+            beside = f"  {', '.join(f'{ratios[group][name][clock]:.2f}x' for clock in clocks)} {floor}" if floor else ""
+            count = f" {seconds['instructions'] / 1e6:>11.1f} M" if args.instructions else ""
+            print(f"  {name:<28} {seconds['wall']:>7.3f} s {seconds['cpu']:>7.3f} s{count}{beside}")
 
 
 if __name__ == "__main__":
