@@ -89,6 +89,19 @@ def test_a_bare_files_plan_outside_a_project_loads_no_library_it_does_not_use(ar
     assert loaded_of(modules, NOT_FOR_A_BARE_FILE) == []
 
 
+@pytest.mark.parametrize("columns", [None, "", "0", "-3", "abc", "40", "200"])
+def test_the_help_width_is_the_one_shutil_would_give(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from resume_contract.cli import _terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert _terminal_columns() == shutil.get_terminal_size().columns
+
+
 def test_the_spec_is_hashed_to_the_sha256_hashlib_gives() -> None:
     import hashlib
 

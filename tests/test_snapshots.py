@@ -215,3 +215,26 @@ def test_the_streamed_plan_is_the_plan_of_the_run_read_whole(tmp_path_factory, r
     ledger = read_run(tmp_path / "ws", "s1", "r1")
     expected = build_resume_plan(ledger.events, 3, rows=ledger.rows)
     assert plan_json(plan_run(tmp_path / "ws", "s1", "r1", 3, chunk_bytes=chunk_bytes)) == plan_json(expected)
+
+
+def test_planning_runs_leaves_no_descriptor_open_once_the_plans_are_gone(tmp_path: Path) -> None:
+    import gc
+
+    from resume_contract.errors import EscapesWorkspace, LedgerMissing
+
+    directory = run_dir(tmp_path, row("e1", {"kind": "text", "text": "hi"}), streaming("e2", "p1"))
+    snapshot(directory, "p1.partial", streaming("e2", "p1"), "streamed")
+    runs = directory.parent
+    (runs / "empty").mkdir()  # no ledger
+    (runs / "linked").symlink_to(directory)  # a run directory that is a link
+    workspace = tmp_path / "ws"
+    opened = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        plan = plan_run(workspace, "s1", "r1")
+        assert plan_json(plan)  # its rows, the snapshot's among them, read back from the files it keeps open
+        for run, error in (("empty", LedgerMissing), ("linked", EscapesWorkspace), ("missing", LedgerMissing)):
+            with pytest.raises(error):
+                plan_run(workspace, "s1", run)
+    del plan
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == opened

@@ -52,7 +52,11 @@ class _Parser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse makes a formatter for every argument added (to check its metavar), and a formatter left to find
         # the width itself imports shutil (with bz2, lzma and zlib) for it: every command paid for that.
-        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]  # every HelpFormatter takes it
+        formatter = self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]  # every HelpFormatter takes it
+        set_color = getattr(formatter, "_set_color", None)  # Python 3.14's argparse colours help, as asked
+        if set_color is not None:
+            set_color(getattr(self, "color", False))
+        return formatter
 
 
 def _terminal_columns() -> int:

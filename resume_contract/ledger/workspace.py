@@ -140,11 +140,12 @@ def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]
     """A descriptor of the run's directory, and its path: each step opened below the workspace, never through a
     link, once (the ledger and the snapshots are then opened in it, where each would walk down again)."""
     run_dir = ledger_path(workspace, session_id, run_id).parent  # (the ids checked)
+    steps = ("sessions", session_id, "runs", run_id)
     try:
-        return open_directory(workspace, ("sessions", session_id, "runs", run_id)), run_dir
+        return open_directory(workspace, steps), run_dir
     except (OSError, EscapesWorkspace):
         run_directory(workspace, session_id, run_id)  # which step is missing, or a link, said as it always was
-        raise
+    return open_directory(workspace, steps), run_dir  # every step is there now (it appeared meanwhile)
 
 
 def _ledger_in(run_fd: int, run_dir: Path) -> Path:
@@ -153,6 +154,8 @@ def _ledger_in(run_fd: int, run_dir: Path) -> Path:
         os.lstat(LEDGER_NAME, dir_fd=run_fd)
     except FileNotFoundError:
         raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}") from None
+    except OSError:  # (a run directory that cannot be searched): said as it always was
+        return _ledger_of(run_dir)
     return path
 
 

@@ -44,7 +44,16 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    previous = signal.signal(signal.SIGTERM, stop), signal.signal(signal.SIGINT, stop) if for_good else None
+    try:
+        terminate = signal.signal(signal.SIGTERM, stop)  # (None: a handler not set from Python)
+    except ValueError:  # not the main thread after all (one started without `threading`): no handlers there
+        refused = True
+    else:
+        refused = False
+    if refused:
+        yield
+        return
+    previous = terminate, signal.signal(signal.SIGINT, stop) if for_good else None
     try:
         yield
     finally:
@@ -56,8 +65,9 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
 
 
 def _on_main_thread() -> bool:
-    # Only the main thread may set handlers. A thread other than the main one is started through `threading`, so
-    # while it is not imported this is the main thread (and a command that starts none does not pay for its import).
+    # Only the main thread may set handlers. Threads are started through `threading`, so while it is not imported
+    # this is the main thread (and a command that starts none does not pay for its import); one started without
+    # it is found out when a handler cannot be set.
     threading = sys.modules.get("threading")
     return threading is None or threading.current_thread() is threading.main_thread()
 
