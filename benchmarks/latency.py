@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instructions", action="store_true", help="also count each command's instructions once, under valgrind (slow; steady on a busy machine)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     args, rest = parser.parse_known_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions counts under valgrind, which is not installed here (e.g. apt-get install valgrind)")
     if args.make_venv is not None:
         given = argv if argv is not None else sys.argv[1:]
         dropped = {"--make-venv", str(args.make_venv), "--baseline", str(args.baseline)}
