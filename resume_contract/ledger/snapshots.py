@@ -39,7 +39,6 @@ from ..core.javascript import is_truthy, json_parse, to_number, to_string
 from ..core.wire import MAX_NESTING, encode_json, python_json, too_deep
 from ..errors import FOREIGN_ROW, INVALID_JSON, LedgerChanged, LedgerCorruption, RowRefused
 from .bytes import read_all
-from .containment import open_directory, open_in, split_below
 
 PARTIALS_DIR = "runtime-partials"
 SNAPSHOT_SUFFIX = ".partial"
@@ -65,21 +64,6 @@ class Snapshot:
     ts: float
     anchor: Anchor
     stream: Stream | None  # the stream a final JSONL row would complete; None: never completed
-
-
-def open_partials(workspace: Path, directory: Path) -> int | None:
-    """A descriptor of a run's `runtime-partials/`, or None when there is none; never through a link."""
-    directories, name = split_below(workspace, directory)
-    try:
-        run_fd = open_directory(workspace, directories)
-    except FileNotFoundError:
-        return None
-    try:
-        return open_in(run_fd, name, os.O_RDONLY | os.O_DIRECTORY, directory)
-    except FileNotFoundError:
-        return None
-    finally:
-        os.close(run_fd)
 
 
 def read_snapshots(partials_fd: int, directory: Path, run: tuple[str, str], contract: Contract) -> list[Snapshot]:

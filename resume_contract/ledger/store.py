@@ -74,6 +74,7 @@ def read_ledger(
     refuse_live: bool | OpenFileTable = False,
     run: RunIdentity | None = None,
     workspace: StrPath | None = None,
+    directory_fd: int | None = None,
     contract: Contract | None = None,
 ) -> CommittedLedger:
     """Read a ledger strictly, writing nothing; anything illegal raises LedgerCorruption.
@@ -82,10 +83,10 @@ def read_ledger(
     symlink raises LedgerMissing, a directory or FIFO NotALedger. `run` is the (sessionId, runId) every row
     must carry; without it, the run directory's when the file sits at `sessions/<S>/runs/<R>/...`, else the
     first row's. With `workspace`, no step of the path below it may be a symlink (EscapesWorkspace).
-    With `refuse_live`, see `open_committed`.
+    With `refuse_live` and `directory_fd`, see `open_committed`.
     """
     path = Path(path)
-    with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
+    with open_committed(path, refuse_live=refuse_live, workspace=workspace, directory_fd=directory_fd) as fd:
         data = read_all(fd)
     model = (contract or active()).model
     events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()), model=model)

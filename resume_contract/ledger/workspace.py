@@ -26,7 +26,7 @@ from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
 from .merge import JsonlWatch, MergedRows, merged
 from .reader import CommittedLedger
-from .snapshots import PARTIALS_DIR, Snapshot, open_partials, read_row, read_snapshots
+from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
 from .store import LEDGER_NAME, ledger_path, open_committed, read_ledger
 
 
@@ -52,10 +52,13 @@ def read_run(
     held in memory; `plan_run` plans a run without holding it."""
     contract = contract or active()
     run = (session_id, run_id)
-    run_dir = run_directory(workspace, session_id, run_id)
-    path = _ledger_of(run_dir)
-    ledger = read_ledger(path, refuse_live=refuse_live, run=run, workspace=Path(workspace), contract=contract)
-    partials = open_partials(Path(workspace), run_dir / PARTIALS_DIR)
+    run_fd, run_dir = _open_run(Path(workspace), session_id, run_id)
+    try:
+        path = _ledger_in(run_fd, run_dir)
+        ledger = read_ledger(path, refuse_live=refuse_live, run=run, directory_fd=run_fd, contract=contract)
+        partials = _partials_in(run_fd, run_dir / PARTIALS_DIR)
+    finally:
+        os.close(run_fd)
     if partials is None:
         return ledger
     try:
@@ -125,12 +128,8 @@ class _Partials:
 
     @classmethod
     def open_in(cls, run_fd: int, directory: Path) -> _Partials | None:
-        """The run's `runtime-partials/`, opened in its opened directory, or None when it has none."""
-        try:
-            fd = open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, directory)
-        except FileNotFoundError:
-            return None
-        return cls(fd, directory)
+        fd = _partials_in(run_fd, directory)
+        return None if fd is None else cls(fd, directory)
 
     def row(self, snapshot: Snapshot, run: tuple[str, str], contract: Contract) -> msgspec.Raw:
         return read_row(self.fd, self.directory, snapshot, run, contract)[1]
@@ -146,6 +145,14 @@ def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]
     except (OSError, EscapesWorkspace):
         run_directory(workspace, session_id, run_id)  # which step is missing, or a link, said as it always was
     return open_directory(workspace, steps), run_dir  # every step is there now (it appeared meanwhile)
+
+
+def _partials_in(run_fd: int, directory: Path) -> int | None:
+    """A descriptor of the run's `runtime-partials/`, opened in its opened directory, or None when it has none."""
+    try:
+        return open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, directory)
+    except FileNotFoundError:
+        return None
 
 
 def _ledger_in(run_fd: int, run_dir: Path) -> Path:

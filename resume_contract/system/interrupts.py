@@ -34,9 +34,6 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     clean-up short (workers killed, temporary files removed) and leave workers behind. A library caller
     keeps its own handlers: only SIGTERM is turned into an exception, and restored after the block.
     """
-    if not _on_main_thread():
-        yield
-        return
 
     def stop(signum: int, frame: Any) -> None:
         if for_good:
@@ -46,7 +43,7 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
 
     try:
         terminate = signal.signal(signal.SIGTERM, stop)  # (None: a handler not set from Python)
-    except ValueError:  # not the main thread after all (one started without `threading`): no handlers there
+    except ValueError:  # only the main thread may set handlers: elsewhere, none
         refused = True
     else:
         refused = False
@@ -65,9 +62,8 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
 
 
 def _on_main_thread() -> bool:
-    # Only the main thread may set handlers. Threads are started through `threading`, so while it is not imported
-    # this is the main thread (and a command that starts none does not pay for its import); one started without
-    # it is found out when a handler cannot be set.
+    # Threads are started through `threading`, so while it is not imported this is the main thread (and a command
+    # that starts none does not pay for its import).
     threading = sys.modules.get("threading")
     return threading is None or threading.current_thread() is threading.main_thread()
 
