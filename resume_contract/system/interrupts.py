@@ -132,11 +132,17 @@ def stoppable_pool(max_workers: int, mp_context: Any = None) -> Iterator[Process
         # parts is planned whole), and stays interruptible.
         with signals_deferred():
             workers = list(getattr(pool, "_processes", {}).values())  # the executor keeps no public handle on them
+            manager = getattr(pool, "_executor_manager_thread", None)  # (shutdown forgets it)
             pool.shutdown(wait=False, cancel_futures=True)
             for process in workers:
                 process.kill()
             for process in workers:
                 process.join(_JOIN_SECONDS)
+            # The pool's thread sees its workers die and closes its wake-up pipe, which races the wake-up the
+            # interpreter's exit sends it (3.11 has no lock there; CPython gh-125451 added one): "OSError: [Errno
+            # 9] Bad file descriptor" in a traceback after a clean Ctrl-C. Once the thread is done, nothing races.
+            if manager is not None:
+                manager.join(_JOIN_SECONDS)
         raise
     pool.shutdown(wait=True)
 
