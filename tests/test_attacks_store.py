@@ -86,6 +86,19 @@ def test_a_session_symlinked_elsewhere_gets_no_truncation_and_no_quarantine_ther
     assert snapshot(elsewhere) == before
 
 
+def test_a_step_symlinked_away_is_named_by_the_path_up_to_it(tmp_path: Path) -> None:
+    # Each step of a walk down the workspace is opened below the last; a link refused names the path up to it.
+    from resume_contract.ledger.containment import open_directory
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "ws" / "sessions").mkdir(parents=True)
+    (tmp_path / "ws" / "sessions" / "s1").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(EscapesWorkspace) as refused:
+        open_directory(tmp_path / "ws", ("sessions", "s1", "runs"))
+    assert str(refused.value) == f"{tmp_path / 'ws' / 'sessions' / 's1'}: a symlink inside the workspace; refusing to follow it"
+    os.close(open_directory(str(tmp_path / "ws"), ("sessions",)))  # a root given as text works as a Path does
+
+
 def test_a_snapshot_directory_symlinked_away_is_refused(tmp_path: Path, run_cli) -> None:
     workspace = tmp_path / "ws"
     run_dir = workspace / "sessions" / "s1" / "runs" / "r1"

@@ -33,10 +33,8 @@ def _refuse_link(parent_fd: int, name: str, where: Path) -> None:
 def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) -> int:
     """A descriptor of `root/parts...`, each step opened relative to the one before, never through a link."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    where = Path(root)
     try:
-        for part in parts:
-            where = where / part
+        for depth, part in enumerate(parts, 1):
             try:
                 step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except FileNotFoundError:
@@ -46,7 +44,7 @@ def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) ->
                 step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                    _refuse_link(fd, part, where)
+                    _refuse_link(fd, part, Path(root, *parts[:depth]))  # (the path made only to be said: an audit opens thousands)
                 raise
             os.close(fd)
             fd = step

@@ -57,7 +57,7 @@ def ledger_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
     """The ledger file of one run, after both ids are checked."""
     check_ledger_id("session", session_id)
     check_ledger_id("run", run_id)
-    return Path(workspace) / "sessions" / session_id / "runs" / run_id / LEDGER_NAME
+    return Path(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME)  # (one join, not five: see the audit)
 
 
 def run_identity(path: StrPath) -> RunIdentity | None:

@@ -52,9 +52,10 @@ def read_run(
     held in memory; `plan_run` plans a run without holding it."""
     contract = contract or active()
     run = (session_id, run_id)
-    run_fd, run_dir = _open_run(Path(workspace), session_id, run_id)
+    run_fd, path = _open_run(Path(workspace), session_id, run_id)
+    run_dir = path.parent
     try:
-        path = _ledger_in(run_fd, run_dir)
+        _ledger_in(run_fd, path)
         ledger = read_ledger(path, refuse_live=refuse_live, run=run, directory_fd=run_fd, contract=contract)
         partials = _partials_in(run_fd, run_dir / PARTIALS_DIR)
     finally:
@@ -90,9 +91,10 @@ def plan_run(
     process (`processes` is for one without, the usual case)."""
     contract = contract or active()
     run = (session_id, run_id)
-    run_fd, run_dir = _open_run(Path(workspace), session_id, run_id)
+    run_fd, path = _open_run(Path(workspace), session_id, run_id)
+    run_dir = path.parent
     try:
-        path = _ledger_in(run_fd, run_dir)
+        _ledger_in(run_fd, path)
         watch: JsonlWatch | None = None
         refused: LedgerCorruption | None = None
         with open_committed(path, refuse_live=refuse_live, directory_fd=run_fd) as fd:
@@ -136,15 +138,16 @@ class _Partials:
 
 
 def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]:
-    """A descriptor of the run's directory, and its path: each step opened below the workspace, never through a
-    link, once (the ledger and the snapshots are then opened in it, where each would walk down again)."""
-    run_dir = ledger_path(workspace, session_id, run_id).parent  # (the ids checked)
+    """A descriptor of the run's directory, and the path of its ledger: each step opened below the workspace,
+    never through a link, once (the ledger and the snapshots are then opened in it, where each would walk down
+    again)."""
+    path = ledger_path(workspace, session_id, run_id)  # (the ids checked)
     steps = ("sessions", session_id, "runs", run_id)
     try:
-        return open_directory(workspace, steps), run_dir
+        return open_directory(workspace, steps), path
     except (OSError, EscapesWorkspace):
         run_directory(workspace, session_id, run_id)  # which step is missing, or a link, said as it always was
-    return open_directory(workspace, steps), run_dir  # every step is there now (it appeared meanwhile)
+    return open_directory(workspace, steps), path  # every step is there now (it appeared meanwhile)
 
 
 def _partials_in(run_fd: int, directory: Path) -> int | None:
@@ -155,19 +158,12 @@ def _partials_in(run_fd: int, directory: Path) -> int | None:
         return None
 
 
-def _ledger_in(run_fd: int, run_dir: Path) -> Path:
-    path = run_dir / LEDGER_NAME
+def _ledger_in(run_fd: int, path: Path) -> None:
+    """Raise LedgerMissing unless the run's directory (opened) holds its ledger, `path`."""
     try:
         os.lstat(LEDGER_NAME, dir_fd=run_fd)
     except FileNotFoundError:
         raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}") from None
     except OSError:  # (a run directory that cannot be searched): said as it always was
-        return _ledger_of(run_dir)
-    return path
-
-
-def _ledger_of(run_dir: Path) -> Path:
-    path = run_dir / LEDGER_NAME
-    if not os.path.lexists(path):
-        raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}")
-    return path
+        if not os.path.lexists(path):
+            raise LedgerMissing(f"{path}: the run has no {LEDGER_NAME}") from None
