@@ -210,3 +210,59 @@ def test_a_torn_ledger_is_never_recovered_over(tmp_path: Path) -> None:
     assert main(["recover", "--workspace", str(workspace)], out=io.StringIO(), err=err) == 3
     assert "torn_row" in err.getvalue() and "resume-contract repair" in err.getvalue()
     assert _tree(workspace) == before
+
+
+# A header is evidence too: recovery writes its recovered terminal event with the header's ids, so a header that
+# names another run, lacks an id, holds one of another type, or is no JSON at all is refused and nothing is written.
+_BAD_HEADERS = {
+    "names another run": lambda header: {**header, "sessionId": "session-2", "runId": "victim"},
+    "names another run of the session": lambda header: {**header, "runId": SOURCE_RUN_ID},
+    "has no runId": lambda header: {key: value for key, value in header.items() if key != "runId"},
+    "holds a number for an id": lambda header: {**header, "invocationId": 7},
+    "holds a traversing id": lambda header: {**header, "sessionId": ".."},
+}
+
+
+@pytest.mark.parametrize("change", list(_BAD_HEADERS))
+def test_an_interrupted_run_whose_header_is_not_its_own_is_refused_and_nothing_is_written(tmp_path: Path, change: str) -> None:
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    header_path = workspace / RUN / "run-2" / "run.json"
+    header_path.write_text(json.dumps(_BAD_HEADERS[change](json.loads(header_path.read_text()))))
+    before = _tree(workspace)
+    report = recover(workspace)
+    assert [(run.run_id, run.outcome) for run in report.runs] == [("run-2", "refused")]
+    assert str(header_path) in report.runs[0].message
+    assert _tree(workspace) == before
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["recover", "--workspace", str(workspace)], out=out, err=err) == 1
+    assert "run-2: refused, not touched" in out.getvalue() and err.getvalue() == ""
+    assert _tree(workspace) == before
+
+
+@pytest.mark.parametrize("text", ["{bad", '"running"', ""])
+def test_an_unreadable_header_is_reported_not_passed_over(tmp_path: Path, text: str) -> None:
+    # Its status cannot be read, so the run may be an interrupted one: the command must not say all is well.
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    (workspace / RUN / "run-2" / "run.json").write_text(text)
+    before = _tree(workspace)
+    out = io.StringIO()
+    assert main(["recover", "--workspace", str(workspace)], out=out, err=io.StringIO()) == 1
+    assert "run-2: refused, not touched" in out.getvalue() and "run.json" in out.getvalue()
+    assert _tree(workspace) == before
+
+
+def test_a_bad_header_beside_an_interrupted_run_leaves_that_run_recovered_and_both_reported(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    other = workspace / RUN / "run-3"
+    other.mkdir()
+    (other / "run.json").write_text(json.dumps({"status": "running", "sessionId": SESSION_ID, "runId": "run-9", "invocationId": "i", "turnId": "t"}))
+    report = recover(workspace)
+    assert [(run.run_id, run.outcome) for run in report.runs] == [("run-2", "recovered"), ("run-3", "refused")]
+    assert len(_terminal(_rows(workspace))) == 1
+    assert not (workspace / RUN / "run-9").exists() and not (other / "runtime-events.jsonl").exists()

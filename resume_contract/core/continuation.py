@@ -116,7 +116,7 @@ _TYPE_NAMES = {"boolean": "a boolean", "string": "a string", "integer": "an inte
 
 def _check_object(value: Any, fields: Mapping[str, Mapping[str, Any]], where: str, problems: list[str]) -> None:
     if not isinstance(value, dict):
-        problems.append(f"{where}: expected an object, got {_json_type(value)}")
+        problems.append(f"{where}: expected an object, got {json_type(value)}")
         return
     for key in value:
         if key not in fields:
@@ -141,10 +141,11 @@ def _check_value(value: Any, declared: Mapping[str, Any], where: str, problems: 
         "string_list": isinstance(value, list) and all(isinstance(item, str) for item in value),
     }[kind]
     if not ok:
-        problems.append(f"{where}: expected {_TYPE_NAMES[kind]}, got {_json_type(value)}")
+        problems.append(f"{where}: expected {_TYPE_NAMES[kind]}, got {json_type(value)}")
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """What a decoded JSON value is, as a message names it ("a string", "null", ...)."""
     names = {bool: "a boolean", str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
 

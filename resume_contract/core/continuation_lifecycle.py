@@ -23,6 +23,8 @@ TERMINAL_HEADER_STATUSES = ("completed", "failed", "cancelled")
 _AGREEING_HEADER = {"completed": "completed", "failed": "failed", "aborted": "cancelled", "cancelled": "cancelled"}
 RECOVERED_FAILURE_CLASS = "app_restarted"
 SOURCE_REF_FIELDS = ("sourceInvocationId", "sourceRunId", "sourceTurnId", "sourceRuntimeEventHighWater")
+# The ids a run header holds and the events written for its run repeat (a string each).
+HEADER_IDS = ("sessionId", "invocationId", "runId", "turnId")
 
 
 def header_kind(header: Mapping[str, Any] | None) -> str:
@@ -88,7 +90,7 @@ def claim_header(continuation: Mapping[str, Any], source_header: Mapping[str, An
 
 
 def _identity(header: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: header[name] for name in ("sessionId", "invocationId", "runId", "turnId")}
+    return {name: header[name] for name in HEADER_IDS}
 
 
 def start_event(header: Mapping[str, Any], ts: int) -> dict[str, Any]:

@@ -9,7 +9,8 @@ none: a run never gets a second one), `recover_seal` writes the header that agre
 (`failed` with `failureClass: app_restarted` for a recovered one). A header is never made terminal without a
 terminal event. Running it again finds nothing to do: it is idempotent, and a recovery killed between its two
 writes is finished by the next. A run that is the source of a continuation is never written (its header is
-terminal, as the planner requires; recovery also checks). Everything is contained in the workspace.
+terminal, as the planner requires; recovery also checks). A header that cannot be read, lacks an id or names
+another run is refused, untouched (the recovered event carries its ids). Everything is contained in the workspace.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Contract, active
-from ..core.continuation_lifecycle import header_kind, observed_state, recovered_terminal_event, terminal_header
+from ..core.continuation import json_type
+from ..core.continuation_lifecycle import (
+    HEADER_IDS,
+    header_kind,
+    observed_state,
+    recovered_terminal_event,
+    terminal_header,
+)
 from ..core.continuation_planner import committed_terminal_events
 from ..errors import (
     EscapesWorkspace,
@@ -93,7 +101,7 @@ def recover(workspace: StrPath, session: str | None = None, *, contract: Contrac
         raise LedgerMissing(f"{workspace}: no session {session!r} (no directory sessions/{session})")
     report = RecoveryReport([], 0)
     for session_id in sessions:
-        found = {run_id: header for run_id, header in _headers(headers, session_id)}
+        found = dict(_headers(headers, session_id))
         report.checked += len(found)
         sources = {
             header["continuationSource"].get("sourceRunId")
@@ -101,13 +109,35 @@ def recover(workspace: StrPath, session: str | None = None, *, contract: Contrac
             if isinstance(header, dict) and isinstance(header.get("continuationSource"), dict)
         }
         for run_id, header in found.items():
-            if header is None or header_kind(header) == "terminal":
+            if isinstance(header, RunHeaderUnreadable):  # its status unknown: it may be an interrupted run
+                report.runs.append(RunRecovery(session_id, run_id, None, "refused", message=f"{header}; not recovered"))
+                continue
+            if header_kind(header) == "terminal":
                 continue
             if run_id in sources:
                 report.runs.append(RunRecovery(session_id, run_id, None, "refused", message="the source of a continuation: never written"))
                 continue
+            problem = _header_problem(header, session_id, run_id)
+            if problem is not None:
+                where = headers.path(session_id, run_id)
+                report.runs.append(RunRecovery(session_id, run_id, None, "refused", message=f"{where}: {problem}; not recovered"))
+                continue
             report.runs.append(_recover_run(workspace, session_id, run_id, header, headers, contract))
     return report
+
+
+def _header_problem(header: dict[str, Any], session_id: str, run_id: str) -> str | None:
+    """Why an interrupted run's header cannot be recovered from, or None. The recovered terminal event is written
+    with the header's ids, and a store appends an event to the run its ids name: a header naming another run
+    would have recovery write into that one."""
+    for name in HEADER_IDS:
+        if name not in header:
+            return f"the header has no {name!r}"
+        if not isinstance(header[name], str):
+            return f"the header's {name!r} is {json_type(header[name])}, not a string"
+    if (header["sessionId"], header["runId"]) != (session_id, run_id):
+        return f"the header names session {header['sessionId']!r}, run {header['runId']!r}, not the run whose directory holds it"
+    return None
 
 
 def _sessions(workspace: Path) -> list[str]:
@@ -124,16 +154,14 @@ def _sessions(workspace: Path) -> list[str]:
     return sessions
 
 
-def _headers(headers: RunHeaderStore, session_id: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    """(run id, header) of each run of the session that has a header (None: unreadable, never recovered)."""
+def _headers(headers: RunHeaderStore, session_id: str) -> Iterator[tuple[str, dict[str, Any] | RunHeaderUnreadable]]:
+    """(run id, header) of each run of the session that has a header (or why it cannot be read: never recovered)."""
     for run_id in headers.runs(session_id):
         try:
-            header = headers.read(session_id, run_id)
+            yield run_id, headers.read(session_id, run_id)
         except RunHeaderUnreadable as error:
-            if isinstance(error, FileNotFoundError):
-                continue
-            header = None
-        yield run_id, header
+            if not isinstance(error, FileNotFoundError):
+                yield run_id, error
 
 
 def _recover_run(workspace: Path, session_id: str, run_id: str, header: dict[str, Any], headers: RunHeaderStore, contract: Contract) -> RunRecovery:
