@@ -172,6 +172,16 @@ def test_an_all_safe_workspace_exits_0(tmp_path: Path, run_cli) -> None:
     assert (code, out) == (0, "1 runs: 1 safe_replay, 0 blocked, 0 corrupt, 0 live, 0 unreadable, 0 skipped\n")
 
 
+def test_a_directory_that_is_not_a_workspace_is_no_all_clear(tmp_path: Path, run_cli) -> None:
+    # One level too high or too low, a workspace path is a directory without sessions/: not "0 runs", exit 0.
+    _write(tmp_path / "ws", "s", "r", "before_function_call")
+    for wrong in (tmp_path, tmp_path / "ws" / "sessions"):
+        code, out, err = run_cli("plan", "--workspace", str(wrong))
+        assert (code, out) == (2, "") and f"{wrong}: no sessions/ directory, so not a workspace" in err
+    (tmp_path / "empty" / "sessions").mkdir(parents=True)  # a workspace no run has written to yet
+    assert run_cli("plan", "--workspace", str(tmp_path / "empty"))[:2] == (0, "0 runs: 0 safe_replay, 0 blocked, 0 corrupt, 0 live, 0 unreadable, 0 skipped\n")
+
+
 def test_a_ledger_with_a_live_writer_is_not_planned_and_not_touched(tmp_path: Path, run_cli) -> None:
     path = _write(tmp_path, "s", "done", "after_function_response")
     with RuntimeEventStore(tmp_path) as live:

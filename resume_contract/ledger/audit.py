@@ -6,6 +6,7 @@ so the parent's memory stays flat. Results come back in (session, run) order wha
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..contract import Contract, active
-from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse
+from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse, LedgerMissing
 from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
 from .ids import check_ledger_id
@@ -61,12 +62,15 @@ def discover(workspace: Path) -> Discovery:
 
     Directories with invalid ids are skipped (and said so); a session or `runs` directory that is a symlink is
     reported unreadable rather than listed; anything else is planned, and a run whose ledger is missing, a
-    symlink, a FIFO or a directory comes back from `summarize` as unreadable with its cause.
+    symlink, a FIFO or a directory comes back from `summarize` as unreadable with its cause. Raises
+    LedgerMissing when `workspace` has no `sessions/` (an empty one is a workspace with no runs).
     """
     ledgers: list[Job] = []
     skipped: list[str] = []
     unreadable: list[RunSummary] = []
     sessions = workspace / "sessions"
+    if not os.path.lexists(sessions):  # a typo (one level too high or too low) must not read as "0 runs", all clear
+        raise LedgerMissing(f"{workspace}: no sessions/ directory, so not a workspace (its runs are sessions/<S>/runs/<R>/{LEDGER_NAME})")
     if sessions.is_symlink():
         unreadable.append(RunSummary("", "", str(sessions), UNREADABLE, error=f"{sessions}: {_LINK}"))
         return Discovery(ledgers, skipped, unreadable)
