@@ -73,6 +73,23 @@ def test_every_command_with_stdout_closed_exits_2_with_a_message(tmp_path: Path,
         assert SAID[stdout] in err, (arguments, err)
 
 
+def test_with_stdout_and_stderr_one_pipe_whose_reader_left_the_exit_code_still_says_what_happened(tmp_path: Path) -> None:
+    # `2>&1 | head`: the message about the cut-off output cannot be written either. Python's "lost sys.stderr"
+    # would make it exit 1, which reads as "blocked"; a corrupt ledger must stay 3.
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_bytes(b"")
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_bytes(b"\x00\n")
+    for arguments, code in ((["plan", str(ledger)], 2), (["plan", "--json", str(ledger)], 2), (["plan", str(corrupt)], 3), (["--help"], 2)):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            result = subprocess.run([*CLI, *arguments], stdout=write, stderr=write, cwd=REPO, timeout=120)
+        finally:
+            os.close(write)
+        assert result.returncode == code, arguments
+
+
 def test_an_audit_of_a_workspace_whose_path_is_not_utf8_writes_json_lines(tmp_path: Path) -> None:
     workspace = _workspace(Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/ws\xff")), 2)
     result = subprocess.run([*CLI, "plan", "--workspace", str(workspace), "--json"], capture_output=True, timeout=120)

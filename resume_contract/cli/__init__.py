@@ -174,18 +174,35 @@ def _main_of_the_process(argv: list[str] | None) -> int:
         sys.stdout.flush()  # here, where a closed pipe is reported, not at interpreter exit
         return code
     except OSError as error:  # writing stdout outside a command (--help, --version, the last flush): full, closed
-        _discard_stdout()
+        _discard(sys.stdout)
         code, lines = exit_for(error) or (EXIT_USAGE, [f"resume-contract: {error}"])
-        print("\n".join(lines), file=err)
+        _tell(err, lines, err)
         return code
 
 
-def _discard_stdout() -> None:
-    # What is still buffered would fail again when Python flushes stdout at exit (see "Note on SIGPIPE" in the
+def _tell(stream: TextIO, lines: list[str], process_stream: TextIO | None) -> None:
+    """Print `lines`, the last word of a command whose exit code is already decided. A stream whose reader left
+    too (`2>&1 | head` closes stderr with stdout) loses them, and the code stands: an exit 1 from Python's
+    "lost sys.stderr" would say "blocked". `process_stream`: the process's own stream beneath, to discard."""
+    try:
+        for line in lines:
+            print(line, file=stream)
+        stream.flush()
+    except OSError:
+        if process_stream is not None:
+            _discard(process_stream)
+
+
+def _discard(stream: TextIO) -> None:
+    # What is still buffered would fail again when Python flushes the stream at exit (see "Note on SIGPIPE" in the
     # signal module's documentation): point the descriptor at /dev/null.
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's stream): nothing is flushed at exit
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, fd)
     finally:
         os.close(devnull)
 
@@ -227,7 +244,6 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: boo
         code, lines = mapped
         structured = spec_errors_for_machines(error, getattr(args, "format", None))
         if structured is not None:
-            print(structured, file=out)
-        for line in lines:
-            print(line, file=err)
+            _tell(out, [structured], sys.stdout if owns_process else None)
+        _tell(err, lines, sys.stderr if owns_process else None)
         return code
