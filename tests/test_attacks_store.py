@@ -312,6 +312,38 @@ def test_the_audit_reports_runs_it_cannot_read_with_their_cause(tmp_path: Path, 
     assert "symlink" in by_run["dangling"]["error"] and "has no runtime-events.jsonl" in by_run["empty-run"]["error"]
 
 
+def test_a_session_or_run_this_user_may_not_open_is_reported_and_the_rest_audited(tmp_path: Path, run_cli, events, monkeypatch) -> None:
+    # As another user, `chmod 700` on a session or a run denies it (root is never denied, so it is injected here).
+    from resume_contract.ledger import audit as audit_module
+
+    workspace = tmp_path / "ws"
+    store = RuntimeEventStore(workspace)
+    for session, run in (("s1", "denied"), ("s1", "ok"), ("s2", "any")):
+        store.append(events.text(f"{session}-{run}", sessionId=session, runId=run))
+    store.close()
+    listing, planning = Path.iterdir, audit_module.plan_run
+
+    def iterdir(self: Path):
+        if self == workspace / "sessions" / "s2" / "runs":
+            raise PermissionError(13, "Permission denied", str(self))
+        return listing(self)
+
+    def plan_run(where, session_id, run_id, **options):
+        if run_id == "denied":
+            raise PermissionError(13, "Permission denied", run_id)  # as os.open names the step it opened in dir_fd
+        return planning(where, session_id, run_id, **options)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(audit_module, "plan_run", plan_run)
+    code, out, _ = run_cli("plan", "--workspace", str(workspace), "--json", "--jobs", "1")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 2 and [(line["sessionId"], line["runId"], line["status"]) for line in lines[:-1]] == [
+        ("s2", "", "unreadable"), ("s1", "denied", "unreadable"), ("s1", "ok", "safe_replay")
+    ]
+    assert lines[0]["error"] == f"{workspace / 'sessions' / 's2' / 'runs'}: cannot be listed: Permission denied"
+    assert lines[1]["error"] == f"{workspace / 'sessions' / 's1' / 'runs' / 'denied'}: Permission denied"
+
+
 def test_a_worker_that_dies_costs_only_its_own_run_and_the_summary_is_printed(tmp_path: Path, events, monkeypatch) -> None:
     from resume_contract.ledger import audit as audit_module
 

@@ -118,3 +118,13 @@ def test_the_key_reads_each_rendering_librarys_installed_metadata() -> None:
         assert metadata is not None, library
         lines = metadata.read_text(encoding="utf-8").splitlines()
         assert f"Version: {version(library)}" in lines, library  # the version importlib.metadata reads
+
+
+def test_a_cache_this_user_cannot_reach_costs_only_its_speed(project: Path, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another user's $HOME (sudo without -H: EACCES) or a path the system refuses: nothing is remembered, and
+    # every command checks in full instead of stopping. A name too long for the system is refused even to root.
+    monkeypatch.setenv("RESUME_CONTRACT_CACHE_DIR", str(tmp_path / ("x" * 300)))
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_bytes(b"")
+    assert run_cli("--root", str(project), "plan", str(ledger))[0] == 0
+    assert run_cli("--root", str(project), "check")[0] == 0

@@ -16,7 +16,14 @@ from typing import Any
 import msgspec
 
 from ..contract import Contract, active
-from ..errors import EscapesWorkspace, InvalidLedgerId, LedgerCorruption, LedgerInUse, LedgerMissing
+from ..errors import (
+    EscapesWorkspace,
+    InvalidLedgerId,
+    LedgerCorruption,
+    LedgerInUse,
+    LedgerMissing,
+    ResumeContractError,
+)
 from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
 from .ids import check_ledger_id
@@ -76,20 +83,24 @@ def discover(workspace: Path) -> Discovery:
         return Discovery(ledgers, skipped, unreadable)
     for session_dir in sorted(sessions.iterdir()) if sessions.is_dir() else []:
         runs = session_dir / "runs"
-        for directory in (session_dir, runs):
-            if directory.is_symlink():
-                unreadable.append(RunSummary(session_dir.name, "", str(directory), UNREADABLE, error=f"{directory}: {_LINK}"))
-                break
-        else:
-            for run_dir in sorted(runs.iterdir()) if runs.is_dir() else []:
-                ledger = run_dir / LEDGER_NAME
-                try:
-                    check_ledger_id("session", session_dir.name)
-                    check_ledger_id("run", run_dir.name)
-                except InvalidLedgerId as error:
-                    skipped.append(f"{ledger}: {error}")
-                    continue
-                ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
+        try:
+            linked = next((directory for directory in (session_dir, runs) if directory.is_symlink()), None)
+            run_dirs = sorted(runs.iterdir()) if linked is None and runs.is_dir() else []
+        except OSError as error:  # (a session this user may not search or list): it is unreadable, the rest audited
+            unreadable.append(RunSummary(session_dir.name, "", str(runs), UNREADABLE, error=f"{runs}: cannot be listed: {error.strerror or error}"))
+            continue
+        if linked is not None:
+            unreadable.append(RunSummary(session_dir.name, "", str(linked), UNREADABLE, error=f"{linked}: {_LINK}"))
+            continue
+        for run_dir in run_dirs:
+            ledger = run_dir / LEDGER_NAME
+            try:
+                check_ledger_id("session", session_dir.name)
+                check_ledger_id("run", run_dir.name)
+            except InvalidLedgerId as error:
+                skipped.append(f"{ledger}: {error}")
+                continue
+            ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
     return Discovery(ledgers, skipped, unreadable)
 
 
@@ -107,7 +118,9 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except (OSError, EscapesWorkspace) as error:
-        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=str(error))
+        # Ours name their path; the system's name only the step that failed ("Permission denied: 'r1'").
+        said = str(error) if isinstance(error, ResumeContractError) else f"{path.parent}: {error.strerror or error}"
+        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=said)
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
     return RunSummary(

@@ -32,7 +32,10 @@ _RENDERING_LIBRARIES = ("jinja2", "PyYAML", "jsonschema", "msgspec", "python-sta
 def remembered_in_sync(root: Path) -> bool:
     """Whether generated/ under `root` was found in sync with its spec, with exactly these inputs."""
     key = _fingerprint(root)
-    return key is not None and (_cache_dir() / "in-sync" / key).is_file()
+    try:
+        return key is not None and (_cache_dir() / "in-sync" / key).is_file()
+    except OSError:  # a cache this user may not search (another user's $HOME): nothing remembered, so it is checked
+        return False
 
 
 def remember_in_sync(root: Path) -> None:
