@@ -33,6 +33,19 @@ def hook_lines(path: Path) -> dict[str, int]:
     return dict(sorted(found.items(), key=lambda item: item[1]))
 
 
+def parse_problem(path: Path) -> tuple[int, int | None, str] | None:
+    """(line, column, why) when the run loop's source cannot be read or parsed (so no hook can be found), else None."""
+    try:
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as error:
+        return error.lineno or 1, error.offset, f"has a syntax error: {error.msg}"
+    except UnicodeDecodeError as error:
+        return 1, None, f"is not UTF-8 ({error.reason} at byte {error.start})"
+    except OSError as error:
+        return 1, None, f"cannot be read ({error.strerror or error})"
+    return None
+
+
 def hooks_in(path: Path) -> set[str]:
     """The ids of every `<anything>.hit("<id>")` call in the file."""
     return set(hook_lines(path))

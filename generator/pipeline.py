@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SpecError, SpecInvalid
-from .hooks import missing_hook_message, missing_hooks, unknown_hooks
+from .hooks import missing_hook_message, missing_hooks, parse_problem, unknown_hooks
 from .render.outputs import (
     Drift,
     UnsafeGeneratedTree,
@@ -86,6 +86,9 @@ def hook_findings(root: Path, spec: Spec) -> list[Finding]:
         return [Finding(mark.file, mark.line, mark.column, f"the run loop {spec.run_loop!r} does not exist in the project"), *continuation]
     if runloop.suffix != ".py":
         return continuation
+    unparsed = _unparsed(runloop, spec.run_loop)
+    if unparsed is not None:
+        return [unparsed, *continuation]
     marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
     findings = [
         Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, spec.run_loop))
@@ -114,6 +117,9 @@ def _continuation_hook_findings(root: Path, spec: Spec) -> list[Finding]:
         return [Finding(mark.file, mark.line, mark.column, f"the continuation run loop {crash.run_loop!r} does not exist in the project")]
     if runloop.suffix != ".py":
         return []
+    unparsed = _unparsed(runloop, crash.run_loop)
+    if unparsed is not None:
+        return [unparsed]
     marks = {boundary.id: boundary.mark for boundary in crash.boundaries}
     known = {**marks, **{failpoint.id: failpoint.mark for failpoint in spec.failpoints}}
     findings = [Finding(marks[b].file, marks[b].line, marks[b].column, missing_hook_message(b, crash.run_loop)) for b in missing_hooks(marks, runloop)]
@@ -218,3 +224,12 @@ def review_change(root: Path, base: str | None, head: str | None, depth: int | N
         raise SideInvalid("head", head_source, invalid.errors, what="review waivers") from None
     reviewed = apply_waivers(review(specs[0], specs[1], depth=depth), waivers)
     return ChangeReview(reviewed, base_source, head_source, tuple(violated))
+
+
+def _unparsed(runloop: Path, named: str) -> Finding | None:
+    """The one finding for a run loop whose source cannot be parsed: not a "no hook" for every failpoint."""
+    problem = parse_problem(runloop)
+    if problem is None:
+        return None
+    line, column, why = problem
+    return Finding(named, line, column, f"the run loop {why}; its failpoint hooks cannot be found until it parses")

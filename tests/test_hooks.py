@@ -86,6 +86,16 @@ def test_a_run_loop_named_but_missing_is_a_finding(project: Path, run_cli) -> No
     assert code == 1 and out.startswith(f"spec/failpoints.yaml:{line}:1: the run loop 'loops/gone.py' does not exist in the project")
 
 
+@pytest.mark.parametrize(("source", "said"), [
+    (b"def run(failpoints):\n    failpoints.hit(\"P0\"\n", "2:19: the run loop has a syntax error: '(' was never closed; "),
+    (b"def run(failpoints):\n    pass  # \xff\n", "1: the run loop is not UTF-8 (invalid start byte at byte 33)"),
+])
+def test_a_run_loop_that_does_not_parse_is_one_finding_at_its_line_not_a_missing_hook_each(project: Path, run_cli, source: bytes, said: str) -> None:
+    _declared(project, run_cli).write_bytes(source)
+    code, out, _ = run_cli("--root", str(project), "check")
+    assert code == 1 and out.startswith(f"{RUN_LOOP}:{said}") and "has no hook" not in out, out
+
+
 def test_a_project_without_a_run_loop_checks_no_hooks(project: Path, run_cli) -> None:
     (project / RUN_LOOP).write_text('failpoints.hit("P99")\n', encoding="utf-8")  # not named by the spec: not its run loop
     assert run_cli("--root", str(project), "check")[0] == 0
