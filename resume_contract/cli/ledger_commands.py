@@ -232,7 +232,8 @@ def register(commands: Any) -> None:
         description="Move the bytes after the last complete row to `runtime-events.jsonl.torn-<offset>-<hash>` "
         "beside the ledger, then truncate the ledger to its last complete row. Nothing is lost; only a torn "
         "tail is repaired (any other corruption is left for a person).",
-        epilog="exit: 0 repaired or nothing to do, 1 refused (a live writer holds the ledger), 2 usage.",
+        epilog="exit: 0 repaired or nothing to do, 1 refused (a live writer holds the ledger), 2 usage or no such ledger,\n"
+        "3 a corruption repair cannot fix (anything but a torn tail: keep the file as evidence).",
     )
     add_ledger_arguments(repair)
     repair.set_defaults(handler=cmd_repair)

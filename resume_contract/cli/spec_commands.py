@@ -275,8 +275,8 @@ def register(commands: Any) -> None:
         help="fail when generated/ differs from what spec/ produces (changes nothing)",
         description="Validate spec/ (every error as file:line:col), run its declared invariants over every ledger up "
         "to 2 events, and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
-        "generated/ and bytecode Python would run instead of a generated source, sorted, with the command that fixes them. In a project with its own run loop "
-        "(resume_contract/crash/runloop.py), also report a failpoint without a hook and a hook without a failpoint. "
+        "generated/ and bytecode Python would run instead of a generated source, sorted, with the command that fixes them. In a project whose spec names its run loop "
+        "(spec/failpoints.yaml `run_loop`), also report a failpoint without a hook and a hook without a failpoint. "
         "Writes nothing.",
         epilog="exit: 0 clean, 1 drift or failpoint hooks that do not match the spec, 2 bad spec (including a broken "
         "invariant) or usage.",
