@@ -77,3 +77,15 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
     assert code == 2
     assert err.splitlines()[-1].startswith("resume-contract: [Errno 2] No such file or directory:")
+
+
+def test_a_careless_path_gets_a_message_about_that_path(tmp_path: Path, run_cli) -> None:
+    # An unset variable (`plan "$LEDGER"`), a directory for a file, a file for a directory: each said as it is.
+    for command in ("plan", "repair"):
+        assert run_cli(command, "") == (2, "", "resume-contract: the LEDGER path is empty (an unset variable?): give a runtime-events.jsonl file\n")
+        assert run_cli(command, str(tmp_path)) == (2, "", f"resume-contract: {tmp_path}: not a file\n")
+    file = tmp_path / "runtime-events.jsonl"
+    file.write_bytes(b"")
+    code, out, err = run_cli("init", str(file))
+    assert (code, out, file.read_bytes()) == (1, "", b"")
+    assert err == f"resume-contract init: {file}: not a directory; init makes a project in a directory (nothing was written)\n"

@@ -58,6 +58,8 @@ def ledger_from_args(args: argparse.Namespace) -> Path:
     if args.ledger is not None:
         if args.workspace or args.session or args.run:
             raise UsageError("give either LEDGER or --workspace/--session/--run, not both")
+        if not args.ledger:  # Path("") is ".": an unset variable in a script would read as this directory
+            raise UsageError("the LEDGER path is empty (an unset variable?): give a runtime-events.jsonl file")
         return Path(args.ledger)
     if args.workspace is None or not (args.session and args.run):
         raise UsageError("give a LEDGER file, or --workspace DIR with --session S and --run R")

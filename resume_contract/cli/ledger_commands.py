@@ -158,7 +158,7 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (LedgerMissing, EscapesWorkspace) as error:
         raise UsageError(str(error)) from None
     if workspace is None and not path.is_file():
-        raise UsageError(f"{path}: no such ledger")
+        raise UsageError(f"{path}: not a file" if path.exists() else f"{path}: no such ledger")
     try:
         result = repair_ledger(path, workspace=workspace)
     except EscapesWorkspace as error:

@@ -47,6 +47,8 @@ def init_project(directory: Path, version: str) -> Initialized:
     from resume_contract_generator.render.tree import render_all
 
     root = Path(directory).resolve()
+    if root.exists() and not root.is_dir():
+        raise InitRefused(f"{root}: not a directory; init makes a project in a directory (nothing was written)")
     files = _project_files(version)
     taken = sorted(relative for relative in [*files, "generated"] if (root / relative).exists() or (root / relative).is_symlink())
     if taken:
