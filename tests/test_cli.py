@@ -34,6 +34,9 @@ def test_a_missing_spec_file_is_reported(project: Path, run_cli) -> None:
     code, _, err = run_cli("--root", str(project), "check")
     assert code == 2
     assert err.startswith("spec/scope.yaml:1:1: missing spec file\n")
+    (project / "spec" / "scope.yaml").mkdir()  # there, but no file: said so, not "missing"
+    code, _, err = run_cli("--root", str(project), "check")
+    assert code == 2 and err.startswith("spec/scope.yaml:1:1: not a file (a directory or a special file where the spec file goes)\n")
 
 
 def test_an_unknown_spec_file_is_reported(project: Path, run_cli) -> None:

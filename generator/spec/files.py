@@ -69,7 +69,7 @@ def _read_one(root: Path, name: str, errors: list[SpecError]) -> LoadedFile | No
     display = f"{SPEC_DIR}/{name}.yaml"
     path = root / display
     if not path.is_file():
-        errors.append(SpecError(Mark(display, 1, 1), "missing spec file"))
+        errors.append(SpecError(Mark(display, 1, 1), "not a file (a directory or a special file where the spec file goes)" if path.exists() else "missing spec file"))
         return None
     loaded, load_errors = load_spec_file(path, display)
     errors.extend(load_errors)
