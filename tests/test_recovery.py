@@ -266,3 +266,21 @@ def test_a_bad_header_beside_an_interrupted_run_leaves_that_run_recovered_and_bo
     assert [(run.run_id, run.outcome) for run in report.runs] == [("run-2", "recovered"), ("run-3", "refused")]
     assert len(_terminal(_rows(workspace))) == 1
     assert not (workspace / RUN / "run-9").exists() and not (other / "runtime-events.jsonl").exists()
+
+
+def test_a_corrupt_run_is_left_alone_and_the_others_are_still_recovered(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    torn = workspace / RUN / "run-0"  # sorted before run-2: its corruption must not stop run-2's recovery
+    torn.mkdir()
+    header = json.loads((workspace / RUN / "run-2" / "run.json").read_text())
+    (torn / "run.json").write_text(json.dumps({**header, "runId": "run-0", "status": "running"}))
+    (torn / "runtime-events.jsonl").write_bytes(b'{"partial":fal')
+    before = (torn / "runtime-events.jsonl").read_bytes(), (torn / "run.json").read_bytes()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["recover", "--workspace", str(workspace), "--format", "json"], out=out, err=err) == 3
+    assert [(run["runId"], run["outcome"]) for run in json.loads(out.getvalue())["runs"]] == [("run-0", "corrupt"), ("run-2", "recovered")]
+    assert "corrupt ledger, not recovered" in err.getvalue() and "resume-contract repair" in err.getvalue()
+    assert ((torn / "runtime-events.jsonl").read_bytes(), (torn / "run.json").read_bytes()) == before
+    assert len(_terminal(_rows(workspace))) == 1

@@ -7,7 +7,7 @@ import json
 from typing import Any, TextIO
 
 from .common import add_format_arguments, selected_contract
-from .errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError
+from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError
 
 
 def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -21,14 +21,18 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot recover {args.workspace}: {error.strerror or error}") from None
+    from ..output.advice import corruption_next_step
+
     live = [run for run in report.runs if run.outcome == "live"]
     refused = [run for run in report.runs if run.outcome == "refused"]
+    corrupt = [run for run in report.runs if run.outcome == "corrupt"]
     if args.format == "json":
         out.write(json.dumps({"checked": report.checked, "runs": [run.as_json() for run in report.runs], "contract": contract.identity.as_json()}) + "\n")
     else:
         recovered = [run for run in report.runs if run.outcome == "recovered"]
         out.write(f"recover {args.workspace}: {report.checked} run(s) with a header, {len(report.runs)} interrupted; "
-                  f"{len(recovered)} recovered, {len(live)} live, {len(refused)} refused\n")
+                  f"{len(recovered)} recovered, {len(live)} live, {len(refused)} refused"
+                  + (f", {len(corrupt)} corrupt" if corrupt else "") + "\n")
         for run in report.runs:
             where = f"{run.session_id}/{run.run_id}"
             if run.outcome == "recovered":
@@ -38,6 +42,11 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(f"  {where}: {run.outcome}, not touched: {run.message}\n")
         if live:
             out.write("a live run is a running one, not a crashed one: rerun recover once its process has stopped\n")
+    for run in corrupt:  # what to do about each, where errors go, as `plan` says it
+        assert run.corruption is not None
+        err.write(f"resume-contract: corrupt ledger, not recovered: {run.corruption}\n{corruption_next_step(run.corruption)}\n")
+    if corrupt:
+        return EXIT_CORRUPT
     if live:
         return EXIT_USAGE
     return EXIT_FAIL if refused else EXIT_OK
@@ -56,9 +65,10 @@ def register(commands: Any) -> None:
         "is refused and left untouched; the source of a continuation is never written.\n\n"
         "  resume-contract recover --workspace WS [--session S] [--format json]\n",
         epilog="exit: 0 every interrupted run recovered (or none), 1 a run recovery cannot take to a final state\n"
-        "(left untouched), 2 usage, a workspace or session that does not exist, or a live run, 3 corrupt ledger.",
+        "(left untouched), 2 usage, a workspace or session that does not exist, or a live run, 3 a corrupt ledger\n"
+        "(that run left untouched; the others are recovered).",
     )
     parser.add_argument("--workspace", metavar="WS", required=True, help="the workspace whose runs to recover")
     parser.add_argument("--session", metavar="S", help="only this session's runs")
-    add_format_arguments(parser, "{checked, runs: [{sessionId, runId, state, outcome, steps, headerStatus, message}], contract}")
+    add_format_arguments(parser, "{checked, runs: [{sessionId, runId, state, outcome (recovered, live, refused, corrupt), steps, headerStatus, message}], contract}")
     parser.set_defaults(handler=cmd_recover)

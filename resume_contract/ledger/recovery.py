@@ -33,6 +33,7 @@ from ..core.continuation_lifecycle import (
 from ..core.continuation_planner import committed_terminal_events
 from ..errors import (
     EscapesWorkspace,
+    LedgerCorruption,
     LedgerInUse,
     LedgerLocked,
     LedgerMissing,
@@ -51,8 +52,9 @@ from .store import RuntimeEventStore, read_ledger
 
 @dataclass
 class RunRecovery:
-    """What recovery did to one interrupted run: `outcome` is `recovered`, `live` (refused, untouched) or
-    `refused` (a state recovery cannot leave; untouched), with the steps it took and the header it left."""
+    """What recovery did to one interrupted run: `outcome` is `recovered`, `live` (refused, untouched), `corrupt`
+    (its ledger is: never recovered over; untouched) or `refused` (a state recovery cannot leave, a header that
+    is not the run's; untouched), with the steps it took and the header it left."""
 
     session_id: str
     run_id: str
@@ -61,6 +63,7 @@ class RunRecovery:
     steps: list[str] = field(default_factory=list)
     header_status: str | None = None
     message: str = ""
+    corruption: LedgerCorruption | None = None  # for `corrupt`: what the reader found (the JSON gives its message)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -86,8 +89,8 @@ class RecoveryReport:
 
 def recover(workspace: StrPath, session: str | None = None, *, contract: Contract | None = None) -> RecoveryReport:
     """Recover every interrupted run of `workspace` (of one session when given). Raises LedgerMissing when there
-    is no such workspace or session, InvalidLedgerId, EscapesWorkspace, LedgerCorruption (a corrupt ledger is
-    never recovered over), NoContinuationDecision (the contract declares no lifecycle)."""
+    is no such workspace or session, InvalidLedgerId, EscapesWorkspace, NoContinuationDecision (the contract
+    declares no lifecycle). A run whose ledger is corrupt is never recovered over: it is reported `corrupt`."""
     contract = contract or active()
     boundaries = contract.continuation_boundaries
     if boundaries is None:
@@ -122,7 +125,10 @@ def recover(workspace: StrPath, session: str | None = None, *, contract: Contrac
                 where = headers.path(session_id, run_id)
                 report.runs.append(RunRecovery(session_id, run_id, None, "refused", message=f"{where}: {problem}; not recovered"))
                 continue
-            report.runs.append(_recover_run(workspace, session_id, run_id, header, headers, contract))
+            try:
+                report.runs.append(_recover_run(workspace, session_id, run_id, header, headers, contract))
+            except LedgerCorruption as corruption:  # this run only: the others are recovered as ever
+                report.runs.append(RunRecovery(session_id, run_id, None, "corrupt", message=str(corruption), corruption=corruption))
     return report
 
 
