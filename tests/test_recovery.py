@@ -284,3 +284,13 @@ def test_a_corrupt_run_is_left_alone_and_the_others_are_still_recovered(tmp_path
     assert "corrupt ledger, not recovered" in err.getvalue() and "resume-contract repair" in err.getvalue()
     assert ((torn / "runtime-events.jsonl").read_bytes(), (torn / "run.json").read_bytes()) == before
     assert len(_terminal(_rows(workspace))) == 1
+
+
+def test_a_session_directory_with_an_invalid_id_is_reported_and_the_others_recovered(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    (workspace / "sessions" / "a b" / "runs" / "r1").mkdir(parents=True)  # sorted first
+    report = recover(workspace)
+    assert [(run.session_id, run.run_id, run.outcome) for run in report.runs] == [("a b", "", "refused"), (SESSION_ID, "run-2", "recovered")]
+    assert "not a valid session id" in report.runs[0].message

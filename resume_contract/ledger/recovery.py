@@ -45,7 +45,7 @@ from ..errors import (
 from .bytes import StrPath
 from .containment import check_contained
 from .continuation_exec import now_iso, now_ms
-from .ids import check_ledger_id
+from .ids import check_ledger_id, is_ledger_id
 from .run_headers import RunHeaderStore
 from .store import RuntimeEventStore, read_ledger
 
@@ -104,6 +104,10 @@ def recover(workspace: StrPath, session: str | None = None, *, contract: Contrac
         raise LedgerMissing(f"{workspace}: no session {session!r} (no directory sessions/{session})")
     report = RecoveryReport([], 0)
     for session_id in sessions:
+        if not is_ledger_id(session_id):  # no store can address its runs: said, and the other sessions recovered
+            where = workspace / "sessions" / session_id
+            report.runs.append(RunRecovery(session_id, "", None, "refused", message=f"{where}: not a valid session id (^[A-Za-z0-9_-]{{1,128}}$); its runs are not recovered"))
+            continue
         found = dict(_headers(headers, session_id))
         report.checked += len(found)
         sources = {
