@@ -261,6 +261,37 @@ def test_a_header_that_is_not_a_json_object_parks_unreadable(header: str, tmp_pa
     assert json.loads(out)["rejectionReasons"] == ["source_run_unreadable"]
 
 
+@pytest.mark.parametrize("change", [{"runId": "run-9"}, {"sessionId": "session-9"}])
+def test_a_header_that_names_another_run_is_not_this_runs_and_parks_unreadable(change: dict[str, str], tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path, header={**PLANNER["base"]["header"], "status": "completed", **change})
+    code, out, _ = _planner_cli(run_cli, workspace, host_file, "--json")
+    assert (code, json.loads(out)["rejectionReasons"]) == (1, ["source_run_unreadable"])
+
+
+@pytest.mark.parametrize("other", ["not json", "[1]", "symlink", "another run's"])
+def test_another_run_whose_header_cannot_be_read_is_no_decision(other: str, tmp_path: Path, run_cli) -> None:
+    # It may be the claim of a continuation of this run: deciding without it could continue a run twice.
+    workspace, host_file = _base_run(tmp_path)
+    run_7 = workspace / "sessions" / SESSION / "runs" / "run-7"
+    run_7.mkdir()
+    claim = {**PLANNER["base"]["header"], "runId": "run-7", "status": "created"}
+    if other == "symlink":
+        (tmp_path / "claim.json").write_text(json.dumps(claim), encoding="utf-8")
+        (run_7 / "run.json").symlink_to(tmp_path / "claim.json")
+    else:
+        (run_7 / "run.json").write_text(json.dumps({**claim, "runId": "run-8"}) if other == "another run's" else other, encoding="utf-8")
+    code, out, err = _planner_cli(run_cli, workspace, host_file, "--json")
+    assert (code, out) == (2, "") and f"{run_7 / 'run.json'}: " in err, err
+    (run_7 / "run.json").unlink()  # a run without a header is no claim
+    assert _planner_cli(run_cli, workspace, host_file, "--json")[0] == 0
+
+
+def test_fresh_ids_that_are_no_run_id_are_exit_2(tmp_path: Path, run_cli) -> None:
+    workspace, host_file = _base_run(tmp_path)
+    code, out, err = _planner_cli(run_cli, workspace, host_file, "--ids", "invocation-2,../../../escaped,turn-2")
+    assert (code, out) == (2, "") and "invalid run id '../../../escaped'" in err
+
+
 def test_generated_ids_are_fresh(tmp_path: Path, run_cli) -> None:
     workspace, host_file = _base_run(tmp_path)
     code, out, _ = _planner_cli(run_cli, workspace, host_file, "--json")
@@ -377,13 +408,26 @@ def test_latest_usage_errors_are_exit_2(args: tuple[str, ...], message: str, tmp
     assert (code, out) == (2, "") and message in err
 
 
-def test_latest_skips_what_is_not_a_run_directory(tmp_path: Path, run_cli) -> None:
+def test_latest_skips_what_is_not_a_run_directory_and_refuses_a_run_it_cannot_read(tmp_path: Path, run_cli) -> None:
+    # A name that is no run id is no run; but a run that is there and cannot be read may be the newest candidate,
+    # or a claim that continues the one picked: never passed over (exit 2, named), as `--run` refuses it.
     workspace = _session(tmp_path, {"run-a": _header("run-a", createdAt="2026-01-01")})
     runs = workspace / "sessions" / SESSION / "runs"
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "run.json").write_text(json.dumps(_header("run-x", createdAt="2026-09-09")), encoding="utf-8")
-    (runs / "run-x").symlink_to(tmp_path / "outside")  # a symlinked run directory: not the session's
     (runs / "not a run").mkdir()
     (runs / "not a run" / "run.json").write_text(json.dumps(_header("not a run", createdAt="2026-09-09")), encoding="utf-8")
     code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
     assert (code, json.loads(out)["pickedRunId"]) == (0, "run-a")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "run.json").write_text(json.dumps(_header("run-x", createdAt="2026-09-09")), encoding="utf-8")
+    (runs / "run-x").symlink_to(tmp_path / "outside")
+    code, out, err = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    assert (code, out) == (2, "") and f"{runs / 'run-x'}: a symlink inside the workspace" in err
+    (runs / "run-x").unlink()
+    (runs / "run-x").mkdir()
+    for text in ('{"runId":', "[1]"):
+        (runs / "run-x" / "run.json").write_text(text, encoding="utf-8")
+        code, out, err = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+        assert (code, out) == (2, "") and f"{runs / 'run-x' / 'run.json'}: " in err and "cannot be known" in err
+    (runs / "run-x" / "run.json").write_text(json.dumps(_header("run-y", createdAt="2026-09-09")), encoding="utf-8")
+    code, out, err = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
+    assert (code, out) == (2, "") and "names another run than the one whose directory holds it" in err

@@ -39,7 +39,15 @@ def read_facts(path: Path) -> Any:
 def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | None]:
     """(what was decided on, the plan, how many events the ledger held, when a file was read) for either form."""
     from ..contract import build_continuation_plan
-    from ..errors import EscapesWorkspace, FactsRefused, InvalidLedgerId, LedgerInUse, LedgerMissing, NotALedger
+    from ..errors import (
+        EscapesWorkspace,
+        FactsRefused,
+        InvalidLedgerId,
+        LedgerInUse,
+        LedgerMissing,
+        NotALedger,
+        RunHeaderUnreadable,
+    )
     from ..ledger.continuation_run import plan_continuation, plan_latest_continuation
     from ..ledger.store import read_ledger
 
@@ -58,7 +66,7 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
     except FactsRefused as refused:
         raise UsageError(*(f"{args.host or args.facts}: {problem}" for problem in refused.problems)) from None
-    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId) as error:
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId, RunHeaderUnreadable) as error:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {args.ledger or args.workspace}: {error.strerror or error}") from None

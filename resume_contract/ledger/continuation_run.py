@@ -1,8 +1,10 @@
 """The planner form of the continuation decision over a workspace run: read its header (`run.json`), its ledger
 (as Phase 0 reads a run: snapshots merged) and its session's other runs' headers, then decide
 (`core.continuation_planner`). A missing workspace, session or run is LedgerMissing (a usage error, as for
-`plan`); a run.json that cannot be read as a JSON object, or a ledger that cannot be read, is a decision (park),
-not an error; a corrupt ledger raises LedgerCorruption (never a decision)."""
+`plan`); the source's run.json that cannot be read as a JSON object (or names another run), or a ledger that
+cannot be read, is a decision (park), not an error; another run's header that cannot be read raises
+RunHeaderUnreadable (it may be a claim: no decision is made without it); a corrupt ledger raises LedgerCorruption
+(never a decision)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,14 @@ from typing import Any
 from ..contract import Contract, active
 from ..core.continuation import ContinuationPlan
 from ..core.continuation_planner import decide_from_run, decide_latest
-from ..errors import LedgerMissing, NoContinuationDecision, NotALedger, RunHeaderUnreadable
+from ..errors import (
+    EscapesWorkspace,
+    LedgerMissing,
+    NoContinuationDecision,
+    NotALedger,
+    RunHeaderMissing,
+    RunHeaderUnreadable,
+)
 from .bytes import StrPath
 from .containment import check_contained
 from .ids import check_ledger_id, is_ledger_id
@@ -40,11 +49,12 @@ def plan_continuation(
     table = contract.continuation
     if table is None or table.planner is None:
         raise NoContinuationDecision(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
+    ids = _checked_ids(ids)
     run_dir = run_directory(workspace, session_id, run_id)
-    header = read_header(run_dir / HEADER_NAME)
+    header = _own(read_header(run_dir / HEADER_NAME), session_id, run_id)  # not its own: as unreadable (parks)
     events, rows = _committed(workspace, session_id, run_id, contract)
-    others = {other: found for other, found in _headers(run_dir.parent).items() if other != run_id and found is not None}
-    return decide_from_run(header, events, others, host, ids or fresh_ids(), contract.table, table, rows=rows)
+    others = _headers(run_dir.parent, session_id, source=run_id)
+    return decide_from_run(header, events, others, host, ids, contract.table, table, rows=rows)
 
 
 def plan_latest_continuation(
@@ -64,6 +74,7 @@ def plan_latest_continuation(
     if table is None or table.planner is None or "candidate" not in table.planner:
         raise NoContinuationDecision(f"the contract {contract.identity} declares no way to pick a run (spec/continuation.yaml `planner.candidate`)")
     check_ledger_id("session", session_id)
+    ids = _checked_ids(ids)
     workspace = Path(workspace)
     session_dir = workspace / "sessions" / session_id
     if not workspace.is_dir():
@@ -71,10 +82,8 @@ def plan_latest_continuation(
     if not session_dir.is_dir():
         raise LedgerMissing(f"{workspace}: no session {session_id!r} (no directory sessions/{session_id})")
     check_contained(workspace, session_dir / "runs")
-    headers = _headers(session_dir / "runs")
-    return decide_latest(
-        headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids or fresh_ids(), contract.table, table
-    )
+    headers = _headers(session_dir / "runs", session_id)
+    return decide_latest(headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids, contract.table, table)
 
 
 def _committed(workspace: StrPath, session_id: str, run_id: str, contract: Contract) -> tuple[Any, Any]:
@@ -86,18 +95,50 @@ def _committed(workspace: StrPath, session_id: str, run_id: str, contract: Contr
     return ledger.events, ledger.rows
 
 
-def _headers(runs: Path) -> dict[str, dict[str, Any] | None]:
-    """{run id: its header, or None when unreadable} of every run directory under `runs` (none: no runs yet)."""
+def _headers(runs: Path, session_id: str, source: str | None = None) -> dict[str, dict[str, Any]]:
+    """{run id: its header} of every run directory under `runs` that has one (none: no runs yet), but `source`'s.
+
+    Any of them may be a claim that continues the run being decided, or a newer candidate for `--latest`, so none
+    is passed over: a run directory that is a symlink raises EscapesWorkspace, and a header that is there but
+    cannot be read, or names another run, raises RunHeaderUnreadable (a run without one is no claim)."""
     try:
         entries = sorted(os.scandir(runs), key=lambda entry: entry.name)
     except FileNotFoundError:
         return {}
-    # A directory whose name is not a run id is not a run (as the audit skips it).
-    return {
-        entry.name: read_header(Path(entry.path) / HEADER_NAME)
-        for entry in entries
-        if entry.is_dir(follow_symlinks=False) and is_ledger_id(entry.name)
-    }
+    headers: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.name == source or not is_ledger_id(entry.name):  # a name that is no run id is no run (as the audit skips it)
+            continue
+        if entry.is_symlink():
+            raise EscapesWorkspace(f"{entry.path}: a symlink inside the workspace; refusing to follow it")
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path) / HEADER_NAME
+        try:
+            header = read_header_file(path)
+        except RunHeaderMissing:
+            continue
+        except RunHeaderUnreadable as error:
+            raise RunHeaderUnreadable(f"{error}; whether that run continues this one cannot be known: repair it, then plan again") from None
+        if _own(header, session_id, entry.name) is None:
+            raise RunHeaderUnreadable(f"{path}: names another run than the one whose directory holds it; repair it, then plan again")
+        headers[entry.name] = header
+    return headers
+
+
+def _own(header: dict[str, Any] | None, session_id: str, run_id: str) -> dict[str, Any] | None:
+    """`header`, unless it names another session or run than the directory holding it (then None: not its header)."""
+    if header is None or any(name in header and header[name] != value for name, value in (("sessionId", session_id), ("runId", run_id))):
+        return None
+    return header
+
+
+def _checked_ids(ids: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The continuation's fresh ids (generated when None); its run id names a directory: it must be an id."""
+    if ids is None:
+        return fresh_ids()
+    check_ledger_id("run", ids["runId"])
+    return ids
 
 
 def fresh_ids() -> dict[str, str]:
