@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import marshal
 import os
 import py_compile
 import subprocess
@@ -126,3 +127,31 @@ def test_any_other_file_beside_the_generated_modules_is_an_orphan(project: Path,
     path.write_text("import os\n")
     code, out, _ = run_cli("--root", str(project), "check")
     assert code == 1 and f"  orphaned     {reported}\n" in out, out
+
+
+def test_pytests_own_cache_of_the_generated_tests_is_not_drift_and_a_planted_one_is(project: Path, run_cli) -> None:
+    # pytest (8 on) loads `<name>.<tag>-pytest-<version>.pyc` when it records the source's hash, whoever wrote it:
+    # a planted one would swap the generated tests for a pass.
+    tests = project / "generated" / "tests"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", str(tests)], check=True, env=ENVIRONMENT, capture_output=True)
+    written = sorted((tests / "__pycache__").glob("*-pytest-*.pyc"))
+    assert written, "pytest wrote no cache: the test tried nothing"
+    assert run_cli("--root", str(project), "check")[0] == 0
+    source = tests / written[0].name.split(".", 1)[0]
+    forged = compile("def test_everything_is_fine():\n    assert True\n", str(source) + ".py", "exec")
+    header = importlib.util.MAGIC_NUMBER + b"\x03\x00\x00\x00" + importlib.util.source_hash(Path(str(source) + ".py").read_bytes())[:8]
+    written[0].write_bytes(header + marshal.dumps(forged))
+    code, out, _ = run_cli("--root", str(project), "check")
+    assert code == 1 and f"  bytecode     {written[0].relative_to(project).as_posix()}\n" in out
+
+
+def test_a_projects_oracle_is_compiled_from_its_source_never_read_from_bytecode(tmp_path: Path) -> None:
+    from resume_contract_generator.spec.oracle_file import load_module_file
+
+    oracle = tmp_path / "oracle.py"
+    oracle.write_text("def decide(rows, expected_high_water):\n    return 'the source'\n")
+    planted = tmp_path / "planted.py"
+    planted.write_text("raise SystemExit('a planted oracle ran')\n")
+    py_compile.compile(str(planted), cfile=importlib.util.cache_from_source(str(oracle)), dfile=str(oracle), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    assert load_module_file(oracle, "oracle").decide([], None) == "the source"

@@ -7,10 +7,12 @@ can be written by hand, so a pyc is accepted only when this interpreter would no
 Python, unreadable) or when what it holds is exactly what compiling the current source gives. An ordinary
 import writes exactly that, so a legitimate cache is never drift.
 
-Not judged here: pycs of another interpreter (each interpreter checks its own when it runs `check`, and every
-command checks before it loads a project's contract, which is compiled from source anyway) and pytest's
-assertion-rewritten pycs (`-pytest-` in the tag: pytest loads them only when their recorded time and size are
-the source's, which a file shipped in a commit cannot know).
+pytest keeps assertion-rewritten pycs beside them (`<name>.<cache tag>-pytest-<version>.pyc`) and loads one
+when it records the source's hash (pytest 8 on; flags 3), whatever wrote it: such a pyc is accepted only when it
+holds what pytest's own rewriting of the current source gives (pytest, where it is installed, says), so the
+generated tests cannot be swapped for a planted pass. Not judged here: pycs of another interpreter (each
+interpreter checks its own when it runs `check`, and every command checks before it loads a project's contract,
+which is compiled from source anyway).
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ _KNOWN_FLAGS = 0b11
 def could_change_what_runs(source: Path, pyc: Path) -> bool:
     """True when `pyc` (in the `__pycache__` beside `source`) could make this interpreter run something other
     than `source`."""
+    if _is_pytest_pyc(source.stem, pyc.name):
+        return _pytest_could_run_other_code(source, pyc.read_bytes())
     optimization = _optimization_for_this_interpreter(source.stem, pyc.name)
     if optimization is None:
-        return False  # another interpreter's, or pytest's: see the module's docstring
+        return False  # another interpreter's: see the module's docstring
     data = pyc.read_bytes()
     if len(data) < _HEADER or data[:4] != importlib.util.MAGIC_NUMBER:
         return False  # Python discards it and compiles the source
@@ -56,6 +60,33 @@ def could_change_what_runs(source: Path, pyc: Path) -> bool:
     except (EOFError, ValueError, TypeError):
         return True  # Python would fail to import the module: not what the spec generated
     expected = compile(source_bytes, str(source), "exec", dont_inherit=True, optimize=optimization)
+    return not (isinstance(code, CodeType) and same_code(code, expected))
+
+
+def _is_pytest_pyc(stem: str, name: str) -> bool:
+    return name.startswith(f"{stem}.{sys.implementation.cache_tag}-pytest-") and name.endswith(".pyc")
+
+
+def _pytest_could_run_other_code(source: Path, data: bytes) -> bool:
+    # As pytest's `_read_pyc` reads it: this magic number, flags 3 and the first 8 bytes of the source's hash.
+    if len(data) < _HEADER or data[:4] != importlib.util.MAGIC_NUMBER or data[4:8] != b"\x03\x00\x00\x00":
+        return False  # pytest discards it and rewrites the source
+    try:
+        source_bytes = source.read_bytes()
+    except OSError:
+        return False
+    if importlib.util.source_hash(source_bytes)[:8] != data[8:16]:
+        return False  # out of date: rewritten again
+    try:
+        code = marshal.loads(data[_HEADER:])
+        from _pytest.assertion.rewrite import rewrite_asserts  # pytest's own rewriting: what it would have written
+    except (EOFError, ValueError, TypeError, ImportError):
+        return True  # pytest would run it, and nothing here can show it is the source's
+    import ast
+
+    tree = ast.parse(source_bytes)
+    rewrite_asserts(tree, source_bytes, str(source), None)
+    expected = compile(tree, str(source), "exec", dont_inherit=True)
     return not (isinstance(code, CodeType) and same_code(code, expected))
 
 
