@@ -117,6 +117,8 @@ def test_a_phase0_reason_names_the_plan_command_that_shows_it_with_the_high_wate
         ('{"ledgerReadable": true, "ledgerReadable": false}', "the key 'ledgerReadable' is repeated in one object"),
         ({**SITUATIONS["base"]["facts"], "sandboxed": True}, "facts.json: facts: undeclared key 'sandboxed'"),
         ({**SITUATIONS["base"]["facts"], "availableToolNames": "Bash"}, "facts.json: facts.availableToolNames: expected a list of strings"),
+        ('{"workspaceCheckpoint": ' + "[" * 1200 + "]" * 1200 + "}", "facts.json: the facts file nests arrays or objects too deeply to read"),
+        ('{"expectedRuntimeEventHighWater": ' + "9" * 5000 + "}", "facts.json: a number of 5000 digits; no fact is that large"),
     ],
 )
 def test_facts_that_cannot_be_used_exit_2_and_write_nothing(facts: Any, message: str, tmp_path: Path, run_cli, snapshot) -> None:
@@ -136,6 +138,9 @@ def test_a_missing_ledger_or_facts_file_is_exit_2(tmp_path: Path, run_cli) -> No
 
     assert run_cli("--root", str(REPO), "continue-plan", str(tmp_path / "nope.jsonl"), "--facts", str(facts_file))[0] == 2
     assert run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(tmp_path / "nope.json"))[0] == 2
+    workspace, _ = _base_run(tmp_path / "planner")
+    code, _, err = _planner_cli(run_cli, workspace, tmp_path / "nope.json")
+    assert code == 2 and err == f"resume-contract: {tmp_path / 'nope.json'}: no such host file\n"
 
 
 def test_a_corrupt_ledger_is_exit_3_and_never_a_decision(tmp_path: Path, run_cli) -> None:

@@ -226,3 +226,6 @@ def test_crashes_timeouts_and_usage(vectors: Path, run_cli, tmp_path: Path) -> N
     assert code == 1 and out.count("TIMED OUT") == 2
     assert _conform(run_cli, "--vectors", str(few))[0] == 2  # no command
     assert _conform(run_cli, "--vectors", str(tmp_path / "nowhere"), "--", "true")[0] == 2
+    for timeout in ("nan", "inf", "0", "-1"):  # nan slipped past `<= 0` into a traceback; inf would never time out
+        code, _, err = _conform(run_cli, "--vectors", str(few), "--timeout", timeout, "--", "true")
+        assert code == 2 and "--timeout takes a number of seconds above 0 and below a day" in err, timeout

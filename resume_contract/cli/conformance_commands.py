@@ -52,8 +52,8 @@ def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         command = command[1:]
     if not command:
         raise UsageError("give the implementation's command after --, e.g. `resume-contract conform -- ./my-runtime plan --json`")
-    if args.timeout <= 0:
-        raise UsageError("--timeout takes a number of seconds above 0")
+    if not 0 < args.timeout < _A_DAY:  # (nan compares false both ways; inf never times out: a hang would hang CI)
+        raise UsageError(f"--timeout takes a number of seconds above 0 and below a day ({_A_DAY}), got {args.timeout}")
     workers = jobs(args.jobs, default_workers())
     with tempfile.TemporaryDirectory(prefix="resume-contract-vectors-") as scratch:
         directory = args.vectors
@@ -129,3 +129,6 @@ def register(commands: Any) -> None:
     conform.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one testcase per vector)")
     conform.add_argument("implementation", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the implementation to run")
     conform.set_defaults(handler=cmd_conform)
+
+
+_A_DAY = 86400

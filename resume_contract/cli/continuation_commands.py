@@ -20,20 +20,32 @@ def _refuse_repeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def read_facts(path: Path) -> Any:
-    """The facts object of a FACTS.json file; an unreadable file or one that is not JSON is a UsageError."""
+def read_facts(path: Path, what: str = "facts") -> Any:
+    """The object of a FACTS.json (or, `what`="host", HOST.json) file; one that cannot be read or is not JSON that
+    Python reads exactly is a UsageError naming the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such facts file") from None
+        raise UsageError(f"{path}: no such {what} file") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read the facts file {path}: {getattr(error, 'strerror', None) or error}") from None
+        raise UsageError(f"cannot read the {what} file {path}: {getattr(error, 'strerror', None) or error}") from None
     try:
-        return json.loads(text, object_pairs_hook=_refuse_repeated)
+        return json.loads(text, object_pairs_hook=_refuse_repeated, parse_int=_integer)
     except json.JSONDecodeError as error:
-        raise UsageError(f"{path}:{error.lineno}:{error.colno}: the facts file is not JSON: {error.msg}") from None
+        raise UsageError(f"{path}:{error.lineno}:{error.colno}: the {what} file is not JSON: {error.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: the {what} file nests arrays or objects too deeply to read") from None
     except ValueError as error:
         raise UsageError(f"{path}: {error}") from None
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:  # Python's own limit, said in the file's terms
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits; no fact is that large")
+    return int(text)
+
+
+_MAX_DIGITS = 4300  # sys.get_int_max_str_digits()'s default
 
 
 def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | None]:
@@ -53,12 +65,12 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
 
     try:
         if args.latest:
-            host = args.given = read_facts(Path(args.host))
+            host = args.given = read_facts(Path(args.host), "host")
             args.picked, plan = plan_latest_continuation(args.workspace, args.session, host, _ids(args.ids), contract=contract)
             session = Path(args.workspace) / "sessions" / args.session
             return (session / "runs" / args.picked if args.picked else session), plan, None
         if args.workspace is not None:
-            host = args.given = read_facts(Path(args.host))
+            host = args.given = read_facts(Path(args.host), "host")
             plan = plan_continuation(args.workspace, args.session, args.run, host, _ids(args.ids), contract=contract)
             return Path(args.workspace) / "sessions" / args.session / "runs" / args.run, plan, None
         facts = args.given = read_facts(Path(args.facts))
