@@ -206,3 +206,38 @@ def test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_plan
     failing = sorted(result["id"] for result in report["results"] if result["verdict"] != "agrees")
     assert code == 1 and failing == expected and "continuation-planner-already_continued" in failing
     assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"park -> continue"}
+
+
+# Our planner form, then a claim written into the workspace it was handed (as an executor would after a continue).
+WRITES_A_CLAIM = _RUN + """
+workspace = sys.argv[sys.argv.index("--workspace") + 1]
+import os
+claim = os.path.join(workspace, "sessions", sys.argv[sys.argv.index("--session") + 1], "runs", "run-99")
+os.makedirs(claim, exist_ok=True)
+with open(os.path.join(claim, "run.json"), "w") as handle:
+    json.dump({"runId": "run-99", "status": "created", "continuationSource": {"sourceRunId": "run-1", "sourceRuntimeEventHighWater": 2}}, handle)
+""" + _AS_IS
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def test_an_implementation_that_writes_into_its_workspace_changes_neither_the_vectors_nor_a_second_run(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
+    before = _tree(frozen_vectors)
+    for _ in range(2):  # the second run sees no claim the first one wrote
+        code, report = _conform(run_cli, frozen_vectors, sys.executable, "-c", WRITES_A_CLAIM, str(phase1_project), decision="continuation-planner", root=phase1_project)
+        assert (code, report["summary"]["agrees"]) == (0, len(_section(frozen_vectors)["plannerCases"]))
+        assert _tree(frozen_vectors) == before
+
+
+def test_vectors_that_check_nothing_or_point_outside_are_refused(frozen_vectors: Path, run_cli, tmp_path: Path) -> None:
+    manifest = json.loads((frozen_vectors / "manifest.json").read_text(encoding="utf-8"))
+    for name, change in (("empty", lambda m: m["continuation"].update(cases=[])), ("outside", lambda m: m["continuation"]["cases"][0].update(ledger="../../../etc/passwd"))):
+        copy = tmp_path / name
+        shutil.copytree(frozen_vectors, copy)
+        edited = json.loads(json.dumps(manifest))
+        change(edited)
+        (copy / "manifest.json").write_text(json.dumps(edited), encoding="utf-8")
+        code, out, err = run_cli("--root", str(REPO), "conform", "--vectors", str(copy), "--decision", "continuation", "--", "true")
+        assert (code, out) == (2, "") and ("hold no continuation cases" if name == "empty" else "not a path inside the vectors directory") in err, err

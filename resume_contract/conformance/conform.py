@@ -10,8 +10,12 @@ the spec's `reference_differences` (anomalies it need not check, corruption it m
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +92,7 @@ def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
         differences = manifest["referenceDifferences"]
         if decision == REPLAY:
             cases = tuple(
-                Case(item["id"], item["kind"], item["description"], directory / item["ledger"], item["expectedHighWater"], item["expect"])
+                Case(item["id"], item["kind"], item["description"], _inside(directory, item["ledger"]), item["expectedHighWater"], item["expect"])
                 for item in manifest["cases"]
             )
             dispositions = ("safe_replay", "blocked")
@@ -98,7 +102,7 @@ def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
                 raise VectorsUnreadable(f"{directory}: the vectors hold no continuation cases (their contract has no spec/continuation.yaml)")
             if decision == CONTINUATION:
                 cases = tuple(
-                    Case(item["id"], item["kind"], item["description"], directory / item["ledger"], None, item["expect"], directory / item["facts"])
+                    Case(item["id"], item["kind"], item["description"], _inside(directory, item["ledger"]), None, item["expect"], _inside(directory, item["facts"]))
                     for item in section["cases"]
                 )
             elif "plannerCases" not in section:
@@ -106,19 +110,30 @@ def load_vectors(directory: Path, decision: str = REPLAY) -> Vectors:
             else:
                 cases = tuple(_planner_case(directory, item) for item in section["plannerCases"])
             dispositions = (section["dispositions"]["proceed"], section["dispositions"]["stop"])
+        if not cases:  # "0 vectors: 0 agree" would pass a CI job that checked nothing
+            raise VectorsUnreadable(f"{directory}: the vectors hold no {decision} cases; nothing would be checked")
         return Vectors(
             directory, manifest["specSha256"], frozenset(differences["anomalies"]), frozenset(differences["corruptionKinds"]), cases,
             decision, dispositions,
         )
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except KeyError as error:
+        raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({MANIFEST} has no key {error} where one is needed)") from None
+    except (OSError, ValueError, TypeError) as error:
         raise VectorsUnreadable(f"{directory}: not a directory of resume-contract vectors ({error})") from None
 
 
+def _inside(directory: Path, relative: Any) -> Path:
+    """A path the manifest names, which must stay inside the vectors directory: the implementation is handed it."""
+    if not isinstance(relative, str) or relative.startswith("/") or ".." in Path(relative).parts:
+        raise VectorsUnreadable(f"{directory}: {MANIFEST} names {relative!r}, not a path inside the vectors directory")
+    return directory / relative
+
+
 def _planner_case(directory: Path, item: dict[str, Any]) -> Case:
-    workspace = directory / item["workspace"]
+    workspace = _inside(directory, item["workspace"])
     run = ["--run", item["run"]] if item["run"] is not None else ["--latest"]
     ids = ",".join(item["ids"][key] for key in ("invocationId", "runId", "turnId"))
-    arguments = ("--workspace", str(workspace), "--session", item["session"], *run, "--host", str(directory / item["host"]), "--ids", ids)
+    arguments = ("--workspace", str(workspace), "--session", item["session"], *run, "--host", str(_inside(directory, item["host"])), "--ids", ids)
     return Case(item["id"], item["kind"], item["description"], workspace, None, item["expect"], None, arguments)
 
 
@@ -243,7 +258,8 @@ def conform(
     adapters = Adapters()
 
     def one(case: Case) -> Result:
-        ran = adapters.run(_arguments(command, case), timeout)
+        with _workspace_of_its_own(case) as run_on:
+            ran = adapters.run(_arguments(command, run_on), timeout)
         out, err = ran.out.decode("utf-8", "replace"), ran.err.decode("utf-8", "replace")
         unchecked: list[str]
         if ran.flooded:
@@ -264,6 +280,19 @@ def conform(
 
     with adapters:
         return map_in_threads(one, vectors.cases, workers, stop=adapters.stop)
+
+
+@contextmanager
+def _workspace_of_its_own(case: Case) -> Iterator[Case]:
+    """A planner-form case with a copy of its workspace: an implementation that writes there (a claim, a lock file)
+    changes neither the vectors nor the cases after it. Other cases are handed files only read."""
+    if not case.arguments:
+        yield case
+        return
+    with tempfile.TemporaryDirectory(prefix="resume-contract-conform-", ignore_cleanup_errors=True) as scratch:
+        copy = Path(scratch) / "workspace"
+        shutil.copytree(case.ledger, copy, symlinks=True)
+        yield dataclasses.replace(case, ledger=copy, arguments=tuple(str(copy) if argument == str(case.ledger) else argument for argument in case.arguments))
 
 
 def _answer(out: str, read: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
