@@ -108,6 +108,11 @@ def test_a_phase0_reason_names_the_plan_command_that_shows_it_with_the_high_wate
     assert code == 1 and f"; `{command}` says why and what to do.\n" in out
     code, out, _ = run_cli("--root", str(REPO), *command.split()[1:], "--format", "json")
     assert (code, json.loads(out)["rejectionReasons"]) == (1, [reason for reason in expected["rejection_reasons"] if reason not in SPEC["reasons"]])
+    # A negative expectation in the facts is no offset `plan` takes: the command given must still run.
+    facts_file.write_text(json.dumps({**facts, "workspaceCheckpoint": {**facts["workspaceCheckpoint"], "runtimeEventHighWater": -1}}), encoding="utf-8")
+    code, out, _ = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file))
+    given = out.split("; `resume-contract ", 1)[1].split("` says why", 1)[0]
+    assert code == 1 and "--expected-high-water" not in given and run_cli("--root", str(REPO), *given.split())[0] != 2
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,14 @@ def test_vectors_are_byte_identical_across_runs_and_hash_seeds(vectors: Path, tm
         assert _files(out) == _files(vectors)
 
 
+def test_outside_any_project_the_vectors_are_the_packaged_contracts(vectors: Path, tmp_path: Path) -> None:
+    # As every command outside a project runs the packaged contract (this checkout's spec/ is the one packaged).
+    out = tmp_path / "packaged"
+    result = subprocess.run([sys.executable, "-m", "resume_contract", "vectors", "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert _files(out) == _files(vectors)
+
+
 def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors: Path) -> None:
     from resume_contract_generated.catalog import CORRUPTION_KINDS, OUTCOMES, PREFIX_LENGTHS
 

@@ -36,8 +36,25 @@ def _write_vectors(root: Path, depth: int, out: Path) -> str:
 
 
 def cmd_vectors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    out.write(_write_vectors(project_root(args), args.depth, Path(args.out)) + "\n")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="resume-contract-spec-") as scratch:
+        out.write(_write_vectors(_contract_root(args, Path(scratch)), args.depth, Path(args.out)) + "\n")
     return EXIT_OK
+
+
+def _contract_root(args: argparse.Namespace, scratch: Path) -> Path:
+    """Whose contract the vectors are of: --root's, the project's around the current directory, else (as every
+    command outside a project) the contract packaged with resume-contract, its spec copied into `scratch`."""
+    import shutil
+
+    from ..contract import packaged_spec_dir
+    from ..project.locate import find_root
+
+    if args.root is not None or find_root(Path.cwd()) is not None:
+        return project_root(args)
+    shutil.copytree(packaged_spec_dir(), scratch / "spec", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    return scratch
 
 
 def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -59,7 +76,7 @@ def cmd_conform(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         directory = args.vectors
         if directory is None:
             directory = Path(scratch) / "vectors"
-            _write_vectors(project_root(args), args.depth, directory)
+            _write_vectors(_contract_root(args, Path(scratch)), args.depth, directory)
         try:
             vectors = load_vectors(Path(directory), args.decision)
         except VectorsUnreadable as error:

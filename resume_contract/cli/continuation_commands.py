@@ -96,7 +96,8 @@ def _plan_command(args: argparse.Namespace, table: Any) -> str:
         command = f"resume-contract plan --workspace {shlex.quote(args.workspace)} --session {shlex.quote(args.session)} --run {shlex.quote(str(run))}"
     else:
         command = f"resume-contract plan {shlex.quote(args.ledger)}"
-    return command + (f" --expected-high-water {expected}" if isinstance(expected, int) else "")
+    # (a negative expectation, which the facts may hold, is no offset `plan` takes: it plans without one)
+    return command + (f" --expected-high-water {expected}" if isinstance(expected, int) and expected >= 0 else "")
 
 
 def _ids(text: str | None) -> dict[str, str] | None:
