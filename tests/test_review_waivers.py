@@ -108,6 +108,7 @@ def test_a_stale_waiver_fails_the_review_whatever_it_fails_on(tmp_path: Path, ru
         ("waivers:\n  - finding: DIRECTIVE_CHANGED:0123456789abcdef\n", "spec/review-waivers.yaml:2:5: a waiver needs a reason"),
         (f"waivers:\n  - finding: DIRECTIVE_CHANGED:0123456789abcdef\n    reason: \"{REASON}\"\n    owner: me\n", "spec/review-waivers.yaml:4:5: unknown key 'owner'"),
         ("waivers: [\n", "spec/review-waivers.yaml:2:1: invalid YAML"),
+        ("waivers: {}\n", "spec/review-waivers.yaml:1:1: expected one key, 'waivers', holding a list of {finding, reason}"),
         (f"waivers:\n  - finding: DIRECTIVE_CHANGED\n    reason: \"{REASON}\"\n", "spec/review-waivers.yaml:2:14: a waiver needs the finding it accepts, RULE:FINGERPRINT as `diff` prints it"),
         (
             f"waivers:\n  - rule: DIRECTIVE_CHANGED\n    location: spec/projector.yaml:92\n    reason: \"{REASON}\"\n",

@@ -66,7 +66,7 @@ def parse_waivers(path: Path) -> tuple[Waiver, ...]:
         raise SpecInvalid(errors)
     data = loaded.data
     if not isinstance(data, dict) or set(data) != {"waivers"} or not isinstance(data["waivers"], list):
-        raise SpecInvalid([SpecError(Mark(WAIVERS_FILE, 1, 1), "expected one key, 'waivers', holding a list of {rule, location, reason}")])
+        raise SpecInvalid([SpecError(Mark(WAIVERS_FILE, 1, 1), "expected one key, 'waivers', holding a list of {finding, reason}")])
     waivers, problems = [], []
     for index, item in enumerate(data["waivers"]):
         mark = loaded.mark(("waivers", index))
