@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,15 @@ def test_a_wording_only_change_is_neutral_and_exits_0(tmp_path: Path, run_cli) -
     assert "1 change: 0 weakens-safety, 0 breaking, 0 tightens, 1 neutral" in out
     assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "any")[0] == 1
     assert run_cli("--root", str(REPO), "diff", str(FROZEN_SPEC), str(head), "--fail-on", "tightens")[0] == 0
+
+
+def test_two_spec_directories_are_compared_outside_any_project(tmp_path: Path) -> None:
+    # `diff old/spec new/spec`, as its help shows it, from a directory no project holds: no revision is read.
+    base = shutil.copytree(FROZEN_SPEC, tmp_path / "base" / "spec")
+    head = _overlay(tmp_path / "head", "DIAGNOSTIC_REWORDED", "current")
+    command = [sys.executable, "-m", "resume_contract", "diff", str(base.relative_to(tmp_path)), str(head.relative_to(tmp_path)), "--depth", "1", "--fail-on", "any"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and "1 change: 0 weakens-safety, 0 breaking, 0 tightens, 1 neutral" in result.stdout, result.stderr
 
 
 def test_json_output_lists_every_change_and_ledger(tmp_path: Path, run_cli) -> None:

@@ -176,6 +176,18 @@ def _annotation(level: str, finding: Finding) -> str:
     return annotation(level, finding.message, file=finding.file, line=finding.line, col=finding.column, title="resume-contract check")
 
 
+def _diff_root(args: argparse.Namespace) -> Path:
+    """The project a diff is run in; two spec directories compared outside any need none (no revision is read):
+    the head's then stands for it (its waivers are the head's)."""
+    from ..project.locate import find_root
+
+    sides = [args.base, args.head]
+    if args.root is None and all(side is not None and Path(side).is_dir() for side in sides) and find_root(Path.cwd()) is None:
+        head = Path(args.head).resolve()
+        return head.parent if (head / "projector.yaml").is_file() else head
+    return project_root(args)
+
+
 def _check_diff_arguments(args: argparse.Namespace) -> None:
     for name, value in (("BASE", args.base), ("HEAD", args.head)):
         if value is not None and not value.strip():
@@ -198,8 +210,8 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.review.report import as_github, as_json, as_markdown, as_text
     from resume_contract_generator.review.source import WORKING_TREE, SpecSourceError
 
-    root = project_root(args)
     _check_diff_arguments(args)
+    root = _diff_root(args)
     try:
         change = review_change(root, args.base, args.head, args.depth)
     except SpecSourceError as error:
