@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -93,12 +94,16 @@ def test_vectors_are_byte_identical_across_runs_and_hash_seeds(vectors: Path, tm
         assert _files(out) == _files(vectors)
 
 
-def test_outside_any_project_the_vectors_are_the_packaged_contracts(vectors: Path, tmp_path: Path) -> None:
-    # As every command outside a project runs the packaged contract (this checkout's spec/ is the one packaged).
-    out = tmp_path / "packaged"
-    result = subprocess.run([sys.executable, "-m", "resume_contract", "vectors", "--out", str(out)], capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert _files(out) == _files(vectors)
+def test_outside_any_project_the_vectors_are_the_packaged_contracts(tmp_path: Path) -> None:
+    # As every command outside a project runs the packaged contract: the vectors of a project holding its spec.
+    from resume_contract.contract import packaged_spec_dir
+
+    shutil.copytree(packaged_spec_dir(), tmp_path / "project" / "spec", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    command = [sys.executable, "-m", "resume_contract", "vectors", "--depth", "1", "--out"]
+    given = subprocess.run([*command, str(tmp_path / "given")], capture_output=True, text=True, cwd=tmp_path / "project")
+    outside = subprocess.run([*command, str(tmp_path / "outside")], capture_output=True, text=True, cwd=tmp_path)
+    assert (given.returncode, outside.returncode) == (0, 0), given.stderr + outside.stderr
+    assert _files(tmp_path / "outside") == _files(tmp_path / "given")
 
 
 def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors: Path) -> None:
