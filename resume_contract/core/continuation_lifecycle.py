@@ -89,6 +89,11 @@ def claim_header(continuation: Mapping[str, Any], source_header: Mapping[str, An
     return header
 
 
+def names_another_run(header: Mapping[str, Any], session_id: str, run_id: str) -> bool:
+    """Whether the header names another session or run than the directory holding it (an id it lacks names none)."""
+    return any(name in header and header[name] != value for name, value in (("sessionId", session_id), ("runId", run_id)))
+
+
 def _identity(header: Mapping[str, Any]) -> dict[str, Any]:
     return {name: header[name] for name in HEADER_IDS}
 

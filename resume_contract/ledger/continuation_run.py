@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contract import Contract, active
 from ..core.continuation import ContinuationPlan
+from ..core.continuation_lifecycle import names_another_run
 from ..core.continuation_planner import decide_from_run, decide_latest
 from ..errors import (
     EscapesWorkspace,
@@ -128,9 +129,7 @@ def _headers(runs: Path, session_id: str, source: str | None = None) -> dict[str
 
 def _own(header: dict[str, Any] | None, session_id: str, run_id: str) -> dict[str, Any] | None:
     """`header`, unless it names another session or run than the directory holding it (then None: not its header)."""
-    if header is None or any(name in header and header[name] != value for name, value in (("sessionId", session_id), ("runId", run_id))):
-        return None
-    return header
+    return None if header is None or names_another_run(header, session_id, run_id) else header
 
 
 def _checked_ids(ids: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -26,6 +26,7 @@ from ..core.continuation import json_type
 from ..core.continuation_lifecycle import (
     HEADER_IDS,
     header_kind,
+    names_another_run,
     observed_state,
     recovered_terminal_event,
     terminal_header,
@@ -145,7 +146,7 @@ def _header_problem(header: dict[str, Any], session_id: str, run_id: str) -> str
             return f"the header has no {name!r}"
         if not isinstance(header[name], str):
             return f"the header's {name!r} is {json_type(header[name])}, not a string"
-    if (header["sessionId"], header["runId"]) != (session_id, run_id):
+    if names_another_run(header, session_id, run_id):
         return f"the header names session {header['sessionId']!r}, run {header['runId']!r}, not the run whose directory holds it"
     return None
 
