@@ -165,12 +165,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from ._version import __version__
 
-        try:
-            return version("resume-contract")
-        except PackageNotFoundError:  # run from a checkout that was never installed
-            return "0+unknown"
+        return __version__
     if name in _EXPORTS:
         return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     raise AttributeError(f"module 'resume_contract' has no attribute {name!r}")

@@ -116,6 +116,7 @@ def test_version_loads_no_ledger_or_generator_module(tmp_path: Path) -> None:
     code, modules = modules_loaded(["--version"], tmp_path)
     assert code == 0
     assert loaded_of(modules, (*NEVER_ON_THE_COMMON_PATH, "resume_contract.ledger")) == []
+    assert "importlib.metadata" not in modules  # ~80 ms: the version is read from resume_contract/_version.py
 
 
 def test_every_command_is_registered_by_the_group_that_groups_names() -> None:

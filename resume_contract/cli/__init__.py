@@ -74,7 +74,7 @@ def _terminal_columns() -> int:
 
 
 class _VersionAction(argparse.Action):
-    """--version, looked up only when asked: importlib.metadata costs every command a few percent of `check`."""
+    """--version, looked up only when asked (the contract it names is loaded for it alone)."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
