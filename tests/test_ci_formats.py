@@ -131,7 +131,7 @@ def test_the_documented_workflow_runs_commands_this_cli_accepts() -> None:
 
     import yaml
 
-    from resume_contract.cli import build_parser
+    from resume_contract.cli.parser import build_parser
 
     workflow = yaml.safe_load((TESTS.parent / "docs" / "github-workflow.yml").read_text(encoding="utf-8"))
     runs = "\n".join(step.get("run", "") for step in workflow["jobs"]["contract"]["steps"])

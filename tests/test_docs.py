@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_contract.cli import build_parser
+from resume_contract.cli.parser import build_parser
 from resume_contract.project.locate import load_project
 
 REPO = Path(__file__).resolve().parent.parent

@@ -73,6 +73,7 @@ def test_a_small_ledger_is_planned_and_repaired_without_the_heavy_modules(argume
     assert loaded_of(modules, NEVER_ON_THE_COMMON_PATH) == []
     assert ("resume_contract.ledger.repair" in modules) == (arguments == ["repair"])
     assert "importlib.metadata" not in modules  # the version is looked up for --version alone
+    assert loaded_of(modules, ("argparse", "gettext")) == []  # the plain forms are read without it (quick_forms)
 
 
 # Lighter, but a bare file's plan needs none of them: OpenSSL (the spec's identity is hashed without it), shutil
@@ -93,7 +94,7 @@ def test_a_bare_files_plan_outside_a_project_loads_no_library_it_does_not_use(ar
 def test_the_help_width_is_the_one_shutil_would_give(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from resume_contract.cli import _terminal_columns
+    from resume_contract.cli.parser import _terminal_columns
 
     if columns is None:
         monkeypatch.delenv("COLUMNS", raising=False)
@@ -123,7 +124,7 @@ def test_every_command_is_registered_by_the_group_that_groups_names() -> None:
     import argparse
     import importlib
 
-    from resume_contract import cli
+    from resume_contract.cli import parser as cli
 
     registered: dict[str, str] = {}
     for group in dict.fromkeys(cli.GROUPS.values()):
@@ -146,7 +147,7 @@ def test_every_command_is_registered_by_the_group_that_groups_names() -> None:
     ],
 )
 def test_the_invoked_command_is_read_past_the_global_options(argv: list[str], invoked: str | None) -> None:
-    from resume_contract.cli import _invoked
+    from resume_contract.cli.parser import _invoked
 
     assert _invoked(argv) == invoked
 
@@ -188,7 +189,7 @@ def test_an_abbreviated_root_whose_value_names_a_command_still_runs_the_command_
 
 
 def test_help_before_a_command_lists_every_command(run_cli, capsys: pytest.CaptureFixture[str]) -> None:
-    from resume_contract import cli
+    from resume_contract.cli import parser as cli
 
     assert run_cli("-h", "plan")[0] == 0
     shown = capsys.readouterr().out  # argparse prints help to the process's stdout

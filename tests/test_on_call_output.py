@@ -103,7 +103,7 @@ def test_the_audit_tells_two_blocked_runs_apart_and_says_what_to_do_for_each_gro
 
 
 def test_every_command_with_json_output_takes_format_json_too(tmp_path: Path, run_cli) -> None:
-    from resume_contract.cli import build_parser
+    from resume_contract.cli.parser import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     with_json = sorted(name for name, parser in commands.items() if any("--json" in action.option_strings for action in parser._actions))

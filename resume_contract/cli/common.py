@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,8 @@ from ..output.terminal import raw_stream
 from .errors import UsageError
 
 if TYPE_CHECKING:
+    import argparse
+
     from ..contract import Contract
 
 MAX_JOBS = 64

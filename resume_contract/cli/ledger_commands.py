@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import (
     add_format_arguments,
@@ -17,6 +16,9 @@ from .common import (
     selected_contract,
 )
 from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, UsageError
+
+if TYPE_CHECKING:
+    import argparse  # only when parsing: `plan LEDGER` is read without it (quick_forms)
 
 
 def _plan(args: argparse.Namespace, contract: Any) -> tuple[Path, Any]:
@@ -198,6 +200,8 @@ def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:
 
 def register(commands: Any) -> None:
     """Add plan and repair to the subcommand parsers."""
+    import argparse
+
     plan = commands.add_parser(
         "plan",
         help="decide whether a crashed run may be replayed (safe_replay) or not (blocked)",
