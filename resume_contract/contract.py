@@ -21,7 +21,6 @@ import os
 import sys
 import types
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,8 @@ from .core.wire import WireModel
 from .errors import NoContinuationDecision
 
 if TYPE_CHECKING:  # the continuation interpreter is loaded by a continuation alone, not by every plan
+    from pathlib import Path
+
     from .core.continuation import ContinuationPlan
     from .core.continuation_table import ContinuationTable
 
@@ -70,7 +71,7 @@ class Contract(msgspec.Struct, frozen=True, dict=True):
 
     package: str
     root: Path | None
-    modules: Path  # the directory its generated modules are in
+    modules: str  # the directory its generated modules are in (a str: outside any project, no pathlib is loaded)
     table: ProjectorTable
     model: WireModel
     catalog: ModuleType
@@ -81,9 +82,9 @@ class Contract(msgspec.Struct, frozen=True, dict=True):
 
     @functools.cached_property
     def identity(self) -> Identity:
-        spec_dir = packaged_spec_dir() if self.root is None else self.root / SPEC_DIR
+        spec_dir = _packaged_spec_directory() if self.root is None else os.path.join(self.root, SPEC_DIR)
         # Relative to the spec directory: the packaged one is installed as `resume_contract_spec`, not `spec`.
-        digest = spec_digest(lambda relative: _read_or_none(spec_dir / Path(relative).relative_to(SPEC_DIR)))
+        digest = spec_digest(lambda relative: _read_or_none(os.path.join(spec_dir, _below_spec_dir(relative))))
         return Identity(self.catalog.CONTRACT_NAME, self.catalog.PHASE, digest)
 
     @property
@@ -94,7 +95,7 @@ class Contract(msgspec.Struct, frozen=True, dict=True):
     @functools.cached_property
     def continuation(self) -> ContinuationTable | None:
         """The continuation decision's table (spec/continuation.yaml), or None: a Phase 0 contract declares none."""
-        if not (self.modules / "continuation_table.py").is_file():
+        if not os.path.isfile(os.path.join(self.modules, "continuation_table.py")):
             return None
         table: ContinuationTable = _module(self.package, self.modules, "continuation_table").TABLE
         return table
@@ -103,7 +104,7 @@ class Contract(msgspec.Struct, frozen=True, dict=True):
     def continuation_boundaries(self) -> ModuleType | None:
         """Phase 1's crash contract (spec/lifecycle.yaml): the continuation's lifecycle and its crash
         boundaries, or None when the contract declares none."""
-        if not (self.modules / "continuation_boundaries.py").is_file():
+        if not os.path.isfile(os.path.join(self.modules, "continuation_boundaries.py")):
             return None
         with _LOADING:
             return _module(self.package, self.modules, "continuation_boundaries")
@@ -141,36 +142,56 @@ def active() -> Contract:
     command run in that project), else the one packaged with resume-contract. Commands select the contract of
     the project they run in (`resume_contract.project`) and pass it explicitly."""
     root = os.environ.get(ROOT_VARIABLE)
-    return load_generated(Path(root)) if root else _packaged()
+    if root:
+        from pathlib import Path
+
+        return load_generated(Path(root))
+    return _packaged()
 
 
 def packaged_spec_dir() -> Path:
     """The spec this installation's contract was generated from (shipped with it as `resume_contract_spec`)."""
+    from pathlib import Path
+
+    return Path(_packaged_spec_directory())
+
+
+def _packaged_spec_directory() -> str:
     found = importlib.util.find_spec("resume_contract_spec")  # YAML only: a directory shipped as a package, never imported
     locations = [] if found is None else list(found.submodule_search_locations or [])
-    return next(Path(entry) for entry in locations if Path(entry).is_dir())
+    return next(entry for entry in locations if os.path.isdir(entry))
+
+
+def _below_spec_dir(relative: str) -> str:
+    """`spec/x.yaml` -> `x.yaml` (a name spec_digest gives)."""
+    head, separator, rest = relative.partition("/")
+    if head != SPEC_DIR or not separator or not rest:
+        raise ValueError(f"{relative!r} is not below {SPEC_DIR}/")
+    return rest
 
 
 @functools.cache
 def _packaged() -> Contract:
     package = importlib.import_module(PACKAGE)
-    return _bound(PACKAGE, None, Path(str(package.__file__)).parent)
+    return _bound(PACKAGE, None, os.path.dirname(str(package.__file__)))
 
 
-def _packaged_modules() -> Path:
+def _packaged_modules() -> str:
     """Where the packaged contract's modules are, found without loading them (a project's contract is not it)."""
     found = importlib.util.find_spec(PACKAGE)
     assert found is not None and found.origin is not None
-    return Path(found.origin).parent
+    return os.path.dirname(found.origin)
 
 
 @functools.cache
 def load_generated(root: Path) -> Contract:
     """The contract generated into a project's `generated/`, loaded from its files (not checked against its spec:
     `resume_contract.project.load_project` does that). Raises FileNotFoundError when it has none."""
+    from pathlib import Path  # a project's: outside any project, nothing here loads pathlib
+
     root = Path(root).resolve()
     modules = root / GENERATED_PACKAGE_DIR
-    if modules.resolve() == _packaged_modules().resolve():  # this installation's own checkout
+    if modules.resolve() == Path(_packaged_modules()).resolve():  # this installation's own checkout
         return msgspec.structs.replace(_packaged(), root=root)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
@@ -182,24 +203,24 @@ def load_generated(root: Path) -> Contract:
         parent = types.ModuleType(package)
         parent.__path__ = [str(modules)]
         sys.modules[package] = parent
-    return _bound(package, root, modules)
+    return _bound(package, root, str(modules))
 
 
-def _bound(package: str, root: Path | None, modules: Path) -> Contract:
+def _bound(package: str, root: Path | None, modules: str) -> Contract:
     runtime_event = _module(package, modules, "runtime_event")
     table = _module(package, modules, "projector_table").TABLE
     catalog = _module(package, modules, "catalog")
     return Contract(package, root, modules, table, WireModel(runtime_event), catalog)
 
 
-def _module(package: str, directory: Path, name: str) -> ModuleType:
+def _module(package: str, directory: str, name: str) -> ModuleType:
     full = f"{package}.{name}"
     module = sys.modules.get(full)
     if module is not None:
         return module
     if package == PACKAGE:
         return importlib.import_module(full)
-    path = str(directory / f"{name}.py")
+    path = os.path.join(directory, f"{name}.py")
     spec = importlib.util.spec_from_file_location(full, path, loader=_SourceOnlyLoader(full, path))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -222,9 +243,10 @@ class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
         return self.source_to_code(self.get_data(path), path)
 
 
-def _read_or_none(path: Path) -> bytes | None:
+def _read_or_none(path: str) -> bytes | None:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
 

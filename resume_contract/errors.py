@@ -7,7 +7,11 @@ generator) raises these without depending on anything above it. The command line
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # The kinds of storage corruption (spec/decisions.yaml, storage_corruption): how the reader names what it found.
 TORN_ROW = "torn_row"
@@ -31,8 +35,10 @@ class UnsupportedPlatform(ResumeContractError):
 class LedgerCorruption(ResumeContractError):
     """A ledger that is not a legal committed prefix; no plan may be made from it."""
 
-    def __init__(self, path: Path, line: int, offset: int, kind: str, detail: str) -> None:
-        self.path = path
+    def __init__(self, path: str | os.PathLike[str], line: int, offset: int, kind: str, detail: str) -> None:
+        from pathlib import Path  # here, not at the top: a plan of a sound ledger never imports pathlib
+
+        self.path: Path = Path(path)
         self.line = line
         self.offset = offset
         self.kind = kind

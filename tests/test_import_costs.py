@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parent.parent
+
 # Heavy, and needed by none of the commands below on a small ledger.
 NEVER_ON_THE_COMMON_PATH = (
     "numpy",
@@ -49,6 +51,27 @@ def modules_loaded(arguments: list[str], cwd: Path) -> tuple[int, set[str]]:
     listed = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
     assert listed, result.stderr
     return result.returncode, set(ast.literal_eval(listed[-1].removeprefix("MODULES ")))
+
+
+def modules_loaded_as_installed(arguments: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """`modules_loaded` as a wheel installs the packages: an editable install's import finder (a .pth file that
+    `site` runs) loads pathlib into every interpreter, which would hide what a command itself loads. So: no
+    `site` (-S), and the packages reached through links named as an installation names them."""
+    import os
+    import sysconfig
+
+    installed = cwd / "installed"
+    installed.mkdir()
+    for name, directory in (("resume_contract", "resume_contract"), ("resume_contract_generated", "generated/resume_contract_generated"), ("resume_contract_spec", "spec")):
+        (installed / name).symlink_to(REPO / directory)
+    libraries = dict.fromkeys([str(installed), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(libraries)}
+    result = subprocess.run([sys.executable, "-S", "-c", PROBE, *arguments], capture_output=True, text=True, cwd=cwd, env=environment)
+    listed = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
+    assert listed, result.stderr
+    modules = set(ast.literal_eval(listed[-1].removeprefix("MODULES ")))
+    assert "site" not in modules and "resume_contract.cli" in modules
+    return result.returncode, modules
 
 
 def loaded_of(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -88,6 +111,15 @@ def test_a_bare_files_plan_outside_a_project_loads_no_library_it_does_not_use(ar
     code, modules = modules_loaded([*arguments, str(ledger)], tmp_path)
     assert code == 0
     assert loaded_of(modules, NOT_FOR_A_BARE_FILE) == []
+
+
+def test_a_bare_files_json_plan_loads_neither_pathlib_nor_argparse(tmp_path: Path) -> None:
+    # pathlib (with urllib.parse and ipaddress) and argparse (with gettext and locale) were a tenth of a small
+    # plan's instructions: paths stay str below the command line, and `plan --json LEDGER` is read by quick_forms.
+    ledger = small_ledger(tmp_path / "runtime-events.jsonl")
+    code, modules = modules_loaded_as_installed(["plan", "--json", str(ledger)], tmp_path)
+    assert code == 0
+    assert loaded_of(modules, ("pathlib", "urllib", "ipaddress", "argparse", "gettext", "locale")) == []
 
 
 @pytest.mark.parametrize("columns", [None, "", "0", "-3", "abc", "40", "200"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..output.terminal import raw_stream
@@ -12,6 +11,7 @@ from .errors import UsageError
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
     from ..contract import Contract
 
@@ -29,6 +29,8 @@ def jobs(value: int | None, default: int) -> int:
 
 def project_root(args: argparse.Namespace) -> Path:
     """The project a spec command works on: --root, or the nearest directory upward holding spec/projector.yaml."""
+    from pathlib import Path
+
     from ..project.locate import find_root
 
     if args.root is not None:
@@ -48,22 +50,25 @@ def selected_contract(args: argparse.Namespace) -> Contract:
     from ..project.locate import NotAProject, contract_for
 
     try:
-        return contract_for(None if args.root is None else Path(args.root))
+        return contract_for(args.root)  # (a str: outside any project, a plan does not load pathlib)
     except NotAProject as error:
         raise UsageError(str(error)) from None
 
 
-def ledger_from_args(args: argparse.Namespace) -> Path:
-    from ..ledger.store import ledger_path
-
+def ledger_from_args(args: argparse.Namespace) -> str | Path:
+    """The ledger the arguments name: LEDGER as given (a str), or the run's file in the workspace (a Path)."""
     if args.ledger is not None:
         if args.workspace or args.session or args.run:
             raise UsageError("give either LEDGER or --workspace/--session/--run, not both")
         if not args.ledger:  # Path("") is ".": an unset variable in a script would read as this directory
             raise UsageError("the LEDGER path is empty (an unset variable?): give a runtime-events.jsonl file")
-        return Path(args.ledger)
+        return str(args.ledger)
     if args.workspace is None or not (args.session and args.run):
         raise UsageError("give a LEDGER file, or --workspace DIR with --session S and --run R")
+    from pathlib import Path
+
+    from ..ledger.store import ledger_path
+
     try:
         return ledger_path(Path(args.workspace), args.session, args.run)
     except ValueError as error:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import (
@@ -19,21 +19,24 @@ from .errors import EXIT_CORRUPT, EXIT_FAIL, EXIT_OK, EXIT_USAGE, Refused, Usage
 
 if TYPE_CHECKING:
     import argparse  # only when parsing: `plan LEDGER` is read without it (quick_forms)
+    from pathlib import Path
 
 
-def _plan(args: argparse.Namespace, contract: Any) -> tuple[Path, Any]:
+def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
     from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger
     from ..ledger.file_plan import plan_ledger
 
     path = ledger_from_args(args)
-    if path.exists() and not path.is_file():
+    if os.path.exists(path) and not os.path.isfile(path):
         raise UsageError(f"{path}: not a file")
     processes = jobs(args.jobs, 1)  # one ledger: one process unless asked (parts pay off only on idle cores)
     try:
         if args.ledger is not None:
             return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
+        from pathlib import Path
+
         from ..ledger.workspace import plan_run  # a run's snapshots: read only for a workspace run
 
         workspace = Path(args.workspace)
@@ -83,6 +86,8 @@ def _with_contract(pieces: Iterator[bytes], contract: Any) -> Iterator[bytes]:
 
 
 def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     import msgspec
 
     from ..ledger.audit import CORRUPT, LIVE, UNREADABLE, audit, discover
@@ -146,10 +151,12 @@ def _json_line(summary: Any) -> str:
 
 
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     from ..errors import EscapesWorkspace, LedgerMissing, StoreError
     from ..ledger.repair import repair_ledger
 
-    path = ledger_from_args(args)
+    path = Path(ledger_from_args(args))
     workspace = None
     try:
         if args.ledger is None:

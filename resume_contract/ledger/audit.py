@@ -26,8 +26,8 @@ from ..errors import (
 )
 from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
+from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
-from .store import LEDGER_NAME
 from .workspace import plan_run
 
 CORRUPT = "corrupt"

@@ -6,9 +6,12 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import INVALID_UTF8, TORN_ROW, LedgerCorruption
+
+if TYPE_CHECKING:
+    pass
 
 # A path as every function of the API takes it.
 StrPath = str | os.PathLike[str]
@@ -108,7 +111,7 @@ def row_at(read_at: ReadAt, offset: int, size: int, chunk_bytes: int = CHUNK_BYT
     return data[: data.index(b"\n")]
 
 
-def check_tail(path: Path, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
+def check_tail(path: StrPath, read_at: ReadAt, size: int, chunk_bytes: int) -> None:
     if read_at(size - 1, 1) == b"\n":
         return
     row_start = last_row_end(read_at, size, chunk_bytes)  # back to the newline before the torn row
@@ -128,7 +131,7 @@ def _line_at(read_at: ReadAt, row_start: int, chunk_bytes: int) -> int:
     return newlines + 1
 
 
-def check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
+def check_utf8(path: StrPath, data: bytes, first_index: int, offset: int) -> None:
     # A newline byte never occurs inside a UTF-8 sequence, so a chunk cut at row ends is checked on its own.
     if data.isascii():
         return  # the common case, without decoding (ASCII is valid UTF-8)
@@ -140,7 +143,7 @@ def check_utf8(path: Path, data: bytes, first_index: int, offset: int) -> None:
         raise LedgerCorruption(path, line, offset + row_start, INVALID_UTF8, f"invalid UTF-8 at byte {offset + error.start}") from None
 
 
-def check_utf8_after(path: Path, read_at: ReadAt, size: int, start: int, chunk_bytes: int) -> None:
+def check_utf8_after(path: StrPath, read_at: ReadAt, size: int, start: int, chunk_bytes: int) -> None:
     pieces = chunk_ends(lambda at, length: read_at(at + start, length), size - start, chunk_bytes)
     for relative, data in pieces:
         try:

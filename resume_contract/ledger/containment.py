@@ -16,12 +16,15 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import EscapesWorkspace
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _refuse_link(parent_fd: int, name: str, where: Path) -> None:
+
+def _refuse_link(parent_fd: int, name: str, where: str | os.PathLike[str]) -> None:
     try:
         mode = os.lstat(name, dir_fd=parent_fd).st_mode
     except FileNotFoundError:
@@ -44,6 +47,8 @@ def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) ->
                 step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    from pathlib import Path  # (a plan of a bare file never comes here, nor imports pathlib)
+
                     _refuse_link(fd, part, Path(root, *parts[:depth]))  # (the path made only to be said: an audit opens thousands)
                 raise
             os.close(fd)
@@ -54,7 +59,7 @@ def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) ->
         raise
 
 
-def open_in(directory_fd: int, name: str, flags: int, where: Path, mode: int = 0o644) -> int:
+def open_in(directory_fd: int, name: str, flags: int, where: str | os.PathLike[str], mode: int = 0o644) -> int:
     """Open `name` in an opened directory, never through a link."""
     try:
         return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=directory_fd)
@@ -65,7 +70,7 @@ def open_in(directory_fd: int, name: str, flags: int, where: Path, mode: int = 0
 
 
 @contextmanager
-def temporary_file(directory_fd: int, name: str, pieces: Iterable[bytes], where: Path, *, durable: bool = True) -> Iterator[None]:
+def temporary_file(directory_fd: int, name: str, pieces: Iterable[bytes], where: str | os.PathLike[str], *, durable: bool = True) -> Iterator[None]:
     """Write `pieces` to a new file `name` in an opened directory (fsynced when `durable`), for the block to put in
     place (rename, replace or link it); if the block, or the writing, fails, the file is removed."""
     fd = open_in(directory_fd, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, where)
@@ -88,7 +93,7 @@ def temporary_file(directory_fd: int, name: str, pieces: Iterable[bytes], where:
         raise
 
 
-def refuse_other_names(fd: int, where: Path) -> None:
+def refuse_other_names(fd: int, where: str | os.PathLike[str]) -> None:
     """A file about to be truncated or appended to must have no other name (a hard link could be anywhere)."""
     if os.fstat(fd).st_nlink > 1:
         raise EscapesWorkspace(f"{where}: has {os.fstat(fd).st_nlink} hard links; refusing to change a file reachable by another name")
@@ -96,6 +101,8 @@ def refuse_other_names(fd: int, where: Path) -> None:
 
 def split_below(root: Path, path: Path) -> tuple[list[str], str]:
     """(directory steps, file name) of `path` below `root`."""
+    from pathlib import Path  # a workspace's run: a plan of a bare file never imports pathlib
+
     parts = Path(path).relative_to(root).parts
     return list(parts[:-1]), parts[-1]
 
@@ -109,6 +116,6 @@ def check_contained(workspace: Path, path: Path) -> None:
     except FileNotFoundError:
         return
     try:
-        _refuse_link(fd, name, Path(path))
+        _refuse_link(fd, name, path)
     finally:
         os.close(fd)

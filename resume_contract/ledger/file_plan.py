@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -26,14 +25,14 @@ from ..errors import LedgerChanged
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath, file_reader
 from .chunk import Chunk
+from .committed_file import absolute, open_committed, run_identity
 from .reader import RunIdentity, scan_ledger
-from .store import open_committed, run_identity
 
 
 class PlannedFile:
     """A descriptor of the planned ledger, where its chunks start, and what it looked like when planned."""
 
-    def __init__(self, path: Path, fd: int) -> None:
+    def __init__(self, path: StrPath, fd: int) -> None:
         self.path = path
         self.fd = os.dup(fd)  # closed with the last plan that reads from it (`__del__`)
         stat = os.fstat(self.fd)
@@ -150,11 +149,11 @@ def plan_ledger(
 
     With `processes` > 1, a ledger of more than `parallel.parts.PART_BYTES` per process is walked in parts by
     forked workers, where that gives the same plan (see `ledger.parallel`)."""
-    path = Path(path)
+    path = os.fspath(path)  # (a str, not a Path: a small ledger's plan does not pay for importing pathlib)
     contract = contract or active()
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
         source = PlannedFile(path, fd)
-        walk = walk_ledger(source, run or run_identity(path.absolute()), chunk_bytes, processes, contract)
+        walk = walk_ledger(source, run or run_identity(absolute(path)), chunk_bytes, processes, contract)
     rows = LedgerRows(source, source.rows)
     return walk.plan(source.rows, expected_high_water, rows, rows.without)
 

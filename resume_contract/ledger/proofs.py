@@ -10,7 +10,6 @@ import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,6 +17,7 @@ import msgspec
 from ..core.hashes import repeated_hashes
 from ..core.wire import RAW, RAW_DICT, FreeFields, WireModel, python_json
 from ..errors import LedgerCorruption, RowRefused
+from .bytes import StrPath
 from .chunk import Chunk
 
 _UNTYPED = msgspec.json.Decoder()
@@ -68,7 +68,7 @@ def _free_values(events: list[Any], model: WireModel) -> list[msgspec.Raw]:
     return values
 
 
-def check_duplicate_keys(path: Path, chunk: Chunk, model: WireModel) -> None:
+def check_duplicate_keys(path: StrPath, chunk: Chunk, model: WireModel) -> None:
     """Refuse a row that repeats a key in one object, at any depth, when `keys_proven` could not prove it.
 
     Two proofs cover most rows; the rest are read again key by key by the standard library:

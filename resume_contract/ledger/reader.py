@@ -18,7 +18,6 @@ import operator
 from array import array
 from collections.abc import Iterator
 from itertools import compress
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -27,7 +26,7 @@ from ..contract import active as active_contract
 from ..core.gcpause import gc_paused
 from ..core.wire import MAX_NESTING, WireModel, too_deep
 from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, LedgerCorruption, RowRefused
-from .bytes import CHUNK_BYTES, ReadAt, check_tail, check_utf8, check_utf8_after, chunk_ends
+from .bytes import CHUNK_BYTES, ReadAt, StrPath, check_tail, check_utf8, check_utf8_after, chunk_ends
 from .chunk import Chunk, split_rows
 from .proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
 
@@ -41,7 +40,7 @@ RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
 class CommittedLedger(msgspec.Struct, frozen=True):
     """What a reader may trust: the committed events in order, the rows they were read from, the high-water."""
 
-    path: Path
+    path: StrPath
     events: tuple[Any, ...]
     rows: tuple[msgspec.Raw, ...]
 
@@ -52,7 +51,7 @@ class CommittedLedger(msgspec.Struct, frozen=True):
 
 
 def scan_ledger(
-    path: Path,
+    path: StrPath,
     read_at: ReadAt,
     size: int,
     *,
@@ -78,7 +77,7 @@ def scan_ledger(
 
 
 def scan_rows(
-    path: Path,
+    path: StrPath,
     read_at: ReadAt,
     end: int,
     id_hashes: array,
@@ -113,7 +112,7 @@ def scan_rows(
         raise foreign
 
 
-def _decode_chunk(path: Path, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
+def _decode_chunk(path: StrPath, data: bytes, first_index: int, offset: int, model: WireModel) -> Chunk:
     events = _decode_framed(data, model)
     counted = None
     if events is not None:
@@ -166,7 +165,7 @@ def _decode_framed(data: bytes, model: WireModel) -> list[Any] | None:
 _TYPED_DEPTH = 4  # levels the typed part of a row can add: the event, its content, a list or dict of free JSON
 
 
-def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:
+def _decode_row_by_row(path: StrPath, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:
     events: list[Any] = []
     for index, line in enumerate(lines):
         try:
@@ -177,7 +176,7 @@ def _decode_row_by_row(path: Path, first_index: int, offset: int, lines: list[by
     return events
 
 
-def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
+def _first_foreign(path: StrPath, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
     events = chunk.events
     session_id, run_id = run
     if set(map(_SESSION_ID, events)) == {session_id} and set(map(_RUN_ID, events)) == {run_id}:
@@ -195,7 +194,7 @@ def _first_foreign(path: Path, chunk: Chunk, run: RunIdentity, whose: str) -> Le
     return None
 
 
-def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array | list[array], model: WireModel, chunk_bytes: int) -> None:
+def check_unique_ids(path: StrPath, read_at: ReadAt, size: int, hashes: array | list[array], model: WireModel, chunk_bytes: int) -> None:
     """Refuse a repeated event id; only a 64-bit hash of each id was kept, in order (in one array, or in several,
     one after the other), and the arrays are used up (see `first_repeated_id`)."""
     repeated = first_repeated_id(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
@@ -210,7 +209,7 @@ def check_unique_ids(path: Path, read_at: ReadAt, size: int, hashes: array | lis
         )
 
 
-def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_bytes: int) -> Iterator[Chunk]:
+def _rechunk(path: StrPath, read_at: ReadAt, size: int, model: WireModel, chunk_bytes: int) -> Iterator[Chunk]:
     index = 0
     for offset, data in chunk_ends(read_at, size, chunk_bytes):
         chunk = _decode_chunk(path, data, index, offset, model)
@@ -219,7 +218,7 @@ def _rechunk(path: Path, read_at: ReadAt, size: int, model: WireModel, chunk_byt
 
 
 def decode_rows(
-    path: Path, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
+    path: StrPath, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
 ) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
     """(events, rows) of a whole ledger's bytes, or LedgerCorruption (see `scan_ledger`)."""
     view = memoryview(data)

@@ -11,17 +11,16 @@ about 10 us for a small row and 5 ms a MiB (measured against appends of 50 us an
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..core.wire import WireModel
 from ..errors import EventRefused, LedgerCorruption, RowRefused
-from .bytes import check_utf8
+from .bytes import StrPath, check_utf8
 
 
-def checked_row(path: Path, event: Any, model: WireModel) -> bytes:
+def checked_row(path: StrPath, event: Any, model: WireModel) -> bytes:
     """The row `append` writes for `event` (without its newline); raises EventRefused, having written nothing."""
     name = _name(event)
     try:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import operator
 import os
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,41 +29,28 @@ from typing import TYPE_CHECKING, Any
 from ..contract import Contract, active
 from ..errors import (
     DuplicateEventId,
-    LedgerCorruption,
-    LedgerInUse,
     LedgerLocked,
-    LedgerMissing,
     NotALedger,
     TornTail,
 )
 from ..system.open_files import OpenFileTable
 from .bytes import StrPath, file_reader, last_row_end, read_all, row_at
+from .committed_file import LEDGER_NAME, open_committed, run_identity
 from .committed_ids import CommittedIds
 from .containment import open_directory, open_in, refuse_other_names, split_below
 from .ids import check_ledger_id
-from .locks import has_live_writer, lock_for_writing, unlock
+from .locks import lock_for_writing, unlock
 from .reader import CommittedLedger, RunIdentity, decode_rows, scan_ledger
 from .row_check import checked_row
 
 if TYPE_CHECKING:
     from .repair import RepairResult
 
-LEDGER_NAME = "runtime-events.jsonl"
-
-
 def ledger_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
     """The ledger file of one run, after both ids are checked."""
     check_ledger_id("session", session_id)
     check_ledger_id("run", run_id)
     return Path(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME)  # (one join, not five: see the audit)
-
-
-def run_identity(path: StrPath) -> RunIdentity | None:
-    """(sessionId, runId) of a ledger stored at `.../sessions/<S>/runs/<R>/runtime-events.jsonl`, else None."""
-    parts = Path(path).parts
-    if len(parts) >= 5 and parts[-1] == LEDGER_NAME and parts[-3] == "runs" and parts[-5] == "sessions":
-        return parts[-4], parts[-2]
-    return None
 
 
 def read_ledger(
@@ -91,81 +76,6 @@ def read_ledger(
     model = (contract or active()).model
     events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()), model=model)
     return CommittedLedger(path, events, rows)
-
-
-@contextmanager
-def open_committed(
-    path: StrPath, *, refuse_live: bool | OpenFileTable = False, workspace: StrPath | None = None, directory_fd: int | None = None
-) -> Iterator[int]:
-    """A descriptor of the ledger at `path` (a regular file), open for reading while the block runs.
-
-    With `refuse_live`, a ledger a writer holds raises LedgerInUse: its last row may be in flight, and a
-    running run is not a crashed one. The probe takes and at once releases a shared lock (a writer opening
-    then waits for it, never fails), and is taken again when the block ends: a writer that started
-    meanwhile, or a file that changed, also raises LedgerInUse, so the verdict holds for the whole read.
-    The probe decides first: a corruption the block found (a row torn because a writer that started
-    meanwhile is between its pieces) or a file that shrank under it is LedgerInUse when the second probe
-    finds a writer or a changed file. A writer that takes no lock is found, where the system shows it, among
-    the processes' open files (`system.open_files`): scanned now, or `refuse_live` is a table scanned once
-    for many ledgers (the audit). `workspace`: the ledger is opened below it, never through a link;
-    `directory_fd`: its directory, so opened already (the ledger's name is opened in it).
-    """
-    path = Path(path)
-    try:
-        fd = _open_for_reading(path, workspace, directory_fd)
-    except FileNotFoundError:
-        if os.path.lexists(path):
-            raise LedgerMissing(f"{path}: a symlink to a file that does not exist") from None
-        raise LedgerMissing(f"{path}: no such ledger") from None
-    try:
-        before = os.fstat(fd)
-        if not stat.S_ISREG(before.st_mode):
-            raise NotALedger(f"{path}: not a regular file")
-        if refuse_live:
-            _refuse_if_open_for_writing(path, fd, before, refuse_live)
-        try:
-            yield fd
-        except (LedgerCorruption, OSError) as error:
-            if refuse_live:
-                _refuse_if_written_meanwhile(path, fd, before, cause=error)
-            raise
-        if refuse_live:
-            _refuse_if_written_meanwhile(path, fd, before)
-    finally:
-        os.close(fd)
-
-
-def _refuse_if_open_for_writing(path: Path, fd: int, status: os.stat_result, refuse_live: bool | OpenFileTable) -> None:
-    # A writer that takes no lock (the reference's store) is seen only in the processes' open files. Before the
-    # lock probe, which is the one repeated after the read.
-    table = refuse_live if isinstance(refuse_live, OpenFileTable) else OpenFileTable.scan(of=status)
-    writers = table.writers_of(status)
-    if writers:
-        named = ", ".join(str(writer) for writer in writers)
-        raise LedgerInUse(f"{path}: open for writing by {named}; plan it once that process has stopped")
-    if has_live_writer(fd):
-        raise LedgerInUse(f"{path}: a live process is writing this ledger; plan it once that process has stopped")
-
-
-def _refuse_if_written_meanwhile(path: Path, fd: int, before: os.stat_result, cause: BaseException | None = None) -> None:
-    after = os.fstat(fd)
-    if has_live_writer(fd) or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-        raise LedgerInUse(f"{path}: a process started writing this ledger while it was read; plan it once that process has stopped") from cause
-
-
-def _open_for_reading(path: Path, workspace: StrPath | None, directory_fd: int | None) -> int:
-    # Without blocking: a FIFO in a ledger's place must not hang the reader (fstat then refuses it).
-    flags = os.O_RDONLY | os.O_NONBLOCK
-    if directory_fd is not None:  # its directory, opened below the workspace by the caller
-        return open_in(directory_fd, path.name, flags, path)
-    if workspace is None:
-        return os.open(path, flags)
-    directories, name = split_below(Path(workspace), path)
-    directory_fd = open_directory(Path(workspace), directories)
-    try:
-        return open_in(directory_fd, name, flags, path)
-    finally:
-        os.close(directory_fd)
 
 
 class _Writer:

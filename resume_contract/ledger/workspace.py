@@ -22,12 +22,13 @@ from ..errors import EscapesWorkspace, LedgerCorruption, LedgerMissing
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
 from .chunk import Chunk
+from .committed_file import LEDGER_NAME, open_committed
 from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
 from .merge import JsonlWatch, MergedRows, merged
 from .reader import CommittedLedger
 from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
-from .store import LEDGER_NAME, ledger_path, open_committed, read_ledger
+from .store import ledger_path, read_ledger
 
 
 def run_directory(workspace: StrPath, session_id: str, run_id: str) -> Path:

@@ -8,9 +8,9 @@ or tool name is known here.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -24,7 +24,7 @@ LISTED = 20
 ARGUMENTS_SHOWN = 100  # characters of a call's arguments, as JSON
 
 
-def plan_text(path: Path, plan: ResumePlan, reason_meanings: Mapping[str, str] | None = None) -> str:
+def plan_text(path: str | os.PathLike[str], plan: ResumePlan, reason_meanings: Mapping[str, str] | None = None) -> str:
     """The plan; `reason_meanings` (the contract's `REASON_MEANINGS`) says what each rejection reason means."""
     meanings = reason_meanings or {}
     lines = [

@@ -9,13 +9,15 @@ clean verdict is remembered (`verdicts`): the cache can make a verdict faster, n
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING
 
 from ..core.spec_layout import SPEC_DIR
 from ..errors import ResumeContractError
 
 if TYPE_CHECKING:  # loaded only by what runs a contract: `check` finds its project's root without it
+    from pathlib import Path  # (a project's paths: outside any project, a plan never imports pathlib)
+
     from ..contract import Contract
 
 MARKER = f"{SPEC_DIR}/projector.yaml"  # what makes a directory a project's root
@@ -39,31 +41,40 @@ class ProjectOutOfSync(ResumeContractError):
         )
 
 
-def find_root(start: Path) -> Path | None:
+def find_root(start: str | os.PathLike[str]) -> Path | None:
     """The nearest directory at or above `start` that holds spec/projector.yaml, or None."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / MARKER).is_file():
-            return candidate
-    return None
+    candidate = os.path.realpath(start)  # what Path.resolve() gives: the walk up is over real directories
+    while True:
+        if os.path.isfile(os.path.join(candidate, MARKER)):
+            from pathlib import Path  # in a project (which loads it anyway)
+
+            return Path(candidate)
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
 
 
-def contract_for(root: Path | None, start: Path | None = None) -> Contract:
+def contract_for(root: str | os.PathLike[str] | None, start: str | os.PathLike[str] | None = None) -> Contract:
     """The contract of the project at `root` (or found upward from `start`, default the current directory),
     checked in sync; outside any project, the packaged one. Raises NotAProject, ProjectOutOfSync, SpecInvalid."""
     from ..contract import packaged
 
     if root is not None:
+        from pathlib import Path
+
         if not (Path(root) / SPEC_DIR).is_dir():
             raise NotAProject(f"--root {root}: no spec/ directory there")
         return load_project(Path(root))
-    found = find_root(start or Path.cwd())
+    found = find_root(os.getcwd() if start is None else start)
     return packaged() if found is None else load_project(found)
 
 
 def load_project(root: Path, *, check_sync: bool = True) -> Contract:
     """The contract generated into the project at `root`; with `check_sync` (the default), only when generated/
     is exactly what its spec renders to. Raises ProjectOutOfSync, SpecInvalid (a spec `check` refuses)."""
+    from pathlib import Path
+
     from ..contract import load_generated
 
     root = Path(root).resolve()

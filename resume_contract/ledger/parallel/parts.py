@@ -18,7 +18,6 @@ import tempfile
 from array import array
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...contract import Contract
@@ -27,7 +26,7 @@ from ...core.operation_store import OperationStore
 from ...core.walk import Walk
 from ...errors import LedgerCorruption, RowRefused
 from ...system.interrupts import stoppable_pool
-from ..bytes import ReadAt, check_tail, file_reader
+from ..bytes import ReadAt, StrPath, check_tail, file_reader
 from ..reader import RunIdentity, check_unique_ids, scan_rows
 from .spill import dump_spilling, load_spilled
 
@@ -69,7 +68,7 @@ def cut_points(read_at: ReadAt, size: int, processes: int) -> list[int]:
 
 
 def walk_in_parts(
-    path: Path, fd: int, size: int, run: RunIdentity | None, chunk_bytes: int, cuts: list[int], contract: Contract
+    path: StrPath, fd: int, size: int, run: RunIdentity | None, chunk_bytes: int, cuts: list[int], contract: Contract
 ) -> WalkedPart | None:
     """The ledger walked in the parts that `cuts` make and joined; None when that was not exact or a part was
     refused (the caller then walks it whole). Raises LedgerCorruption only for a torn last row or a repeated
@@ -110,7 +109,7 @@ def walk_in_parts(
     return whole if not whole.walk.suspects() else None
 
 
-def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, contract: Contract) -> WalkedPart:
+def walk_part(path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, contract: Contract) -> WalkedPart:
     """The rows from byte `start` to `end`, checked and walked afresh (rows numbered from 0)."""
     walk = Walk(contract.table, store=OperationStore())
     id_hashes = array("q")
@@ -121,7 +120,7 @@ def walk_part(path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk
 
 
 def walk_part_spilled(
-    path: Path, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int, contract: Contract
+    path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int, contract: Contract
 ) -> tuple[int, int]:
     """A worker's `walk_part`, written to the file `spill_fd`; returns where (see `spill`)."""
     part = walk_part(path, fd, start, end, run, chunk_bytes, contract)
