@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from resume_contract.errors import DuplicateEventId, EscapesWorkspace, LedgerInUse, TornTail
+from resume_contract.ledger import committed_file as committed_file_module
 from resume_contract.ledger import repair as repair_module
 from resume_contract.ledger import store as store_module
 from resume_contract.ledger.locks import try_lock, unlock
@@ -210,7 +211,7 @@ def test_a_writer_that_starts_after_the_probe_and_stops_mid_row_is_live_not_torn
     # never `torn_row` (exit 3), which would send on-call to `repair` under a live writer.
     store, path = _committed(tmp_path, events)
     store.close()
-    real_probe = store_module.has_live_writer
+    real_probe = committed_file_module.has_live_writer
     writers: list[subprocess.Popen[str]] = []
 
     def probe_then_a_writer_starts(fd: int) -> bool:
@@ -221,7 +222,7 @@ def test_a_writer_that_starts_after_the_probe_and_stops_mid_row_is_live_not_torn
             assert writer.stdout is not None and writer.stdout.readline() == "mid-row\n"
         return live
 
-    monkeypatch.setattr(store_module, "has_live_writer", probe_then_a_writer_starts)
+    monkeypatch.setattr(committed_file_module, "has_live_writer", probe_then_a_writer_starts)  # the reader's probe
     try:
         if command == "plan":
             code, out, err = run_cli("plan", str(path))
