@@ -113,13 +113,14 @@ def test_a_bare_files_plan_outside_a_project_loads_no_library_it_does_not_use(ar
     assert loaded_of(modules, NOT_FOR_A_BARE_FILE) == []
 
 
-def test_a_bare_files_json_plan_loads_neither_pathlib_nor_argparse(tmp_path: Path) -> None:
+def test_a_bare_files_json_plan_loads_neither_pathlib_nor_argparse_nor_plan_summaries(tmp_path: Path) -> None:
     # pathlib (with urllib.parse and ipaddress) and argparse (with gettext and locale) were a tenth of a small
     # plan's instructions: paths stay str below the command line, and `plan --json LEDGER` is read by quick_forms.
     ledger = small_ledger(tmp_path / "runtime-events.jsonl")
     code, modules = modules_loaded_as_installed(["plan", "--json", str(ledger)], tmp_path)
     assert code == 0
     assert loaded_of(modules, ("pathlib", "urllib", "ipaddress", "argparse", "gettext", "locale")) == []
+    assert loaded_of(modules, ("resume_contract.core.summary",)) == []  # the catalog's Decision.summary, not a plan's
 
 
 @pytest.mark.parametrize("columns", [None, "", "0", "-3", "abc", "40", "200"])
