@@ -121,6 +121,7 @@ def test_a_bare_files_json_plan_loads_neither_pathlib_nor_argparse_nor_plan_summ
     assert code == 0
     assert loaded_of(modules, ("pathlib", "urllib", "ipaddress", "argparse", "gettext", "locale")) == []
     assert loaded_of(modules, ("resume_contract.core.summary",)) == []  # the catalog's Decision.summary, not a plan's
+    assert loaded_of(modules, ("resume_contract.core.operation_store",)) == []  # one chunk: operations stay in the walk
 
 
 @pytest.mark.parametrize("columns", [None, "", "0", "-3", "abc", "40", "200"])

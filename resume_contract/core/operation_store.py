@@ -17,12 +17,13 @@ from __future__ import annotations
 import bisect
 import operator
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
 import msgspec
 
+from .read_back import ReadBack
 from .wire import encode_plan_value, python_json
 
 BLOCK_BYTES = 1 << 20  # records are compressed a block of about this many bytes at a time
@@ -157,17 +158,6 @@ def decode_piece(piece: bytes) -> StoredRecord:
         value = python_json(piece)
         value["args"] = msgspec.Raw(encode_plan_value(value["args"]))
         return msgspec.convert(value, StoredRecord)
-
-
-class ReadBack(Sequence[Any]):
-    """A sequence read back on demand (from a file, from a store): equal to any sequence of equal items."""
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class StoredOperations(ReadBack):

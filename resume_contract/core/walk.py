@@ -11,16 +11,18 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from .hashes import repeated_hashes
 from .indexes import extend_shifted, sorted_unique
-from .operation_store import OperationStore, StoredOperations, StoredRecord, encode_records
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation
 from .table import ProjectorTable
 from .walk_reads import TRUE, OpenOperation, reads_of
+
+if TYPE_CHECKING:  # a walk without a store (a ledger of one chunk or less) never loads it
+    from .operation_store import OperationStore, StoredRecord
 
 # (state, event kind, names match) of every step a walk takes, when the caller asks for them.
 Trace = list[tuple[str, str, bool]]
@@ -226,6 +228,8 @@ class Walk:
                 del operations[call_id]
         self._settled.clear()
         if settled:
+            from .operation_store import encode_records
+
             tool_operations = list(map(self._tool_operation, call_ids, settled))
             records = encode_records(tool_operations)
             self.store.put([operation.index for operation in settled], records)  # type: ignore[union-attr]
@@ -300,16 +304,19 @@ class Walk:
                     _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
                 )
 
-        if self.store is not None and tool_operations:  # the operations still open join the stored ones
-            self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
+        operations: Sequence[ToolOperation] = tuple(tool_operations)
+        if self.store is not None:  # a walk with a store stored every operation: they are read back from it, in order
+            from .operation_store import StoredOperations, encode_records
+            if tool_operations:  # the operations still open join the stored ones
+                self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
+            operations = StoredOperations(self.store, _operation_of)
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         replay = rows_without(sorted_unique(self.not_replayed, not_replayed))
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
         return ResumePlan(
             disposition=disposition,
-            # A walk with a store stored every operation: they are read back from it, in order.
-            operations=tuple(tool_operations) if self.store is None else StoredOperations(self.store, _operation_of),
+            operations=operations,
             diagnostics=tuple(diagnostics),
             rejection_reasons=reasons,
             requires_verification=requires_verification,

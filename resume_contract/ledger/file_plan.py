@@ -18,8 +18,8 @@ import msgspec
 
 from ..contract import Contract, active
 from ..core.indexes import sorted_unique, span
-from ..core.operation_store import OperationStore, ReadBack
 from ..core.plan import ResumePlan
+from ..core.read_back import ReadBack
 from ..core.walk import Walk
 from ..errors import LedgerChanged
 from ..system.open_files import OpenFileTable
@@ -175,6 +175,8 @@ def walk_ledger(
         # One chunk or less: its operations stay in the walk (fewer than its events, which are held anyway), and
         # a store would encode, keep and hand back each one, and walk again when a call id is named twice.
         return _walk_file(source, Walk(contract.table), run, chunk_bytes, contract, observe)
+    from ..core.operation_store import OperationStore  # a ledger of more than one chunk
+
     if walk is None:
         walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract, observe)
         suspects = walk.suspects()

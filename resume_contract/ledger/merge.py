@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.operation_store import ReadBack
+from ..core.read_back import ReadBack
 from ..errors import DUPLICATE_EVENT_ID, LedgerCorruption
 from .chunk import Chunk, split_rows
 from .file_plan import LedgerRows
