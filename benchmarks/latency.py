@@ -126,14 +126,21 @@ def _instructions(command: list[str], cwd: Path, env: dict[str, str], codes: tup
 
 
 def measure(
-    group: Group, rounds: int, env: dict[str, str], baseline: dict[str, str] | None = None, instructions: bool = False
+    group: Group,
+    rounds: int,
+    env: dict[str, str],
+    baseline: dict[str, str] | None = None,
+    instructions: bool = False,
+    baseline_directories: dict[Path, Path] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The median wall and CPU seconds of each command of `group`, the commands taking turns in each round. With
     `baseline` (an environment that imports another installation), each resume-contract command (`LAUNCH`) is
-    also measured there, as "NAME (baseline)". With `instructions`, each is also run once under valgrind."""
+    also measured there, as "NAME (baseline)", run in `baseline_directories[cwd]` where given (its own project).
+    With `instructions`, each is also run once under valgrind."""
     commands = {name: (command, cwd, codes, env) for name, (command, cwd, codes) in group.items()}
+    moved = baseline_directories or {}
     if baseline is not None:
-        commands.update({f"{name} (baseline)": (command, cwd, codes, baseline) for name, (command, cwd, codes) in group.items() if command[1:3] == ["-c", LAUNCH]})
+        commands.update({f"{name} (baseline)": (command, moved.get(cwd, cwd), codes, baseline) for name, (command, cwd, codes) in group.items() if command[1:3] == ["-c", LAUNCH]})
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, (command, cwd, codes, environment) in commands.items():
@@ -191,10 +198,14 @@ def main(argv: list[str] | None = None) -> int:
         project.mkdir()
         outside.mkdir()
         baseline = None if args.baseline_dir is None else {**env, "PYTHONPATH": str(args.baseline_dir.resolve())}
-        subprocess.run([*command, "init"], cwd=project, env=env, check=True, capture_output=True)
-        for environment in (env, baseline) if baseline is not None else (env,):  # each one's verdict remembered
-            subprocess.run([*command, "check"], cwd=project, env=environment, check=True, capture_output=True)
-            subprocess.run([*command, "plan", "--json", str(ledgers[200])], cwd=project, env=environment, capture_output=True)
+        # The baseline has a project of its own, made by its own `init`: a revision whose templates differ
+        # renders another generated/ from the same spec, and would find HEAD's project out of sync.
+        projects = {project: project if baseline is None else work / "project-baseline"}
+        for environment, directory in ((env, project), (baseline, projects[project])) if baseline is not None else ((env, project),):
+            directory.mkdir(exist_ok=True)
+            subprocess.run([*command, "init"], cwd=directory, env=environment, check=True, capture_output=True)
+            subprocess.run([*command, "check"], cwd=directory, env=environment, check=True, capture_output=True)  # each verdict remembered
+            subprocess.run([*command, "plan", "--json", str(ledgers[200])], cwd=directory, env=environment, capture_output=True)
         results: dict[str, dict[str, dict[str, float]]] = {}
         plan_codes = (0, 1)  # safe_replay or blocked: either is a plan
         for events, ledger in ledgers.items():
@@ -212,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 env,
                 baseline,
                 args.instructions,
+                projects,
             )
             results[f"{events} events"] = figures
         results["check"] = measure(
@@ -238,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 env,
                 baseline,
                 args.instructions,
+                projects,
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
