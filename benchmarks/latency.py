@@ -237,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             env,
             baseline,
             args.instructions,
+            projects,
         )
         if args.audit_runs:
             workspace = args.cache / f"workspace-{args.audit_runs}x{args.audit_events}"
