@@ -62,7 +62,9 @@ def ledger_from_args(args: argparse.Namespace) -> str | Path:
             raise UsageError("give either LEDGER or --workspace/--session/--run, not both")
         if not args.ledger:  # Path("") is ".": an unset variable in a script would read as this directory
             raise UsageError("the LEDGER path is empty (an unset variable?): give a runtime-events.jsonl file")
-        return str(args.ledger)
+        from ..ledger.committed_file import path_text
+
+        return path_text(args.ledger)  # as Path would name it, without loading pathlib
     if args.workspace is None or not (args.session and args.run):
         raise UsageError("give a LEDGER file, or --workspace DIR with --session S and --run R")
     from pathlib import Path

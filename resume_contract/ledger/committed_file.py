@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 LEDGER_NAME = "runtime-events.jsonl"
 
 
+def path_text(path: StrPath) -> str:
+    """`str(Path(path))` without pathlib: `.` steps and repeated or trailing `/` dropped, `..` kept. A ledger named
+    `runtime-events.jsonl/` is planned as the file (as it was when paths were Paths), and named as Path names it."""
+    text = os.fspath(path)
+    root = "//" if text.startswith("//") and not text.startswith("///") else "/" if text.startswith("/") else ""
+    return root + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
+
+
 def absolute(path: StrPath) -> str:
     """`Path(path).absolute()`: joined to the current directory, `..` kept (a run's place is read as written)."""
     path = os.fspath(path)

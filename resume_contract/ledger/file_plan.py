@@ -25,7 +25,7 @@ from ..errors import LedgerChanged
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath, file_reader
 from .chunk import Chunk
-from .committed_file import absolute, open_committed, run_identity
+from .committed_file import absolute, open_committed, path_text, run_identity
 from .reader import RunIdentity, scan_ledger
 
 
@@ -149,7 +149,7 @@ def plan_ledger(
 
     With `processes` > 1, a ledger of more than `parallel.parts.PART_BYTES` per process is walked in parts by
     forked workers, where that gives the same plan (see `ledger.parallel`)."""
-    path = os.fspath(path)  # (a str, not a Path: a small ledger's plan does not pay for importing pathlib)
+    path = path_text(path)  # (a str, not a Path: a small ledger's plan does not pay for importing pathlib)
     contract = contract or active()
     with open_committed(path, refuse_live=refuse_live, workspace=workspace) as fd:
         source = PlannedFile(path, fd)

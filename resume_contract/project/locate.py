@@ -63,9 +63,10 @@ def contract_for(root: str | os.PathLike[str] | None, start: str | os.PathLike[s
     if root is not None:
         from pathlib import Path
 
-        if not (Path(root) / SPEC_DIR).is_dir():
+        root = Path(root)  # (named as a Path names it: `--root ./p/` is p)
+        if not (root / SPEC_DIR).is_dir():
             raise NotAProject(f"--root {root}: no spec/ directory there")
-        return load_project(Path(root))
+        return load_project(root)
     found = find_root(os.getcwd() if start is None else start)
     return packaged() if found is None else load_project(found)
 
