@@ -7,7 +7,6 @@ import argparse
 import importlib
 import os
 import sys
-from pathlib import Path
 
 DESCRIPTION = """\
 Decide, after a crash, whether an AI-agent run may be replayed, from a contract kept as YAML in spec/.
@@ -71,7 +70,7 @@ class _VersionAction(argparse.Action):
         parser._print_message(f"resume-contract {resume_contract.__version__}\n", sys.stdout)
         root = getattr(namespace, "root", None)
         try:
-            contract = contract_for(None if root is None else Path(root))
+            contract = contract_for(root)
         except ResumeContractError as error:  # an out-of-sync or invalid project: say so (the version still stands)
             parser._print_message(f"contract: none ({error})\n", sys.stdout)
             parser.exit()

@@ -20,7 +20,7 @@ def quick_arguments(argv: list[str]) -> SimpleNamespace | None:
     if len(argv) < 2 or argv[0] not in ("plan", "repair"):
         return None
     command, words = argv[0], argv[1:]
-    json = command == "plan" and "--json" in words and words.count("--json") == 1
+    json = command == "plan" and words.count("--json") == 1
     if json:
         words = [word for word in words if word != "--json"]
     if len(words) != 1 or not words[0] or words[0].startswith("-"):

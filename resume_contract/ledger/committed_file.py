@@ -41,11 +41,10 @@ def absolute(path: StrPath) -> str:
 
 def run_identity(path: StrPath) -> RunIdentity | None:
     """(sessionId, runId) of a ledger stored at `.../sessions/<S>/runs/<R>/runtime-events.jsonl`, else None."""
-    parts = [part for part in os.fspath(path).split(os.sep) if part not in ("", ".")]  # Path(path).parts, less the root
+    parts = path_text(path).split("/")  # Path(path).parts, the root written as empty parts
     if len(parts) >= 5 and parts[-1] == LEDGER_NAME and parts[-3] == "runs" and parts[-5] == "sessions":
         return parts[-4], parts[-2]
     return None
-
 
 
 @contextmanager
