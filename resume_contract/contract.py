@@ -16,7 +16,6 @@ import _thread
 import functools
 import importlib
 import importlib.machinery
-import importlib.util
 import os
 import sys
 import types
@@ -157,7 +156,14 @@ def packaged_spec_dir() -> Path:
 
 
 def _packaged_spec_directory() -> str:
-    found = importlib.util.find_spec("resume_contract_spec")  # YAML only: a directory shipped as a package, never imported
+    # YAML only: a directory shipped as a package, never imported. PathFinder is what importlib.util.find_spec
+    # asks first (and finds it in an installed wheel), without importing importlib.util; an editable install's
+    # finder comes after it.
+    found = importlib.machinery.PathFinder.find_spec("resume_contract_spec")
+    if found is None:
+        from importlib.util import find_spec
+
+        found = find_spec("resume_contract_spec")
     locations = [] if found is None else list(found.submodule_search_locations or [])
     return next(entry for entry in locations if os.path.isdir(entry))
 
@@ -178,7 +184,9 @@ def _packaged() -> Contract:
 
 def _packaged_modules() -> str:
     """Where the packaged contract's modules are, found without loading them (a project's contract is not it)."""
-    found = importlib.util.find_spec(PACKAGE)
+    from importlib.util import find_spec
+
+    found = find_spec(PACKAGE)
     assert found is not None and found.origin is not None
     return os.path.dirname(found.origin)
 
@@ -220,10 +228,12 @@ def _module(package: str, directory: str, name: str) -> ModuleType:
         return module
     if package == PACKAGE:
         return importlib.import_module(full)
+    from importlib.util import module_from_spec, spec_from_file_location
+
     path = os.path.join(directory, f"{name}.py")
-    spec = importlib.util.spec_from_file_location(full, path, loader=_SourceOnlyLoader(full, path))
+    spec = spec_from_file_location(full, path, loader=_SourceOnlyLoader(full, path))
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules[full] = module  # msgspec resolves a struct's annotations through sys.modules
     try:
         spec.loader.exec_module(module)

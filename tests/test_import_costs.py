@@ -122,6 +122,9 @@ def test_a_bare_files_json_plan_loads_neither_pathlib_nor_argparse_nor_plan_summ
     assert loaded_of(modules, ("pathlib", "urllib", "ipaddress", "argparse", "gettext", "locale")) == []
     assert loaded_of(modules, ("resume_contract.core.summary",)) == []  # the catalog's Decision.summary, not a plan's
     assert loaded_of(modules, ("resume_contract.core.operation_store",)) == []  # one chunk: operations stay in the walk
+    # signal's enums (3 M instructions: the handlers are set through _signal) and shlex (the repair hint of a torn
+    # row alone quotes a path). (Nor importlib.util, but this probe's runpy loads it.)
+    assert loaded_of(modules, ("signal", "shlex")) == []
 
 
 @pytest.mark.parametrize("columns", [None, "", "0", "-3", "abc", "40", "200"])

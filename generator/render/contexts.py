@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label, py, py_call
 from ..spec.decoder import module_context
 from ..spec.model import ContentKind, Spec, WireField
@@ -112,7 +114,7 @@ def _table_context(spec: Spec) -> dict[str, Any]:
     return {
         "initial_state": py(table.initial_state),
         "tool_contents": [
-            (py(kind), py_call("ToolContentRead", list(read._asdict().items()), indent=8, lead=len(py(kind)) + 2))
+            (py(kind), py_call("ToolContentRead", list(msgspec.structs.asdict(read).items()), indent=8, lead=len(py(kind)) + 2))
             for kind, read in table.tool_contents.items()
         ],
         "partial_attribute": py(table.partial_attribute),

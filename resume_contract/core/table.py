@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import NamedTuple
 
 import msgspec
 
 
-class ToolContentRead(NamedTuple):
-    """Which attributes of a tool content kind's struct the projection reads (spec/runtime_event.yaml)."""
+class ToolContentRead(msgspec.Struct, frozen=True):
+    """Which attributes of a tool content kind's struct the projection reads (spec/runtime_event.yaml). (A struct:
+    a NamedTuple costs every command a million instructions to define.)"""
 
     opens: bool  # a call: it opens an operation; otherwise a result that settles one
     call_id: str

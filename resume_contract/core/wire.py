@@ -33,7 +33,8 @@ _TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 # A string, or an unterminated one to the end of the row. Written so that no match can fail once started: a
 # pattern that must find the closing quote fails at every quote inside an unterminated string, after
 # scanning to the end each time, which is quadratic (one flipped byte in a 104 KB row took 48 s).
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+# (Compiled by `re`'s cache when a row first needs it: few rows do, and compiling costs every command.)
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"?'
 _NESTING_STEP = [0] * 256
 _NESTING_STEP[ord("[")] = _NESTING_STEP[ord("{")] = 1
 _NESTING_STEP[ord("]")] = _NESTING_STEP[ord("}")] = -1
@@ -44,7 +45,7 @@ def too_deep(row: bytes | memoryview) -> bool:
     row = bytes(row)
     if row.count(b"[") + row.count(b"{") <= MAX_NESTING:
         return False  # the common case: too few brackets to be that deep
-    outside_strings = _STRING.sub(b"", row)
+    outside_strings = re.sub(_STRING, b"", row, flags=re.DOTALL)
     return max(accumulate(map(_NESTING_STEP.__getitem__, outside_strings)), default=0) > MAX_NESTING
 
 

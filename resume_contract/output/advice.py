@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 from ..errors import TORN_ROW, LedgerCorruption
 
 NOT_REPAIRABLE = (
@@ -14,6 +12,8 @@ NOT_REPAIRABLE = (
 def corruption_next_step(error: LedgerCorruption) -> str:
     """The next step for a corrupt ledger: the exact `repair` command for a torn tail, else why it will not do."""
     if error.kind == TORN_ROW:
+        import shlex  # only on this path: a plan that finds no torn row does not load it
+
         return (
             f"next step: once no process is writing this run, run `resume-contract repair {shlex.quote(str(error.path))}` "
             "(it moves the torn bytes to a file beside the ledger and keeps every committed row), then plan again"

@@ -9,14 +9,16 @@ left by an exception cancels what is pending and kills its workers.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a pool is made: multiprocessing costs every command a tenth of `check`
+    import signal
     from concurrent.futures import ProcessPoolExecutor
+else:  # the same functions, without the enums signal.py makes of them on import (3 M instructions, every command)
+    import _signal as signal
 
 _JOIN_SECONDS = 2.0
 
