@@ -62,9 +62,17 @@ for session in sorted(os.listdir(sessions)):
 
 CHECK_IMPORTS = "import jsonschema, jinja2, yaml, msgspec"
 
-# What the `resume-contract` script pip writes does; run with -c, so that a baseline installation on PYTHONPATH
-# is started the same way.
-LAUNCH = "import sys\nfrom resume_contract.cli import main\nsys.exit(main())"
+# What the `resume-contract` script pip writes does (`cli.run`; `cli.main` before run existed); run with -c, so
+# that a baseline installation on PYTHONPATH is started the same way.
+LAUNCH = """
+import sys
+try:
+    from resume_contract.cli import run
+except ImportError:
+    from resume_contract.cli import main
+    sys.exit(main())
+run()
+"""
 
 
 def make_venv(target: Path, argv: list[str], baseline: str | None) -> int:

@@ -1,5 +1,5 @@
 """`python -m resume_contract` is the `resume-contract` command."""
 
-from resume_contract.cli import main
+from resume_contract.cli import run
 
-raise SystemExit(main())
+run()
