@@ -112,7 +112,6 @@ def _parsed(arguments: list[str]) -> Any:
 
 
 def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: bool) -> int:
-    from ..output.terminal import EscapingWriter, JsonStream
     from ..system.interrupts import stop_on_signals
     from ..system.platform import require_posix
 
@@ -124,6 +123,22 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: boo
             raise
         print("\n".join(mapped[1]), file=err)
         return mapped[0]
+    try:
+        # From here, a Ctrl-C or SIGTERM stops the command as one (exit 130 or 143, with a word), also while its
+        # arguments are read and its modules imported.
+        with stop_on_signals(for_good=owns_process):
+            return _command(argv, out, err, owns_process=owns_process)
+    except KeyboardInterrupt as error:  # (Terminated is one) before the command's own mapping could take it
+        mapped = exit_for(error)
+        if mapped is None:
+            raise
+        _tell(err, mapped[1], sys.stderr if owns_process else None)
+        return mapped[0]
+
+
+def _command(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: bool) -> int:
+    from ..output.terminal import EscapingWriter, JsonStream
+
     try:
         arguments = sys.argv[1:] if argv is None else argv
         args = quick_arguments(arguments) or _parsed(arguments)
@@ -139,8 +154,7 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO, *, owns_process: boo
         out = EscapingWriter(out)  # type: ignore[assignment]
     err = EscapingWriter(err)  # type: ignore[assignment]
     try:
-        with stop_on_signals(for_good=owns_process):
-            return int(args.handler(args, out, err))
+        return int(args.handler(args, out, err))
     except BaseException as error:  # noqa: BLE001 - mapped below; anything unmapped is a bug and propagates
         mapped = exit_for(error)
         if mapped is None:

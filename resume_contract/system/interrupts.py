@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,21 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     keeps its own handlers: only SIGTERM is turned into an exception, and restored after the block.
     """
 
+    deferred_since: list[float] = []
+    alarm: list[Any] = []  # SIGALRM's handler before a signal was first deferred
+
     def stop(signum: int, frame: Any) -> None:
+        if _unsafe_to_raise(frame):
+            if not deferred_since:
+                deferred_since.append(time.monotonic())
+            if time.monotonic() - deferred_since[0] < _DEFER_SECONDS:
+                # Looked at again in a moment (a timer: a signal sent to this process now would be handled at once,
+                # inside this handler, and again, without end).
+                previous_alarm = signal.signal(signal.SIGALRM, lambda _alarm, interrupted: stop(signum, interrupted))
+                if not alarm:
+                    alarm.append(previous_alarm)
+                signal.setitimer(signal.ITIMER_REAL, _DEFER_STEP_SECONDS)
+                return
         if for_good:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -56,11 +71,33 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     try:
         yield
     finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, alarm[0])
         # Once stopping with `for_good`, the handlers ignore every signal: those stay, for the rest of the exit.
         if signal.getsignal(signal.SIGTERM) is stop:
             signal.signal(signal.SIGTERM, previous[0])
         if previous[1] is not None and signal.getsignal(signal.SIGINT) is stop:
             signal.signal(signal.SIGINT, previous[1])
+
+
+# Where an exception raised by a signal's handler breaks what it interrupts: while a module is imported (Python
+# 3.11 turns one raised in a class's __set_name__ into a RuntimeError, a traceback), and while msgspec's C code
+# has called back into Python to read a type (msgspec 0.23 loses it there and crashes: exit -11, one early
+# SIGTERM in ten). A signal that arrives there is looked at again every millisecond, until the stack is clear of
+# them; after _DEFER_SECONDS (a command that never leaves them), it is raised wherever it finds the command.
+_UNSAFE_MODULES = frozenset({"importlib._bootstrap", "importlib._bootstrap_external", "typing"})
+_DEFER_SECONDS = 2.0
+_DEFER_STEP_SECONDS = 0.001
+
+
+def _unsafe_to_raise(frame: Any) -> bool:
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module in _UNSAFE_MODULES or module == "msgspec" or module.startswith("msgspec."):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _on_main_thread() -> bool:

@@ -1,0 +1,112 @@
+"""A signal that arrives where an exception would break what it interrupts — a module being imported, msgspec's
+C code reading a type through Python — is raised just after, never there (an early SIGTERM to `plan` crashed
+msgspec 0.23 in its Decoder, exit -11); one that never finds such a place is raised after two seconds anyway;
+SIGALRM is left as it was. Tool tests: each runs a script of its own in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PROLOGUE = """
+import os, signal, sys, time, traceback
+from resume_contract.system.interrupts import Terminated, stop_on_signals
+sys.path.insert(0, sys.argv[1])
+try:
+    with stop_on_signals(for_good=True):
+"""
+
+EPILOGUE = """
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # the signal is raised in here, once it may be
+            pass
+        print("never terminated")
+except Terminated as stopped:
+    where = [frame.filename for frame in traceback.extract_tb(stopped.__traceback__) if not frame.filename.endswith("interrupts.py")]
+    print("terminated in", os.path.basename(where[-1]))  # the code the signal interrupted, below the handler
+print("SIGALRM:", int(signal.getsignal(signal.SIGALRM)))
+"""
+
+
+def _run(tmp_path: Path, body: str, modules: dict[str, str]) -> tuple[list[str], float]:
+    for name, text in modules.items():
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+    script = tmp_path / "script.py"
+    script.write_text(PROLOGUE + body + EPILOGUE, encoding="utf-8")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    return result.stdout.splitlines(), time.monotonic() - started
+
+
+SIGNALLED_WHILE_IMPORTED = """
+import os, signal, sys
+os.kill(os.getpid(), signal.SIGTERM)
+TABLE = {index: str(index) for index in range(10_000)}  # more of the module, after the signal
+sys.stdout.write("imported whole\\n")
+"""
+
+
+def test_a_signal_during_an_import_is_raised_once_the_import_is_done(tmp_path: Path) -> None:
+    lines, _ = _run(tmp_path, "        import signalled\n", {"signalled": SIGNALLED_WHILE_IMPORTED})
+    assert lines == ["imported whole", "terminated in script.py", "SIGALRM: 0"]
+
+
+READ_BY_MSGSPEC = """
+from __future__ import annotations
+import os, signal
+import msgspec
+
+def field_type():
+    os.kill(os.getpid(), signal.SIGTERM)  # while msgspec reads the struct's annotations, inside typing's eval
+    return str
+
+class Event(msgspec.Struct):
+    id: field_type()
+"""
+
+
+def test_a_signal_while_msgspec_reads_a_type_is_raised_once_it_is_done(tmp_path: Path) -> None:
+    body = (
+        "        import read_by_msgspec, msgspec\n"
+        "        decoder = msgspec.json.Decoder(read_by_msgspec.Event)\n"
+    )
+    lines, _ = _run(tmp_path, body, {"read_by_msgspec": READ_BY_MSGSPEC})
+    assert lines == ["terminated in script.py", "SIGALRM: 0"]
+
+
+STUCK_IN_AN_IMPORT = """
+import os, signal, time
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(30)
+"""
+
+
+def test_a_signal_that_never_finds_a_safe_place_is_raised_after_two_seconds(tmp_path: Path) -> None:
+    lines, elapsed = _run(tmp_path, "        import stuck\n", {"stuck": STUCK_IN_AN_IMPORT})
+    assert lines == ["terminated in stuck.py", "SIGALRM: 0"]  # raised where it was, in the end
+    assert elapsed < 15  # two seconds of waiting, and an interpreter's start; the import alone would take 30
+
+
+SIGNALLED_WHILE_THE_ARGUMENTS_ARE_READ = """
+import io, os, signal, sys
+import resume_contract.cli as cli
+read = cli._parsed
+def parsed(arguments):
+    os.kill(os.getpid(), signal.SIGTERM)  # while argparse is imported and the command line read
+    return read(arguments)
+cli._parsed = parsed
+err = io.StringIO()
+code = cli.main(["plan", "--workspace", sys.argv[1], "--jobs", "1"], io.StringIO(), err)
+sys.stderr.write(err.getvalue())
+sys.exit(code)
+"""
+
+
+def test_a_signal_while_the_command_line_is_read_stops_the_command_as_one(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SIGNALLED_WHILE_THE_ARGUMENTS_ARE_READ, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 143 and "terminated (SIGTERM)" in result.stderr and "Traceback" not in result.stderr, result
