@@ -1,5 +1,9 @@
 """`python -m resume_contract` is the `resume-contract` command."""
 
-from resume_contract.cli import run
+import sys
 
-run()
+from resume_contract.cli import main, run
+
+if globals() is vars(sys.modules["__main__"]):  # `python -m`: the process's own program
+    run()
+raise SystemExit(main())  # run by runpy from another program, which may go on once it is done

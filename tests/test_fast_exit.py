@@ -76,3 +76,34 @@ def test_a_running_thread_is_waited_for(tmp_path: Path, dangling: Path) -> None:
 def test_python_dash_m_is_the_command(tmp_path: Path, dangling: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "resume_contract", "plan", "--json", str(dangling)], capture_output=True, text=True, timeout=120)
     _blocked_plan(result)
+
+
+def test_a_profiler_or_a_debugger_sees_the_command_return(tmp_path: Path, dangling: Path) -> None:
+    for hook in ("sys.setprofile(lambda *_: None)", "sys.settrace(lambda *_: None)"):
+        script = tmp_path / "hooked.py"
+        script.write_text(
+            f"import sys\n{hook}\nsys.argv = ['resume-contract', 'plan', '--json', {str(dangling)!r}]\n"
+            "from resume_contract.cli import run\n"
+            "try:\n    run()\nexcept SystemExit as exit_:\n    sys.stderr.write(f'returned {exit_.code}\\n')\n",
+            encoding="utf-8",
+        )
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert json.loads(result.stdout)["disposition"] == "blocked" and "returned 1" in result.stderr, hook
+    profiled = subprocess.run([sys.executable, "-m", "cProfile", "-m", "resume_contract", "plan", "--json", str(dangling)], capture_output=True, text=True, timeout=120)
+    assert "function calls" in profiled.stdout  # cProfile's report, printed once the command returned
+
+
+def test_a_program_that_runs_the_module_goes_on_after_it(tmp_path: Path, dangling: Path) -> None:
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import runpy, sys\n"
+        f"sys.argv = ['resume-contract', 'plan', '--json', {str(dangling)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('resume_contract', run_name='__main__')\n"
+        "except SystemExit as exit_:\n"
+        "    sys.stderr.write(f'host: the command exited {exit_.code}\\n')\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert json.loads(result.stdout)["disposition"] == "blocked"
+    assert "host: the command exited 1" in result.stderr and result.returncode == 0

@@ -80,7 +80,9 @@ def test_a_signal_while_msgspec_reads_a_type_is_raised_once_it_is_done(tmp_path:
 STUCK_IN_AN_IMPORT = """
 import os, signal, time
 os.kill(os.getpid(), signal.SIGTERM)
-time.sleep(30)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:  # an import that runs on for 30 s
+    pass
 """
 
 
@@ -110,3 +112,47 @@ def test_a_signal_while_the_command_line_is_read_stops_the_command_as_one(tmp_pa
     script.write_text(SIGNALLED_WHILE_THE_ARGUMENTS_ARE_READ, encoding="utf-8")
     result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 143 and "terminated (SIGTERM)" in result.stderr and "Traceback" not in result.stderr, result
+
+
+ENDED_RIGHT_AFTER = """
+import os, signal, sys
+from resume_contract.system.interrupts import Terminated, stop_on_signals
+sys.path.insert(0, sys.argv[1])
+for number in (1, 2):  # a library caller's block, twice: the second signal is held back as the first was
+    try:
+        with stop_on_signals(for_good=False):
+            __import__(f"signalled_{number}")  # the last thing the block does
+        print("the block ended without it")
+    except Terminated:
+        print("terminated")
+print("after:", signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, sys.getprofile())
+"""
+
+
+def test_a_signal_held_back_when_the_block_ends_is_raised_as_it_ends(tmp_path: Path) -> None:
+    for number in (1, 2):
+        (tmp_path / f"signalled_{number}.py").write_text(SIGNALLED_WHILE_IMPORTED, encoding="utf-8")
+    script = tmp_path / "script.py"
+    script.write_text(ENDED_RIGHT_AFTER, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines() == ["imported whole", "terminated", "imported whole", "terminated", "after: True None"], result.stderr
+
+
+SIGNALLED_TWICE = """
+import os, signal
+os.kill(os.getpid(), signal.SIGTERM)
+os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def test_the_first_of_two_signals_is_the_one_raised(tmp_path: Path) -> None:
+    lines, _ = _run(tmp_path, "        import twice\n", {"twice": SIGNALLED_TWICE})
+    assert lines == ["terminated in script.py", "SIGALRM: 0"]  # SIGTERM's Terminated, not SIGINT's KeyboardInterrupt
+
+
+def test_a_frame_whose_module_name_is_not_a_string_is_read_as_no_module() -> None:
+    from resume_contract.system.interrupts import _unsafe_to_raise
+
+    namespace = {"__name__": None, "here": lambda: sys._getframe(1)}
+    exec("frame = here()", namespace)
+    assert _unsafe_to_raise(namespace["frame"]) is False

@@ -32,7 +32,7 @@ def run() -> NoReturn:
     """The `resume-contract` command (the script pip writes, and `python -m resume_contract`): `main()`, then exit.
 
     When nothing is left to run at exit (no atexit callback: a worker pool, a temporary directory, logging or a
-    coverage tool registers one; no `threading`, so no thread), the process ends at once once its output is
+    coverage tool registers one; no `threading`, so no thread; no profiler or debugger), the process ends at once once its output is
     flushed, without tearing the interpreter down: freeing every module and object costs a small plan a tenth
     of its instructions (mypy exits the same way, for the same reason). Otherwise, and on any exception, it
     exits as Python does."""
@@ -50,7 +50,9 @@ def run() -> NoReturn:
 
 def _nothing_left_at_exit() -> bool:
     ncallbacks = getattr(atexit, "_ncallbacks", None)  # (CPython's; elsewhere, exit as Python does)
-    return ncallbacks is not None and ncallbacks() == 0 and "threading" not in sys.modules
+    # (A profiler or a debugger that runs the command, cProfile or pdb, reports when it returns.)
+    hooked = sys.getprofile() is not None or sys.gettrace() is not None
+    return ncallbacks is not None and ncallbacks() == 0 and "threading" not in sys.modules and not hooked
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -38,26 +38,7 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     keeps its own handlers: only SIGTERM is turned into an exception, and restored after the block.
     """
 
-    deferred_since: list[float] = []
-    alarm: list[Any] = []  # SIGALRM's handler before a signal was first deferred
-
-    def stop(signum: int, frame: Any) -> None:
-        if _unsafe_to_raise(frame):
-            if not deferred_since:
-                deferred_since.append(time.monotonic())
-            if time.monotonic() - deferred_since[0] < _DEFER_SECONDS:
-                # Looked at again in a moment (a timer: a signal sent to this process now would be handled at once,
-                # inside this handler, and again, without end).
-                previous_alarm = signal.signal(signal.SIGALRM, lambda _alarm, interrupted: stop(signum, interrupted))
-                if not alarm:
-                    alarm.append(previous_alarm)
-                signal.setitimer(signal.ITIMER_REAL, _DEFER_STEP_SECONDS)
-                return
-        if for_good:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
+    stop = _Stopping(for_good)
     try:
         terminate = signal.signal(signal.SIGTERM, stop)  # (None: a handler not set from Python)
     except ValueError:  # only the main thread may set handlers: elsewhere, none
@@ -71,30 +52,74 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, alarm[0])
+        still_held = stop.let_go()  # the block ended before the signal held back could be raised
         # Once stopping with `for_good`, the handlers ignore every signal: those stay, for the rest of the exit.
+        # (A handler set outside Python, None, cannot be set again: the default is.)
         if signal.getsignal(signal.SIGTERM) is stop:
-            signal.signal(signal.SIGTERM, previous[0])
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous[0] is None else previous[0])
         if previous[1] is not None and signal.getsignal(signal.SIGINT) is stop:
             signal.signal(signal.SIGINT, previous[1])
+        if still_held is not None:
+            stop.raise_for(still_held)
+
+
+class _Stopping:
+    """The handler `stop_on_signals` sets: SIGINT or SIGTERM becomes KeyboardInterrupt or Terminated, raised where
+    that is safe (see `_unsafe_to_raise`)."""
+
+    def __init__(self, for_good: bool) -> None:
+        self.for_good = for_good
+        self.held: tuple[int, float] | None = None  # a signal held back while it may not be raised, and since when
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.held is not None:
+            return  # the one held is the one raised (a later one would be ignored after it anyway)
+        if _unsafe_to_raise(frame) and sys.getprofile() is None:
+            # Raised from a profile hook, at the first call or return once the stack is clear (no timer, no other
+            # signal: one sent to this process now would be handled at once, inside this handler).
+            self.held = (signum, time.monotonic())
+            sys.setprofile(self._look_again)
+            return
+        self.raise_for(signum)
+
+    def _look_again(self, frame: Any, event: str, arg: Any) -> None:
+        assert self.held is not None
+        if _unsafe_to_raise(frame) and time.monotonic() - self.held[1] < _HOLD_SECONDS:
+            return
+        signum = self.let_go()
+        assert signum is not None
+        self.raise_for(signum)
+
+    def let_go(self) -> int | None:
+        """The signal held back, if one is, no longer held."""
+        if self.held is None:
+            return None
+        if sys.getprofile() == self._look_again:  # (a bound method: equal, not the same object, each time)
+            sys.setprofile(None)
+        signum, self.held = self.held[0], None
+        return signum
+
+    def raise_for(self, signum: int) -> None:
+        if self.for_good:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 # Where an exception raised by a signal's handler breaks what it interrupts: while a module is imported (Python
 # 3.11 turns one raised in a class's __set_name__ into a RuntimeError, a traceback), and while msgspec's C code
 # has called back into Python to read a type (msgspec 0.23 loses it there and crashes: exit -11, one early
-# SIGTERM in ten). A signal that arrives there is looked at again every millisecond, until the stack is clear of
-# them; after _DEFER_SECONDS (a command that never leaves them), it is raised wherever it finds the command.
+# SIGTERM in ten). A signal that arrives there is held back and raised at the first call or return once the
+# stack is clear of them (or when the block ends); after _HOLD_SECONDS (a command that never leaves them),
+# wherever it finds the command. With a profiler or debugger's hook in place, it is raised at once, as before.
 _UNSAFE_MODULES = frozenset({"importlib._bootstrap", "importlib._bootstrap_external", "typing"})
-_DEFER_SECONDS = 2.0
-_DEFER_STEP_SECONDS = 0.001
+_HOLD_SECONDS = 2.0
 
 
 def _unsafe_to_raise(frame: Any) -> bool:
     while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module in _UNSAFE_MODULES or module == "msgspec" or module.startswith("msgspec."):
+        module = frame.f_globals.get("__name__")
+        if isinstance(module, str) and (module in _UNSAFE_MODULES or module == "msgspec" or module.startswith("msgspec.")):
             return True
         frame = frame.f_back
     return False
