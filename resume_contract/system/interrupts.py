@@ -52,7 +52,7 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        still_held = stop.let_go()  # the block ended before the signal held back could be raised
+        still_held = stop.let_go() if stop.held is not None else None  # the block ended before it could be raised
         # Once stopping with `for_good`, the handlers ignore every signal: those stay, for the rest of the exit.
         # (A handler set outside Python, None, cannot be set again: the default is.)
         if signal.getsignal(signal.SIGTERM) is stop:
@@ -65,38 +65,43 @@ def stop_on_signals(*, for_good: bool) -> Iterator[None]:
 
 class _Stopping:
     """The handler `stop_on_signals` sets: SIGINT or SIGTERM becomes KeyboardInterrupt or Terminated, raised where
-    that is safe (see `_unsafe_to_raise`)."""
+    that is safe (see `_resume_frame`)."""
 
     def __init__(self, for_good: bool) -> None:
         self.for_good = for_good
         self.held: tuple[int, float] | None = None  # a signal held back while it may not be raised, and since when
+        self._resume: Any = None  # the frame it is raised in, once the call it made returns to it
 
     def __call__(self, signum: int, frame: Any) -> None:
         if self.held is not None:
-            return  # the one held is the one raised (a later one would be ignored after it anyway)
-        if _unsafe_to_raise(frame) and sys.getprofile() is None:
-            # Raised from a profile hook, at the first call or return once the stack is clear (no timer, no other
-            # signal: one sent to this process now would be handled at once, inside this handler).
-            self.held = (signum, time.monotonic())
-            sys.setprofile(self._look_again)
+            if time.monotonic() - self.held[1] < _HOLD_SECONDS:
+                return  # the one held is raised (a later one is the same request)
+            self.raise_for(self.let_go())  # asked again, and held too long: at once, wherever it finds the command
+        resume = _resume_frame(frame)
+        if resume is not None and sys.gettrace() in (None, _no_tracing):
+            # Raised at the resume frame's next line or return: only its own code is traced (not a timer, not
+            # another signal: one sent to this process now would be handled at once, inside this handler).
+            self.held, self._resume = (signum, time.monotonic()), resume
+            resume.f_trace = self._in_resume_frame
+            sys.settrace(_no_tracing)
             return
         self.raise_for(signum)
 
-    def _look_again(self, frame: Any, event: str, arg: Any) -> None:
+    def _in_resume_frame(self, frame: Any, event: str, arg: Any) -> Any:
+        if self.held is None or frame is not self._resume:
+            return None  # (let go already: trace no more)
+        if event in ("line", "return"):
+            self.raise_for(self.let_go())
+        return self._in_resume_frame
+
+    def let_go(self) -> int:
+        """The signal held back (there is one), no longer held, and no frame traced for it."""
         assert self.held is not None
-        if _unsafe_to_raise(frame) and time.monotonic() - self.held[1] < _HOLD_SECONDS:
-            return
-        signum = self.let_go()
-        assert signum is not None
-        self.raise_for(signum)
-
-    def let_go(self) -> int | None:
-        """The signal held back, if one is, no longer held."""
-        if self.held is None:
-            return None
-        if sys.getprofile() == self._look_again:  # (a bound method: equal, not the same object, each time)
-            sys.setprofile(None)
-        signum, self.held = self.held[0], None
+        if sys.gettrace() is _no_tracing:
+            sys.settrace(None)
+        if self._resume is not None:
+            self._resume.f_trace = None
+        signum, self.held, self._resume = self.held[0], None, None
         return signum
 
     def raise_for(self, signum: int) -> None:
@@ -106,23 +111,30 @@ class _Stopping:
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
+def _no_tracing(frame: Any, event: str, arg: Any) -> None:
+    return None  # a new frame is not traced: only the one a held signal is raised in
+
+
 # Where an exception raised by a signal's handler breaks what it interrupts: while a module is imported (Python
 # 3.11 turns one raised in a class's __set_name__ into a RuntimeError, a traceback), and while msgspec's C code
 # has called back into Python to read a type (msgspec 0.23 loses it there and crashes: exit -11, one early
-# SIGTERM in ten). A signal that arrives there is held back and raised at the first call or return once the
-# stack is clear of them (or when the block ends); after _HOLD_SECONDS (a command that never leaves them),
-# wherever it finds the command. With a profiler or debugger's hook in place, it is raised at once, as before.
+# SIGTERM in ten). A signal that arrives there is held back and raised in the frame that made the outermost such
+# call, at its next line or return, once that call is done (or when the block ends). A second signal after
+# _HOLD_SECONDS is raised at once, wherever it finds the command. With a debugger's trace hook, at once, as before.
 _UNSAFE_MODULES = frozenset({"importlib._bootstrap", "importlib._bootstrap_external", "typing"})
 _HOLD_SECONDS = 2.0
 
 
-def _unsafe_to_raise(frame: Any) -> bool:
+def _resume_frame(frame: Any) -> Any:
+    """The frame below the outermost frame of an import, typing or msgspec on the stack from `frame`, or None when
+    there is none (the signal may be raised where it is)."""
+    outermost = None
     while frame is not None:
         module = frame.f_globals.get("__name__")
         if isinstance(module, str) and (module in _UNSAFE_MODULES or module == "msgspec" or module.startswith("msgspec.")):
-            return True
+            outermost = frame
         frame = frame.f_back
-    return False
+    return None if outermost is None else outermost.f_back
 
 
 def _on_main_thread() -> bool:
