@@ -65,19 +65,18 @@ def _record(index: int, settled: bool, tool_name: str | None = None) -> StoredRe
 
 
 def test_the_audit_lists_the_first_five_operations_without_a_response_in_order_from_their_json() -> None:
-    from resume_contract.core.walk import _operation_of
+    from resume_contract.core.operation_store import tool_operation_of
     from resume_contract.ledger.audit import _unsettled
 
     # Eight operations; c1, c2, c4, c5, c6 and c7 have no response. Stored in two batches, out of order.
     records = {index: _record(index, settled=index in (0, 3)) for index in range(8)}
     store = _stored(records, [[3, 0, 5, 7], [1, 2, 4, 6]])
-    assert _unsettled(_OnlyAsJson(store, _operation_of)) == [("t1", "c1"), ("t2", "c2"), ("t4", "c4"), ("t5", "c5"), ("t6", "c6")]
+    assert _unsettled(_OnlyAsJson(store, tool_operation_of)) == [("t1", "c1"), ("t2", "c2"), ("t4", "c4"), ("t5", "c5"), ("t6", "c6")]
 
 
 @pytest.mark.parametrize("surrogate_at", [4, 4500], ids=["in the first piece", "in a later piece"])
 def test_the_audit_lists_the_operations_without_a_response_when_a_tool_name_holds_a_lone_surrogate(surrogate_at: int) -> None:
-    from resume_contract.core.operation_store import StoredOperations
-    from resume_contract.core.walk import _operation_of
+    from resume_contract.core.operation_store import StoredOperations, tool_operation_of
     from resume_contract.ledger.audit import _unsettled
 
     # 5,000 operations (their JSON comes in pieces of 4,096); only the first four and the surrogate's are unsettled.
@@ -87,4 +86,4 @@ def test_the_audit_lists_the_operations_without_a_response_when_a_tool_name_hold
     }
     store = _stored(records, [list(range(0, 5000, 2)), list(range(1, 5000, 2))])
     expected = [("t0", "c0"), ("t1", "c1"), ("t2", "c2"), ("t3", "c3"), ("\ud800", f"c{surrogate_at}")]
-    assert _unsettled(StoredOperations(store, _operation_of)) == expected
+    assert _unsettled(StoredOperations(store, tool_operation_of)) == expected

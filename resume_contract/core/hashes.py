@@ -20,7 +20,7 @@ def repeated_hashes(hashes: array | list[array]) -> set[int]:
     arrays = hashes if isinstance(hashes, list) else [hashes]
     total = sum(map(len, arrays))
     if total < _HASHES_IN_A_SET:
-        repeated = _repeats(array("q", chain.from_iterable(arrays)))
+        repeated = _repeats(arrays[0] if len(arrays) == 1 else array("q", chain.from_iterable(arrays)))  # (no copy of one)
     else:
         # A set costs ~70 bytes and ~0.25 us a hash; sorted in place, 8 bytes and ~0.03 us. Equal hashes end up
         # side by side.

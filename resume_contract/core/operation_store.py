@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from .plan import ToolOperation
 from .read_back import ReadBack
 from .wire import encode_plan_value, python_json
 
@@ -158,6 +159,19 @@ def decode_piece(piece: bytes) -> StoredRecord:
         value = python_json(piece)
         value["args"] = msgspec.Raw(encode_plan_value(value["args"]))
         return msgspec.convert(value, StoredRecord)
+
+
+def tool_operation_of(stored: StoredRecord) -> ToolOperation:
+    """The ToolOperation a stored record holds (its arguments a copy, not a view into the store's block)."""
+    return ToolOperation(
+        stored.tool_call_id,
+        stored.tool_name,
+        stored.args.copy(),
+        stored.status,
+        stored.call_runtime_event_id,
+        stored.response_runtime_event_id,
+        stored.response_is_error,
+    )
 
 
 class StoredOperations(ReadBack):

@@ -10,11 +10,13 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from itertools import count
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from .columns import column
 from .hashes import repeated_hashes
 from .indexes import extend_shifted, sorted_unique
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation
@@ -22,7 +24,7 @@ from .table import ProjectorTable
 from .walk_reads import TRUE, OpenOperation, reads_of
 
 if TYPE_CHECKING:  # a walk without a store (a ledger of one chunk or less) never loads it
-    from .operation_store import OperationStore, StoredRecord
+    from .operation_store import OperationStore
 
 # (state, event kind, names match) of every step a walk takes, when the caller asks for them.
 Trace = list[tuple[str, str, bool]]
@@ -35,7 +37,6 @@ class Chunk(Protocol):
     offset: int
     data: bytes
     events: list[Any]
-
 
 
 class Walk:
@@ -62,7 +63,7 @@ class Walk:
         self.store = store
         self.keep = keep
         self._settled: list[str] = []
-        self._opened = array("q")  # the hash of every call id an operation was opened for
+        self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
@@ -96,7 +97,7 @@ class Walk:
         table = self.table
         trace = self.trace
         step = table.step
-        is_partial = attrgetter(table.partial_attribute)
+        partials = column(table.partial_attribute)(events)
         initial = table.initial_state
         reads = self.reads
         operations = self.operations
@@ -107,11 +108,11 @@ class Walk:
         not_replayed = self.not_replayed
         anomaly_at = self._anomaly_at
         next_index = self._next_index
-        opened = self._opened.append
+        opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
 
-        for index, event in enumerate(events, first_index):
-            if is_partial(event):
+        for index, event, partial in zip(count(first_index), events, partials):
+            if partial:
                 not_replayed.append(index)
                 continue
             if index > terminal_index:
@@ -144,8 +145,9 @@ class Walk:
                 if type(args) is msgspec.Raw:
                     args = args.copy()  # not a view into the chunk it was decoded from, which is let go
                 operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
-                opened(hash(call_id))
                 next_index += 1
+                if opened is not None:
+                    opened(hash(call_id))
             else:
                 operation.state = target
                 if target in storable:
@@ -161,8 +163,8 @@ class Walk:
     def _find_terminal(self, events: Sequence[Any], first_index: int) -> None:
         """Note the first committed (not partial) terminal event among `events`, if there is one."""
         table = self.table
-        statuses = list(map(attrgetter("status"), events))
-        flags = list(map(attrgetter(table.terminal_flag[0]), events))
+        statuses = column("status")(events)
+        flags = column(table.terminal_flag[0])(events)
         if table.terminal_statuses.isdisjoint(statuses) and not any(flags):
             return  # the common case, seen at C speed
         is_partial = attrgetter(table.partial_attribute)
@@ -178,8 +180,8 @@ class Walk:
     def suspects(self) -> frozenset[int]:
         """Hashes of call ids named again after their operation may have been stored: a call id opened twice, or
         named by a result while no operation of it was open (a stored one looks like none). Empty: every event
-        found its operation where the walk keeps it, so the plan is exact. (Call once, after the last piece:
-        it uses up the walk's record of opened call ids.)"""
+        found its operation where the walk keeps it, so the plan is exact (always, without a store). (Call once,
+        after the last piece: it uses up the walk's record of opened call ids.)"""
         opened = [*self._opened_before, self._opened]
         named = set(self._unopened)
         named_again = {value for values in opened for value in values if value in named} if named else set()
@@ -306,10 +308,10 @@ class Walk:
 
         operations: Sequence[ToolOperation] = tuple(tool_operations)
         if self.store is not None:  # a walk with a store stored every operation: they are read back from it, in order
-            from .operation_store import StoredOperations, encode_records
+            from .operation_store import StoredOperations, encode_records, tool_operation_of
             if tool_operations:  # the operations still open join the stored ones
                 self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
-            operations = StoredOperations(self.store, _operation_of)
+            operations = StoredOperations(self.store, tool_operation_of)
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         replay = rows_without(sorted_unique(self.not_replayed, not_replayed))
@@ -326,18 +328,6 @@ class Walk:
             runtime_events=rows,
             replay_runtime_events=replay,
         )
-
-
-def _operation_of(stored: StoredRecord) -> ToolOperation:
-    return ToolOperation(
-        stored.tool_call_id,
-        stored.tool_name,
-        stored.args.copy(),
-        stored.status,
-        stored.call_runtime_event_id,
-        stored.response_runtime_event_id,
-        stored.response_is_error,
-    )
 
 
 def _diagnostic(

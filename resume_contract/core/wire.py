@@ -10,7 +10,6 @@ emoji), and it keeps the last of two equal keys without a word.
 from __future__ import annotations
 
 import math
-import operator
 import re
 import types
 from collections.abc import Callable
@@ -22,6 +21,7 @@ import msgspec.inspect as mi
 from msgspec import UNSET
 
 from ..errors import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused
+from .columns import Column, column
 
 _UNTYPED = msgspec.json.Decoder()
 _ENCODE = msgspec.json.Encoder().encode
@@ -199,8 +199,8 @@ class _Uncountable(Exception):
     """A field the key counter cannot count: it nests in a way the wire format does not, or not always."""
 
 
-# (getter, optional, nested counters by class, counts dict keys, where its free JSON sits)
-_LookAt = tuple[Callable[[Any], Any], bool, dict[type, KeyCounter] | None, bool, str | None]
+# (column reader, optional, nested counters by class, counts dict keys, where its free JSON sits)
+_LookAt = tuple[Column, bool, dict[type, KeyCounter] | None, bool, str | None]
 
 
 def _look_at(field: mi.Field) -> _LookAt | None:
@@ -210,7 +210,7 @@ def _look_at(field: mi.Field) -> _LookAt | None:
     free = _free_shape(kind)
     is_dict = isinstance(kind, mi.DictType)
     if not field.required or nested is not None or is_dict or free is not None:
-        return (operator.attrgetter(field.name), not field.required, nested, is_dict, free)
+        return (column(field.name), not field.required, nested, is_dict, free)
     return None
 
 
@@ -240,7 +240,7 @@ def _counting(always: int, looked_at: list[_LookAt]) -> KeyCounter:
     def count(values: list[Any], free: list[Any]) -> int:
         total = always * len(values)
         for get, optional, nested, is_dict, shape in looked_at:
-            held = list(map(get, values))
+            held = get(values)
             if optional:
                 total += len(held) - held.count(UNSET)
             if is_dict:
