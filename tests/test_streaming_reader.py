@@ -8,6 +8,7 @@ rows and the default, so the bad row sits in the first chunk, after a chunk boun
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -128,6 +129,20 @@ def test_a_planned_file_that_changes_is_not_copied(tmp_path: Path) -> None:
         handle.write(row(3) + b"\n")
     with pytest.raises(LedgerChanged):
         plan_json(plan)
+
+
+def test_a_ledger_of_one_chunk_is_written_from_the_bytes_its_plan_walked(tmp_path: Path) -> None:
+    # A change the file's identity cannot show (the same size, its mtime put back) must not reach the plan's rows.
+    path = tmp_path / "ledger.jsonl"
+    written = b"".join(row(index) + b"\n" for index in range(3))
+    path.write_bytes(written)
+    plan = plan_ledger(path)
+    before = os.stat(path)
+    path.write_bytes(written.replace(b"notes/1.md", b"notes/X.md"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_mtime_ns == before.st_mtime_ns
+    document = plan_json(plan)
+    assert document.count(b"notes/1.md") == 2 and b"notes/X.md" not in document  # its row, and its call's args
 
 
 def test_the_counting_proof_passes_clean_rows_and_only_them() -> None:
