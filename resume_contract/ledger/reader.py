@@ -72,6 +72,17 @@ def scan_ledger(
     if size == 0:
         return
     check_tail(path, read_at, size, chunk_bytes)
+    if size <= chunk_bytes:
+        # One chunk: its event ids are at hand, and compared as they are (a hash of each in an int64 array costs
+        # about 1,200 instructions an event, to convert it there and back); only a repeat is looked for again.
+        ids: list[str] = []
+        with gc_paused():
+            for chunk in scan_rows(path, read_at, size, None, run=run, model=model, chunk_bytes=chunk_bytes):
+                ids += _EVENT_IDS(chunk.events)
+                yield chunk
+        if len(set(ids)) != len(ids):
+            check_unique_ids(path, read_at, size, array("q", map(hash, ids)), model, chunk_bytes)
+        return
     id_hashes = array("q")
     with gc_paused():
         yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes)
@@ -82,7 +93,7 @@ def scan_rows(
     path: StrPath,
     read_at: ReadAt,
     end: int,
-    id_hashes: array,
+    id_hashes: array | None,
     *,
     start: int = 0,
     run: RunIdentity | None,
@@ -91,7 +102,8 @@ def scan_rows(
 ) -> Iterator[Chunk]:
     """The checked chunks of the rows from byte `start` (a row start) to `end` (a row end), as `scan_ledger`
     gives them but for its checks over the whole ledger: the torn tail, and repeated event ids (a 64-bit hash
-    of each id is appended to `id_hashes`). Chunks are numbered from the range's first row, index 0."""
+    of each id is appended to `id_hashes`, unless it is None). Chunks are numbered from the range's first row,
+    index 0."""
     foreign: LedgerCorruption | None = None
     whose = "the run directory" if run is not None else "the ledger's first row"
     index = 0
@@ -107,7 +119,8 @@ def scan_rows(
                 run = (chunk.events[0].session_id, chunk.events[0].run_id)
             if foreign is None:
                 foreign = _first_foreign(path, chunk, run, whose)
-            id_hashes.extend(map(hash, _EVENT_IDS(chunk.events)))
+            if id_hashes is not None:
+                id_hashes.extend(map(hash, _EVENT_IDS(chunk.events)))
         index += len(chunk.events)
         yield chunk
     if foreign is not None:
