@@ -1,9 +1,10 @@
-"""One attribute of every struct in a list, as a list, read by the interpreter rather than by `attrgetter`.
+"""Attributes read by the interpreter rather than by `attrgetter`: one attribute of every struct in a list (a
+column), and a few attributes of one struct at a time (`compiled`).
 
 `list(map(attrgetter(name), structs))` reads each attribute through the generic lookup, from C: about 350
 instructions a struct. A list comprehension reads it with the interpreter's specialised attribute load, in
 less than half of that; the reader and the walk read a dozen such columns of every chunk. The comprehension
-must name the attribute in its source, so it is compiled, from nothing but a plain ASCII identifier, once
+must name the attribute in its source, so it is compiled, from nothing but plain ASCII identifiers, once
 its column has been asked for COMPILE_AFTER items in the process: compiling costs about 200 k instructions,
 which a plan of a few hundred events would not win back.
 """
@@ -38,20 +39,24 @@ def _column(name: str) -> Column:
         nonlocal compiled, asked
         if compiled is None:
             asked += len(items)
-            if asked < COMPILE_AFTER or not (name.isascii() and name.isidentifier()):
+            if asked < COMPILE_AFTER:
                 return list(map(get, items))
-            compiled = _compiled(name) or (lambda items: list(map(get, items)))
+            compiled = compiled_function("items", f"[item.{name} for item in items]", [name]) or (lambda items: list(map(get, items)))
         return compiled(items)
 
     return read
 
 
-def _compiled(name: str) -> Column | None:
+def compiled_function(argument: str, expression: str, names: list[str]) -> Callable[[Any], Any] | None:
+    """`lambda argument: expression`, compiled, when each of `names` (every name the expression reads of its
+    argument) is a plain ASCII identifier; None when one is not, or is a keyword."""
+    if not all(name.isascii() and name.isidentifier() for name in names):
+        return None
     namespace: dict[str, Any] = {}
     try:
-        exec(f"def column(items):\n    return [item.{name} for item in items]\n", namespace)  # a checked identifier
+        exec(f"def function({argument}):\n    return {expression}\n", namespace)  # checked identifiers only
     except SyntaxError:  # a keyword
         return None
-    compiled: Column = namespace["column"]
-    return compiled
+    function: Callable[[Any], Any] = namespace["function"]
+    return function
 

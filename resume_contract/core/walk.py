@@ -121,11 +121,9 @@ class Walk:
             read = reads[type(content)]
             if read is None:
                 continue
-            opens, call_id_of, name_of, error_of, arguments_of, kind_ok, kind_error = read
-            call_id = call_id_of(content)
-            is_error = error_of is not None and error_of(content) is True
+            opens, values_of, kind_ok, kind_error = read
+            call_id, tool_name, is_error, args = values_of(content)
             kind = kind_error if is_error else kind_ok
-            tool_name = name_of(content) if name_of is not None else None
             operation = find_operation(call_id)
             if operation is None:
                 state = initial
@@ -141,7 +139,6 @@ class Walk:
                 anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
-                args = arguments_of(content) if arguments_of is not None else None
                 if type(args) is msgspec.Raw:
                     args = args.copy()  # not a view into the chunk it was decoded from, which is let go
                 operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
