@@ -96,10 +96,10 @@ class Walk:
     def _walk(self, events: Sequence[Any], first_index: int) -> None:
         table = self.table
         trace = self.trace
-        step = table.step
+        reads = self.reads
+        known, step = reads.known, reads.step
         partials = column(table.partial_attribute)(events)
         initial = table.initial_state
-        reads = self.reads
         operations = self.operations
         find_operation = operations.get
         storable = self._storable
@@ -118,7 +118,10 @@ class Walk:
             if index > terminal_index:
                 diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
             content = event.content
-            read = reads[type(content)]
+            try:
+                read = known[type(content)]
+            except KeyError:
+                read = reads.learn(type(content))
             if read is None:
                 continue
             opens, values_of, kind_ok, kind_error = read
@@ -134,7 +137,7 @@ class Walk:
                 names_match = opens or tool_name is None or operation.tool_name == tool_name
             if trace is not None:
                 trace.append((state, kind, names_match))  # type: ignore[arg-type]
-            target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]
+            target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]  # (a kind_error is there when a flag is)
             if anomaly is not None:
                 anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
             elif operation is None:
