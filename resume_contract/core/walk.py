@@ -23,7 +23,7 @@ from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Dispositio
 from .table import ProjectorTable
 from .walk_reads import TRUE, OpenOperation, reads_of
 
-if TYPE_CHECKING:  # a walk without a store (a ledger of one chunk or less) never loads it
+if TYPE_CHECKING:  # a walk without a store (a small ledger) never loads it
     from .operation_store import OperationStore
 
 # (state, event kind, names match) of every step a walk takes, when the caller asks for them.

@@ -23,7 +23,7 @@ from ..core.read_back import ReadBack
 from ..core.walk import Walk
 from ..errors import LedgerChanged
 from ..system.open_files import OpenFileTable
-from .bytes import CHUNK_BYTES, StrPath, file_reader
+from .bytes import CHUNK_BYTES, CHUNKS_AT_HAND, StrPath, file_reader
 from .chunk import Chunk
 from .committed_file import absolute, open_committed, path_text, run_identity
 from .reader import RunIdentity, scan_ledger
@@ -40,9 +40,8 @@ class PlannedFile:
         self.read_at = file_reader(self.fd)
         self.chunks: list[tuple[int, int, int]] = []  # (first row index, byte offset, byte length)
         self.rows = 0
-        # A ledger of one chunk: its bytes as walked, which its rows are written from (read again, a chunk of 3 MB
-        # cost a copy and about 750 page faults for each of the two arrays of rows a plan writes), and those rows
-        # as JSON. Held with the plan: at most two chunks.
+        # A ledger of one chunk: its bytes as walked, which its rows are written from (else read again for each of
+        # the two arrays of rows a plan writes), and those rows as JSON. Held with the plan: at most two chunks.
         self.held: bytes | None = None
         self._held_as_json: bytes | None = None
 
@@ -186,11 +185,11 @@ def walk_ledger(
     shown every checked chunk, in order, once or (when the file is walked twice) twice; it is not used with
     parts, so a caller that observes walks in one process."""
     walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 and observe is None else None
-    if walk is None and source.identity[2] <= chunk_bytes:
-        # One chunk or less: its operations stay in the walk (fewer than its events, which are held anyway), and
-        # a store would encode, keep and hand back each one, and walk again when a call id is named twice.
+    if walk is None and source.identity[2] <= CHUNKS_AT_HAND * chunk_bytes:
+        # A small ledger: its operations stay in the walk (a few thousand at most), and a store would encode,
+        # keep and hand back each one, and walk again when a call id is named twice.
         return _walk_file(source, Walk(contract.table), run, chunk_bytes, contract, observe)
-    from ..core.operation_store import OperationStore  # a ledger of more than one chunk
+    from ..core.operation_store import OperationStore  # a ledger of more than CHUNKS_AT_HAND chunks
 
     if walk is None:
         walk = _walk_file(source, Walk(contract.table, store=OperationStore()), run, chunk_bytes, contract, observe)

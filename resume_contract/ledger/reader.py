@@ -28,7 +28,7 @@ from ..core.columns import column
 from ..core.gcpause import gc_paused
 from ..core.wire import MAX_NESTING, WireModel, too_deep
 from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, LedgerCorruption, RowRefused
-from .bytes import CHUNK_BYTES, ReadAt, StrPath, check_tail, check_utf8, check_utf8_after, chunk_ends
+from .bytes import CHUNK_BYTES, CHUNKS_AT_HAND, ReadAt, StrPath, check_tail, check_utf8, check_utf8_after, chunk_ends
 from .chunk import Chunk, split_rows
 from .proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
 
@@ -72,8 +72,8 @@ def scan_ledger(
     if size == 0:
         return
     check_tail(path, read_at, size, chunk_bytes)
-    if size <= chunk_bytes:
-        # One chunk: its event ids are at hand, and compared as they are (a hash of each in an int64 array costs
+    if size <= CHUNKS_AT_HAND * chunk_bytes:
+        # A small ledger: its event ids are kept, and compared as they are (a hash of each in an int64 array costs
         # about 1,200 instructions an event, to convert it there and back); only a repeat is looked for again.
         ids: list[str] = []
         with gc_paused():
