@@ -7,6 +7,7 @@ committed event.
 from __future__ import annotations
 
 from operator import attrgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -14,7 +15,7 @@ import msgspec
 from .columns import compiled_function
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .table import ProjectorTable, ToolContentRead
 
@@ -36,7 +37,10 @@ class KindReads:
     def __init__(self, table: ProjectorTable) -> None:
         self.table = table
         self.known: dict[type, KindRead | None] = {}
-        self.step: dict[tuple[str, str, bool], tuple[str, str | None]] = dict(table.step)
+        # A table's own steps are copied; any other mapping (the reference's, which asks its state machine each
+        # step, `proof.reference.MachineSteps`) is asked as it is, for the steps a walk takes and no others.
+        steps = table.step
+        self.step: Mapping[tuple[str, str, bool], tuple[str, str | None]] = dict(steps) if type(steps) in (dict, MappingProxyType) else steps
 
     def learn(self, content_class: type) -> KindRead | None:
         read = self.known[content_class] = kind_read(self.table, content_class)
