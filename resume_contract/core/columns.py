@@ -1,5 +1,5 @@
 """Attributes read by the interpreter rather than by `attrgetter`: one attribute of every struct in a list (a
-column), and a few attributes of one struct at a time (`compiled`).
+column), and a few attributes of one struct at a time (`compiled_function`).
 
 `list(map(attrgetter(name), structs))` reads each attribute through the generic lookup, from C: about 350
 instructions a struct. A list comprehension reads it with the interpreter's specialised attribute load, in
