@@ -59,7 +59,7 @@ class PlannedFile:
         return self._held_as_json
 
     def chunk_data(self) -> Iterator[tuple[int, bytes]]:
-        """(first row index, rows) of every chunk, read again from the file."""
+        """(first row index, rows) of every chunk, read again from the file (a held chunk as it was walked)."""
         stat = os.fstat(self.fd)
         if (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns) != self.identity:
             raise LedgerChanged(f"{self.path}: the ledger changed after it was planned; plan it again")
@@ -134,7 +134,7 @@ class LedgerRows(ReadBack):
             first = False
             if isinstance(rows, bytes):
                 # Rows hold no newline (the reader proves it), so a chunk's newlines are exactly its row ends. The
-                # chunk is not cut to drop its last first: a fresh copy of 4 MB costs more here than the replace.
+                # chunk is not cut to drop its last first: a fresh copy of a chunk costs more here than the replace.
                 if rows is self._source.held:  # the ledger's one chunk, every row of it
                     yield self._source.held_as_json()
                     continue
