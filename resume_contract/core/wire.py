@@ -12,16 +12,14 @@ from __future__ import annotations
 import math
 import re
 import types
-from collections.abc import Callable
-from itertools import accumulate, chain
+from itertools import accumulate
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
-from msgspec import UNSET
 
 from ..errors import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused
-from .columns import Column, column
+from .key_count import free_shape, key_counter
 
 _UNTYPED = msgspec.json.Decoder()
 _ENCODE = msgspec.json.Encoder().encode
@@ -104,13 +102,11 @@ def check_no_duplicate_key(row: bytes | memoryview) -> None:
     python_json(row)
 
 
-# How a free-JSON value sits in a struct: one Raw, a dict of Raws (an object field), a list of Raws (an array).
-RAW, RAW_DICT, RAW_LIST = "raw", "dict", "list"
 FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
 
 
 def _free_fields(struct: mi.StructType) -> FreeFields:
-    return tuple((field.name, shape) for field in struct.fields if (shape := _free_shape(field.type)) is not None)
+    return tuple((field.name, shape) for field in struct.fields if (shape := free_shape(field.type)) is not None)
 
 
 class WireModel:
@@ -137,7 +133,7 @@ class WireModel:
                     struct.cls for struct in structs if any(_is_number(f.type) for f in struct.fields)
                 )
 
-        self.count_keys = _key_counter(info)
+        self.count_keys = key_counter(info)
 
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
@@ -175,105 +171,6 @@ class WireModel:
         holding a lone surrogate, which UTF-8 cannot carry, is written as an escape, as JavaScript writes it
         (the row is then all ASCII, and its free JSON re-encoded: the reader reads such a row the same way)."""
         return encode_plan_value(event)
-
-
-KeyCounter = Callable[[list[Any], list[Any]], int]
-
-
-def _key_counter(struct: mi.StructType) -> KeyCounter | None:
-    """A function `count(structs, free)` that returns, at C speed, how many typed keys a list of decoded
-    structs of one class hold, and appends to `free` every free-JSON value (a Raw) they hold; or None when
-    the model nests in a way it cannot count (the reader then uses its slower proof).
-
-    A row that repeats a key decodes to a struct holding one key fewer than the row wrote; the reader compares
-    this count with the keys the rows wrote (ledger.proofs.keys_proven)."""
-    always = len([field for field in struct.fields if field.required]) + (1 if struct.tag_field else 0)
-    try:
-        looked_at = [look for look in map(_look_at, struct.fields) if look is not None]
-    except _Uncountable:
-        return None
-    return _counting(always, looked_at)
-
-
-class _Uncountable(Exception):
-    """A field the key counter cannot count: it nests in a way the wire format does not, or not always."""
-
-
-# (column reader, optional, nested counters by class, counts dict keys, where its free JSON sits)
-_LookAt = tuple[Column, bool, dict[type, KeyCounter] | None, bool, str | None]
-
-
-def _look_at(field: mi.Field) -> _LookAt | None:
-    """What the counter reads of one field, or None when the field always holds exactly its own key."""
-    kind = field.type
-    nested = _nested_counters(kind)
-    free = _free_shape(kind)
-    is_dict = isinstance(kind, mi.DictType)
-    if not field.required or nested is not None or is_dict or free is not None:
-        return (column(field.name), not field.required, nested, is_dict, free)
-    return None
-
-
-def _nested_counters(kind: mi.Type) -> dict[type, KeyCounter] | None:
-    """A counter per struct class for a field holding one of several structs (the content kinds); None for a
-    field that holds no struct. Raises _Uncountable for a field the counter cannot count."""
-    if isinstance(kind, mi.UnionType) and any(isinstance(t, mi.StructType) for t in kind.types):
-        structs = [t for t in kind.types if isinstance(t, mi.StructType)]
-        if len(structs) != len(kind.types):
-            raise _Uncountable
-        counters = {t.cls: _key_counter(t) for t in structs}
-        if None in counters.values():
-            raise _Uncountable
-        return counters  # type: ignore[return-value]
-    if isinstance(kind, mi.UnionType) and any(isinstance(t, (mi.DictType, mi.ListType, mi.RawType)) for t in kind.types):
-        raise _Uncountable  # a free or keyed value that may also be something else: not counted
-    if isinstance(kind, mi.StructType):
-        raise _Uncountable  # a single struct-valued field is not in the wire format; count nothing rather than guess
-    if isinstance(kind, (mi.DictType, mi.ListType)) and not _holds_no_struct(kind):
-        raise _Uncountable
-    return None
-
-
-def _counting(always: int, looked_at: list[_LookAt]) -> KeyCounter:
-    """The key counter of a struct class: `always` keys each, plus what the fields in `looked_at` hold."""
-
-    def count(values: list[Any], free: list[Any]) -> int:
-        total = always * len(values)
-        for get, optional, nested, is_dict, shape in looked_at:
-            held = get(values)
-            if optional:
-                total += len(held) - held.count(UNSET)
-            if is_dict:
-                total += sum(map(len, filter(None, held)))  # UNSET and {} are falsy
-            if shape == RAW:
-                free += filter(None, held)
-            elif shape == RAW_DICT:
-                free += chain.from_iterable(map(dict.values, filter(None, held)))
-            elif shape == RAW_LIST:
-                free += chain.from_iterable(filter(None, held))
-            if nested is not None:
-                classes = set(map(type, held))
-                for cls, counter in nested.items():
-                    if cls in classes:
-                        total += counter(list(filter(cls.__instancecheck__, held)), free)
-        return total
-
-    return count
-
-
-def _free_shape(kind: mi.Type) -> str | None:
-    if isinstance(kind, mi.RawType):
-        return RAW
-    if isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.RawType):
-        return RAW_DICT
-    if isinstance(kind, mi.ListType) and isinstance(kind.item_type, mi.RawType):
-        return RAW_LIST
-    return None
-
-
-def _holds_no_struct(kind: mi.Type) -> bool:
-    inner = kind.value_type if isinstance(kind, mi.DictType) else getattr(kind, "item_type", None)
-    return isinstance(inner, (mi.RawType, mi.StrType, mi.IntType, mi.FloatType, mi.BoolType))
 
 
 def _is_number(kind: mi.Type) -> bool:

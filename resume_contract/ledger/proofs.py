@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 
 from ..core.hashes import repeated_hashes
-from ..core.wire import RAW, RAW_DICT, FreeFields, WireModel, python_json
+from ..core.key_count import RAW, RAW_DICT
+from ..core.wire import FreeFields, WireModel, python_json
 from ..errors import LedgerCorruption, RowRefused
 from .bytes import StrPath
 from .chunk import Chunk
