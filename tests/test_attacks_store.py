@@ -322,20 +322,20 @@ def test_a_session_or_run_this_user_may_not_open_is_reported_and_the_rest_audite
     for session, run in (("s1", "denied"), ("s1", "ok"), ("s2", "any")):
         store.append(events.text(f"{session}-{run}", sessionId=session, runId=run))
     store.close()
-    listing, planning = Path.iterdir, audit_module.plan_run
+    listing, planning = Path.iterdir, audit_module.walk_run
 
     def iterdir(self: Path):
         if self == workspace / "sessions" / "s2" / "runs":
             raise PermissionError(13, "Permission denied", str(self))
         return listing(self)
 
-    def plan_run(where, session_id, run_id, **options):
+    def walk_run(where, session_id, run_id, **options):
         if run_id == "denied":
             raise PermissionError(13, "Permission denied", run_id)  # as os.open names the step it opened in dir_fd
         return planning(where, session_id, run_id, **options)
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
-    monkeypatch.setattr(audit_module, "plan_run", plan_run)
+    monkeypatch.setattr(audit_module, "walk_run", walk_run)
     code, out, _ = run_cli("plan", "--workspace", str(workspace), "--json", "--jobs", "1")
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 2 and [(line["sessionId"], line["runId"], line["status"]) for line in lines[:-1]] == [

@@ -43,6 +43,16 @@ class Diagnostic(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     detail: dict[str, Any] | None = None
 
 
+class Verdict(msgspec.Struct, frozen=True):
+    """What a plan decides, without its operations and rows (`walk.Walk.verdict`; the workspace audit reads
+    only this)."""
+
+    disposition: Disposition
+    diagnostics: tuple[Diagnostic, ...]
+    rejection_reasons: tuple[str, ...]
+    requires_verification: bool
+
+
 class ResumePlan(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, kw_only=True):
     """The decision over one committed prefix.
 

@@ -19,7 +19,7 @@ import msgspec
 from .columns import column
 from .hashes import repeated_hashes
 from .indexes import extend_shifted, sorted_unique
-from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation
+from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation, Verdict
 from .table import ProjectorTable
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -263,6 +263,36 @@ class Walk:
             _diagnostic(self.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
         )
 
+    def verdict(self, high_water: int, expected_high_water: int | None) -> Verdict:
+        """What the plan decides once every committed event was fed (`plan` without its operations and rows).
+        Only the operations still in the walk's hands count: one handed to a store was settled for good, in
+        neither a verification state nor one diagnosed at the end."""
+        table = self.table
+        verification_states = table.verification_states
+        at_end = table.at_end
+        diagnostics = list(self.diagnostics)
+        if expected_high_water is not None and expected_high_water != high_water:
+            detail = {EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water}
+            diagnostics.insert(0, _diagnostic(table, table.high_water_diagnostic, detail=detail))
+        requires_verification = False
+        for call_id, operation in self.operations.items():
+            state = operation.state
+            if state in verification_states:
+                requires_verification = True
+            end_code = at_end.get(state)
+            if end_code is not None:
+                diagnostics.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
+        raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
+        reasons = tuple(reason for reason in table.reason_order if reason in raised)
+        disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
+        return Verdict(disposition, tuple(diagnostics), reasons, requires_verification)
+
+    def unsettled(self, limit: int) -> list[tuple[str, str]]:
+        """(tool name, call id) of the first `limit` operations without a committed response, in the plan's order
+        (a store holds none of them: only an operation with its response is handed to it)."""
+        found = [(operation.tool_name, call_id) for call_id, operation in self.operations.items() if operation.response_event_id is None]
+        return found[:limit]
+
     def plan(
         self,
         high_water: int,
@@ -273,57 +303,32 @@ class Walk:
         """The plan once every committed event was fed: `rows` are all of them (`runtime_events`),
         `rows_without(skip)` the rows walked but those at the indexes in `skip`, a sorted array of unique
         int64 (`replay_runtime_events`)."""
-        table = self.table
-        settled_states = table.settled_states
-        verification_states = table.verification_states
-        at_end = table.at_end
-        diagnostics = list(self.diagnostics)
+        verdict = self.verdict(high_water, expected_high_water)
+        settled_states = self.table.settled_states
         not_replayed = array("q")  # besides self.not_replayed
-        if expected_high_water is not None and expected_high_water != high_water:
-            diagnostics.insert(
-                0,
-                _diagnostic(
-                    table,
-                    table.high_water_diagnostic,
-                    detail={EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water},
-                ),
-            )
         tool_operations: list[ToolOperation] = []
-        requires_verification = False
         for call_id, operation in self.operations.items():
-            state = operation.state
             tool_operations.append(self._tool_operation(call_id, operation))
-            if state in verification_states:
-                requires_verification = True
-            if state not in settled_states or operation.response_index < 0:
+            if operation.state not in settled_states or operation.response_index < 0:
                 # Calls and results are replayed only as matched pairs.
                 not_replayed.append(operation.call_index)
                 if operation.response_index >= 0:
                     not_replayed.append(operation.response_index)
-            end_code = at_end.get(state)
-            if end_code is not None:
-                diagnostics.append(
-                    _diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name)
-                )
-
         operations: Sequence[ToolOperation] = tuple(tool_operations)
         if self.store is not None:  # a walk with a store stored every operation: they are read back from it, in order
             from .operation_store import StoredOperations, encode_records, tool_operation_of
             if tool_operations:  # the operations still open join the stored ones
                 self.store.put([operation.index for operation in self.operations.values()], encode_records(tool_operations))
             operations = StoredOperations(self.store, tool_operation_of)
-        raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
-        reasons = tuple(reason for reason in table.reason_order if reason in raised)
         replay = rows_without(sorted_unique(self.not_replayed, not_replayed))
-        disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
         return ResumePlan(
-            disposition=disposition,
+            disposition=verdict.disposition,
             operations=operations,
-            diagnostics=tuple(diagnostics),
-            rejection_reasons=reasons,
-            requires_verification=requires_verification,
+            diagnostics=verdict.diagnostics,
+            rejection_reasons=verdict.rejection_reasons,
+            requires_verification=verdict.requires_verification,
             source_runtime_event_high_water=high_water,
-            directive=table.directive if requires_verification else None,
+            directive=self.table.directive if verdict.requires_verification else None,
             terminal_runtime_event_id=self.terminal_event_id,
             runtime_events=rows,
             replay_runtime_events=replay,

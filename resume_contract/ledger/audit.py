@@ -11,7 +11,6 @@ from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -28,7 +27,7 @@ from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
 from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
-from .workspace import plan_run
+from .workspace import walk_run
 
 CORRUPT = "corrupt"
 LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
@@ -112,7 +111,8 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
     processes' open files scanned once for the whole audit (default: scanned for this run)."""
     workspace, session_id, run_id, path = job
     try:
-        plan = plan_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract)
+        walk, high_water = walk_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract)
+        verdict = walk.verdict(high_water, None)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error), corruption=error.kind)
     except LedgerInUse as error:
@@ -127,41 +127,12 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
         session_id,
         run_id,
         str(path),
-        plan.disposition,
-        plan.source_runtime_event_high_water,
-        plan.rejection_reasons,
-        diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
-        to_verify=tuple(f"{tool_name} call {call_id}" for tool_name, call_id in _unsettled(plan.operations)),
+        verdict.disposition,
+        high_water,
+        verdict.rejection_reasons,
+        diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in verdict.diagnostics)),
+        to_verify=tuple(f"{tool_name} call {call_id}" for tool_name, call_id in walk.unsettled(VERIFY_LISTED)),
     )
-
-
-class _Settlement(msgspec.Struct, rename="camel"):
-    """What the audit reads of a plan's operation: its call, and whether a committed response settled it."""
-
-    tool_call_id: str
-    tool_name: str
-    response_runtime_event_id: str | None = None
-
-
-_SETTLEMENTS = msgspec.json.Decoder(list[_Settlement])
-
-
-def _unsettled(operations: Any) -> list[tuple[str, str]]:
-    """(tool name, call id) of the first VERIFY_LISTED operations without a committed response, in order. A stored
-    plan's operations are read as the JSON they are stored as, a batch per decode, only the fields needed (each
-    decoded whole, then looked at, cost a run of the audit a tenth of its time)."""
-    pieces = getattr(operations, "json_pieces", None)
-    if pieces is not None:
-        found: list[tuple[str, str]] = []
-        try:
-            for piece in pieces():
-                found += [(o.tool_name, o.tool_call_id) for o in _SETTLEMENTS.decode(b"[" + piece + b"]") if o.response_runtime_event_id is None]
-                if len(found) >= VERIFY_LISTED:
-                    break
-            return found[:VERIFY_LISTED]
-        except msgspec.DecodeError:  # a lone surrogate's escape, which msgspec refuses: read as the plan reads them
-            pass
-    return [(o.tool_name, o.tool_call_id) for o in operations if o.response_runtime_event_id is None][:VERIFY_LISTED]
 
 
 def _summarize_chunk(jobs: list[Job], contract: Contract, open_files: OpenFileTable) -> list[RunSummary]:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
 from ..contract import Contract, active
 from ..core.plan import ResumePlan
+from ..core.walk import Walk
 from ..errors import EscapesWorkspace, LedgerCorruption, LedgerMissing
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
@@ -25,7 +27,7 @@ from .chunk import Chunk
 from .committed_file import LEDGER_NAME, open_committed
 from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
-from .merge import JsonlWatch, MergedRows, merged
+from .merge import JsonlWatch, MergedRows, Placed, merged
 from .reader import CommittedLedger
 from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
 from .store import ledger_path, read_ledger
@@ -91,8 +93,38 @@ def plan_run(
     its rows, the snapshots' among them, are read back when written. A run with snapshots is walked in one
     process (`processes` is for one without, the usual case)."""
     contract = contract or active()
+    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, processes, chunk_bytes, contract)
+    source, walk, placed, partials = walked.source, walked.walk, walked.placed, walked.partials
+    rows = LedgerRows(source, source.rows)
+    if not placed:
+        return walk.plan(source.rows, expected_high_water, rows, rows.without)
+    assert partials is not None
     run = (session_id, run_id)
-    run_fd, path = _open_run(Path(workspace), session_id, run_id)
+    merged_rows = MergedRows(rows, placed, lambda snapshot: partials.row(snapshot, run, contract))
+    return walk.plan(source.rows + len(placed), expected_high_water, merged_rows, rows.without)
+
+
+def walk_run(
+    workspace: StrPath, session_id: str, run_id: str, *, refuse_live: bool | OpenFileTable = False, contract: Contract | None = None
+) -> tuple[Walk, int]:
+    """One run's walk, every event fed, and its high-water: what `plan_run` plans from, for a caller that wants
+    only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit)."""
+    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active())
+    return walked.walk, walked.source.rows + len(walked.placed)
+
+
+class _WalkedRun(NamedTuple):
+    source: PlannedFile
+    walk: Walk
+    placed: Placed
+    partials: _Partials | None
+
+
+def _walk_run(
+    workspace: Path, session_id: str, run_id: str, refuse_live: bool | OpenFileTable, processes: int, chunk_bytes: int, contract: Contract
+) -> _WalkedRun:
+    run = (session_id, run_id)
+    run_fd, path = _open_run(workspace, session_id, run_id)
     run_dir = path.parent
     try:
         _ledger_in(run_fd, path)
@@ -112,13 +144,7 @@ def plan_run(
         os.close(run_fd)
     if refused is not None:
         raise refused
-    rows = LedgerRows(source, source.rows)
-    placed = watch.placed(path, source.rows) if watch is not None else []
-    if not placed:
-        return walk.plan(source.rows, expected_high_water, rows, rows.without)
-    assert partials is not None
-    merged_rows = MergedRows(rows, placed, lambda snapshot: partials.row(snapshot, run, contract))
-    return walk.plan(source.rows + len(placed), expected_high_water, merged_rows, rows.without)
+    return _WalkedRun(source, walk, watch.placed(path, source.rows) if watch is not None else [], partials)
 
 
 class _Partials:
