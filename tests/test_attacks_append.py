@@ -216,8 +216,11 @@ def test_whatever_append_is_given_the_reader_reads_back_exactly_what_it_acknowle
 
 # -- item 2: exactly once under Ctrl-C -----------------------------------------------------------------------
 _APPEND_UNDER_SIGINT = r"""
-import json, sys, time
+import json, signal, sys, time
 import msgspec
+# Ctrl-C raises KeyboardInterrupt here even when this test runs in a background job, whose children inherit
+# SIGINT ignored (a shell without job control does that): else no signal lands and the premise below fails.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from resume_contract.errors import TornTail
 from resume_contract.ledger.store import RuntimeEventStore
 from resume_contract_generated import runtime_event as wire
