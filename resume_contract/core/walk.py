@@ -47,9 +47,12 @@ class Walk:
     """
 
     def __init__(
-        self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None, keep: frozenset[int] = frozenset()
+        self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None,
+        keep: frozenset[int] = frozenset(), chunks_kept: bool = False,
     ) -> None:
         self.table = table
+        # A call's arguments are copied out of the chunk they came from (let go), unless the caller keeps the chunks.
+        self.copy_arguments = not chunks_kept
         self.trace = trace
         # Per content kind, everything the walk needs, looked up once per event by the struct's class (and kept
         # with the table, so a million small walks of one table look each kind up once).
@@ -110,6 +113,7 @@ class Walk:
         next_index = self._next_index
         opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
+        copy_arguments = self.copy_arguments
 
         for index, event, partial in zip(count(first_index), events, partials):
             if partial:
@@ -142,8 +146,8 @@ class Walk:
                 anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
-                if type(args) is msgspec.Raw:
-                    args = args.copy()  # not a view into the chunk it was decoded from, which is let go
+                if copy_arguments and type(args) is msgspec.Raw:
+                    args = args.copy()  # not a view into the chunk it was decoded from
                 operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
                 next_index += 1
                 if opened is not None:
