@@ -188,7 +188,7 @@ def walk_ledger(
     if walk is None and source.identity[2] <= CHUNKS_AT_HAND * chunk_bytes:
         # A small ledger: its operations stay in the walk (a few thousand at most), and a store would encode,
         # keep and hand back each one, and walk again when a call id is named twice.
-        walk = Walk(contract.table, chunks_kept=source.identity[2] <= chunk_bytes)  # one chunk: `source.held` keeps it
+        walk = Walk(contract.table, chunks_kept=source.identity[2] <= chunk_bytes)  # one chunk: at most chunk_bytes of rows kept
         return _walk_file(source, walk, run, chunk_bytes, contract, observe)
     from ..core.operation_store import OperationStore  # a ledger of more than CHUNKS_AT_HAND chunks
 
