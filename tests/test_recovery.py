@@ -294,3 +294,15 @@ def test_a_session_directory_with_an_invalid_id_is_reported_and_the_others_recov
     report = recover(workspace)
     assert [(run.session_id, run.run_id, run.outcome) for run in report.runs] == [("a b", "", "refused"), (SESSION_ID, "run-2", "recovered")]
     assert "not a valid session id" in report.runs[0].message
+
+
+def test_the_text_counts_a_session_it_cannot_read_apart_from_the_interrupted_runs(tmp_path: Path) -> None:
+    # One interrupted run (recovered) and one session whose id no store can address: 1 interrupted, not 2.
+    workspace = tmp_path / "ws"
+    write_source(workspace)
+    _execute_until(workspace, "start")
+    (workspace / "sessions" / "a b" / "runs" / "r1").mkdir(parents=True)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["recover", "--workspace", str(workspace)], out=out, err=err) == 1  # the session is refused
+    first = out.getvalue().splitlines()[0]
+    assert first.endswith("1 interrupted; 1 recovered, 0 live, 0 refused; 1 session(s) not read"), first

@@ -30,9 +30,11 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps({"checked": report.checked, "runs": [run.as_json() for run in report.runs], "contract": contract.identity.as_json()}) + "\n")
     else:
         recovered = [run for run in report.runs if run.outcome == "recovered"]
-        out.write(f"recover {args.workspace}: {report.checked} run(s) with a header, {len(report.runs)} interrupted; "
-                  f"{len(recovered)} recovered, {len(live)} live, {len(refused)} refused"
-                  + (f", {len(corrupt)} corrupt" if corrupt else "") + "\n")
+        sessions = [run for run in refused if not run.run_id]  # a session whose id no store can address: not a run
+        out.write(f"recover {args.workspace}: {report.checked} run(s) with a header, {len(report.runs) - len(sessions)} interrupted; "
+                  f"{len(recovered)} recovered, {len(live)} live, {len(refused) - len(sessions)} refused"
+                  + (f", {len(corrupt)} corrupt" if corrupt else "")
+                  + (f"; {len(sessions)} session(s) not read" if sessions else "") + "\n")
         for run in report.runs:
             where = f"{run.session_id}/{run.run_id}"
             if run.outcome == "recovered":
