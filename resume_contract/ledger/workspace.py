@@ -94,14 +94,14 @@ def plan_run(
     process (`processes` is for one without, the usual case)."""
     contract = contract or active()
     walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, processes, chunk_bytes, contract)
-    source, walk, placed, partials = walked.source, walked.walk, walked.placed, walked.partials
+    source, walk, placed, partials = walked
     rows = LedgerRows(source, source.rows)
     if not placed:
-        return walk.plan(source.rows, expected_high_water, rows, rows.without)
+        return walk.plan(walked.high_water, expected_high_water, rows, rows.without)
     assert partials is not None
     run = (session_id, run_id)
     merged_rows = MergedRows(rows, placed, lambda snapshot: partials.row(snapshot, run, contract))
-    return walk.plan(source.rows + len(placed), expected_high_water, merged_rows, rows.without)
+    return walk.plan(walked.high_water, expected_high_water, merged_rows, rows.without)
 
 
 def walk_run(
@@ -110,7 +110,7 @@ def walk_run(
     """One run's walk, every event fed, and its high-water: what `plan_run` plans from, for a caller that wants
     only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit)."""
     walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active())
-    return walked.walk, walked.source.rows + len(walked.placed)
+    return walked.walk, walked.high_water
 
 
 class _WalkedRun(NamedTuple):
@@ -118,6 +118,11 @@ class _WalkedRun(NamedTuple):
     walk: Walk
     placed: Placed
     partials: _Partials | None
+
+    @property
+    def high_water(self) -> int:
+        """The run's events: its JSONL rows and the snapshots merged among them."""
+        return self.source.rows + len(self.placed)
 
 
 def _walk_run(
