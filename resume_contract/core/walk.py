@@ -21,13 +21,13 @@ from .hashes import repeated_hashes
 from .indexes import extend_shifted, sorted_unique
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation, Verdict
 from .table import ProjectorTable
+from .walk_loop import loop_for
 from .walk_reads import TRUE, OpenOperation, reads_of
 
 if TYPE_CHECKING:  # a walk without a store (a small ledger) never loads it
     from .operation_store import OperationStore
 
-# (state, event kind, names match) of every step a walk takes, when the caller asks for them.
-Trace = list[tuple[str, str, bool]]
+Trace = list[tuple[str, str, bool]]  # (state, event kind, names match) of every step taken, when asked for
 
 
 class Chunk(Protocol):
@@ -43,8 +43,7 @@ class Walk:
     """The projection as a walk that can be fed the committed events a piece at a time, in order.
 
     `project` feeds it a whole prefix at once; a ledger file is fed chunk by chunk, so a plan over a ledger of
-    any length holds its operations and the indexes of rows it leaves out, never the rows.
-    """
+    any length holds its operations and the indexes of rows it leaves out, never the rows."""
 
     def __init__(
         self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None,
@@ -82,7 +81,8 @@ class Walk:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
         if self.terminal_event_id is None:
             self._find_terminal(events, first_index)
-        self._walk(events, first_index)
+        loop = loop_for(self.reads, len(events)) if self.trace is None else None
+        (loop or Walk._walk)(self, events, first_index)
         if self.store is not None:
             self._store_settled()
 
@@ -97,6 +97,7 @@ class Walk:
         return where, rows
 
     def _walk(self, events: Sequence[Any], first_index: int) -> None:
+        """The generic loop: every event, any table (`walk_loop` compiles the common cases of one)."""
         table = self.table
         trace = self.trace
         reads = self.reads

@@ -32,7 +32,7 @@ class KindReads:
     A class is looked up in the table the first time it is seen (`learn`); after that, in `known`.
     """
 
-    __slots__ = ("known", "step", "table")
+    __slots__ = ("known", "loop", "step", "table", "walked")
 
     def __init__(self, table: ProjectorTable) -> None:
         self.table = table
@@ -41,6 +41,9 @@ class KindReads:
         # step, `proof.reference.MachineSteps`) is asked as it is, for the steps a walk takes and no others.
         steps = table.step
         self.step: Mapping[tuple[str, str, bool], tuple[str, str | None]] = dict(steps) if type(steps) in (dict, MappingProxyType) else steps
+        # The walk's loop compiled for the table (`walk_loop.loop_for`), once `walked` events were walked without it.
+        self.loop: Callable[[Any, Any, int], None] | None = None
+        self.walked = 0
 
     def learn(self, content_class: type) -> KindRead | None:
         read = self.known[content_class] = kind_read(self.table, content_class)

@@ -1,0 +1,146 @@
+"""`core.walk_loop`: the walk's compiled loop leaves a walk exactly as the generic loop does, on random ledgers fed
+whole or in pieces, with and without an operation store, with the content classes learned before compiling or
+not; and a table it cannot compile keeps the generic loop. Tool tests: the contract is the frozen spec's
+(tests/frozen_spec/), not spec/.
+
+The expected walk is the generic loop's (`Walk._walk`), which the conformance tests hold to the reference."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_properties import wire_ledgers
+
+from resume_contract.contract import Contract, load_generated
+from resume_contract.core import walk_loop
+from resume_contract.core.operation_store import OperationStore
+from resume_contract.core.walk import Walk
+from resume_contract.core.walk_reads import reads_of
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory: pytest.TempPathFactory, _frozen_outputs: dict[str, str]) -> Contract:
+    root = tmp_path_factory.mktemp("frozen")
+    for relative, text in _frozen_outputs.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return load_generated(root)
+
+
+def _events(contract: Contract, rows: list[dict[str, Any]]) -> list[Any]:
+    return [contract.model.decoder.decode(json.dumps(row)) for row in rows]
+
+
+def _state(walk: Walk) -> tuple[Any, ...]:
+    """Everything a walk holds once fed, as plain values."""
+    store = None if walk.store is None else [_stored(walk.store, index) for index in range(walk._next_index)]
+    return (
+        [(call_id, msgspec.structs.asdict(operation)) for call_id, operation in walk.operations.items()],
+        list(walk.not_replayed), walk.diagnostics, walk._next_index, walk._settled, list(walk._opened), walk._unopened,
+        walk.terminal_event_id, walk.terminal_index, store,
+    )
+
+
+def _stored(store: OperationStore, index: int) -> bytes | None:
+    try:
+        return store.record(index)
+    except (AssertionError, IndexError):  # not stored: still open in the walk
+        return None
+
+
+def _walked(contract: Contract, loop: walk_loop.Loop, events: list[Any], piece: int, with_store: bool, chunks_kept: bool) -> tuple[Any, ...]:
+    reads = reads_of(contract.table)
+    saved = reads.loop
+    reads.loop = loop
+    try:
+        walk = Walk(contract.table, store=OperationStore() if with_store else None, chunks_kept=chunks_kept)
+        for start in range(0, len(events), piece):
+            walk.feed(events[start : start + piece], start)
+    finally:
+        reads.loop = saved
+    return _state(walk)
+
+
+def _compiled(contract: Contract, learn_classes: bool) -> walk_loop.Loop:
+    """The table's loop, compiled after its walk learned every content class (or none: then only partial events
+    and the generic loop)."""
+    reads = reads_of(contract.table)
+    if learn_classes:
+        for cls in [*contract.model.module.CONTENT_KINDS.values(), type(msgspec.UNSET)]:
+            reads.learn(cls)
+    loop = walk_loop.compiled_loop(reads)
+    assert loop is not None
+    return loop
+
+
+@settings(max_examples=150, deadline=None)
+@given(wire_ledgers(max_size=60), st.sampled_from([1, 7, 1000]), st.booleans(), st.booleans(), st.booleans())
+def test_the_compiled_loop_walks_as_the_generic_loop(contract: Contract, rows: list[dict[str, Any]], piece: int, with_store: bool, chunks_kept: bool, learned: bool) -> None:
+    events = _events(contract, rows)
+    reads = reads_of(contract.table)
+    known = dict(reads.known)
+    try:
+        reads.known.clear()
+        loop = _compiled(contract, learned)
+        expected = _walked(contract, walk_loop._GENERIC, events, piece, with_store, chunks_kept)
+        assert _walked(contract, loop, events, piece, with_store, chunks_kept) == expected
+    finally:
+        reads.known.clear()
+        reads.known.update(known)
+
+
+def test_a_typical_ledger_takes_the_compiled_steps(contract: Contract) -> None:
+    # Calls answered in order, one failed, and text: the common cases the loop compiles; then an anomaly.
+    rows = []
+    for index in range(6):
+        rows.append({"id": f"c{index}", "ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t",
+                     "author": "agent", "role": "model", "content": {"kind": "function_call", "id": f"k{index}", "name": "w", "args": {}}})
+        result = {"kind": "function_response", "id": f"k{index}", "name": "w", "result": {}, **({"isError": True} if index == 2 else {})}
+        rows.append({**rows[-1], "id": f"r{index}", "author": "tool", "role": "tool", "content": result})
+        rows.append({**rows[-1], "id": f"t{index}", "author": "user", "role": "user", "content": {"kind": "text", "text": "x"}})
+    rows.append({**rows[4], "id": "again"})  # k1 answered twice: the first answer is superseded
+    events = _events(contract, rows)
+    loop = _compiled(contract, True)
+    generic_calls = []
+    original = Walk._walk
+
+    def counting(walk: Walk, events: Any, first_index: int) -> None:
+        generic_calls.append(len(events))
+        original(walk, events, first_index)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Walk, "_walk", counting)
+        walked = _walked(contract, loop, events, 1000, False, True)
+    assert generic_calls == [1]  # every event took a compiled step but the anomaly, walked alone
+    assert walked == _walked(contract, walk_loop._GENERIC, events, 1000, False, True)
+    assert [diagnostic.code for diagnostic in walked[2]] == ["duplicate_tool_result"] and walked[1] == [18]
+    assert [(call_id, operation["state"], operation["response_is_error"]) for call_id, operation in walked[0]] == [
+        (f"k{index}", "failed" if index == 2 else "succeeded", index == 2) for index in range(6)
+    ]
+
+
+def test_a_table_it_cannot_compile_keeps_the_generic_loop(contract: Contract) -> None:
+    table = contract.table
+    odd = msgspec.structs.replace(table, partial_attribute="partial-flag")
+    assert walk_loop.compiled_loop(reads_of(odd)) is None
+    stepped = msgspec.structs.replace(table, step=_Steps(table.step))
+    assert walk_loop.compiled_loop(reads_of(stepped)) is None
+
+
+def test_the_loop_is_compiled_once_enough_events_were_walked(contract: Contract, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = msgspec.structs.replace(contract.table)  # a table of its own: nothing compiled for it yet
+    reads = reads_of(table)
+    monkeypatch.setattr(walk_loop, "COMPILE_AFTER", 10)
+    assert walk_loop.loop_for(reads, 6) is None
+    assert walk_loop.loop_for(reads, 6) is not None
+    assert reads.loop is not None and reads.loop is not walk_loop._GENERIC
+
+
+class _Steps(dict):  # type: ignore[type-arg]  # a mapping that is not a plain dict, as the reference's
+    pass
+
