@@ -54,10 +54,10 @@ class JsonlWatch:
         if self._streams:
             self.completed.update(completed_streams(events, self._streams))
 
-    def placed(self, jsonl: Path, rows: int) -> Placed:
+    def placed(self, jsonl: str | Path, rows: int) -> Placed:
         """Once the whole JSONL of `rows` rows was shown: the snapshots the reference merges, where they go."""
         visible = [snapshot for snapshot in self.snapshots if snapshot.stream is None or snapshot.stream not in self.completed]
-        seen: dict[str, Path] = {}
+        seen: dict[str, str | Path] = {}
         for snapshot in visible:
             if snapshot.event_id in self.repeated or snapshot.event_id in seen:
                 other = jsonl if snapshot.event_id in self.repeated else seen[snapshot.event_id]

@@ -134,7 +134,7 @@ def _decode_chunk(path: StrPath, data: bytes, first_index: int, offset: int, mod
         counted = typed_keys(events, model)
         # The typed part of a row nests a few levels; only free JSON can nest deeper, and it needs the brackets:
         # a long free value sends the chunk to the line-by-line path, which checks depth before parsing.
-        if any(map((MAX_NESTING - _TYPED_DEPTH).__lt__, map(len, counted[1]))):
+        if max(map(len, counted[1]), default=0) > MAX_NESTING - _TYPED_DEPTH:
             events = None
     if events is not None:
         chunk = Chunk(first_index, offset, data, events)

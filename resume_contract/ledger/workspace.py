@@ -24,9 +24,10 @@ from ..errors import EscapesWorkspace, LedgerCorruption, LedgerMissing
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
 from .chunk import Chunk
-from .committed_file import LEDGER_NAME, open_committed
+from .committed_file import LEDGER_NAME, open_committed, path_text
 from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
+from .ids import check_ledger_id
 from .merge import JsonlWatch, MergedRows, Placed, merged
 from .reader import CommittedLedger
 from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
@@ -56,15 +57,15 @@ def read_run(
     contract = contract or active()
     run = (session_id, run_id)
     run_fd, path = _open_run(Path(workspace), session_id, run_id)
-    run_dir = path.parent
     try:
         _ledger_in(run_fd, path)
         ledger = read_ledger(path, refuse_live=refuse_live, run=run, directory_fd=run_fd, contract=contract)
-        partials = _partials_in(run_fd, run_dir / PARTIALS_DIR)
+        partials = _partials_in(run_fd, path)
     finally:
         os.close(run_fd)
     if partials is None:
         return ledger
+    run_dir = Path(path).parent
     try:
         snapshots = read_snapshots(partials, run_dir / PARTIALS_DIR, run, contract)
         if not snapshots:
@@ -130,13 +131,12 @@ def _walk_run(
 ) -> _WalkedRun:
     run = (session_id, run_id)
     run_fd, path = _open_run(workspace, session_id, run_id)
-    run_dir = path.parent
     try:
         _ledger_in(run_fd, path)
         watch: JsonlWatch | None = None
         refused: LedgerCorruption | None = None
         with open_committed(path, refuse_live=refuse_live, directory_fd=run_fd) as fd:
-            partials = _Partials.open_in(run_fd, run_dir / PARTIALS_DIR)
+            partials = _Partials.open_in(run_fd, path)
             if partials is not None:
                 try:
                     snapshots = read_snapshots(partials.fd, partials.directory, run, contract)
@@ -161,19 +161,21 @@ class _Partials:
         weakref.finalize(self, os.close, fd)
 
     @classmethod
-    def open_in(cls, run_fd: int, directory: Path) -> _Partials | None:
-        fd = _partials_in(run_fd, directory)
-        return None if fd is None else cls(fd, directory)
+    def open_in(cls, run_fd: int, ledger: str) -> _Partials | None:
+        fd = _partials_in(run_fd, ledger)
+        return None if fd is None else cls(fd, Path(ledger).parent / PARTIALS_DIR)
 
     def row(self, snapshot: Snapshot, run: tuple[str, str], contract: Contract) -> msgspec.Raw:
         return read_row(self.fd, self.directory, snapshot, run, contract)[1]
 
 
-def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]:
-    """A descriptor of the run's directory, and the path of its ledger: each step opened below the workspace,
-    never through a link, once (the ledger and the snapshots are then opened in it, where each would walk down
-    again)."""
-    path = ledger_path(workspace, session_id, run_id)  # (the ids checked)
+def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, str]:
+    """A descriptor of the run's directory, and the path of its ledger (as `str(ledger_path(...))` says it, made
+    without pathlib: an audit opens thousands): each step opened below the workspace, never through a link,
+    once (the ledger and the snapshots are then opened in it, where each would walk down again)."""
+    check_ledger_id("session", session_id)
+    check_ledger_id("run", run_id)
+    path = path_text(os.path.join(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME))
     steps = ("sessions", session_id, "runs", run_id)
     try:
         return open_directory(workspace, steps), path
@@ -182,15 +184,16 @@ def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, Path]
     return open_directory(workspace, steps), path  # every step is there now (it appeared meanwhile)
 
 
-def _partials_in(run_fd: int, directory: Path) -> int | None:
-    """A descriptor of the run's `runtime-partials/`, opened in its opened directory, or None when it has none."""
+def _partials_in(run_fd: int, ledger: str) -> int | None:
+    """A descriptor of the run's `runtime-partials/`, opened in its opened directory (that of `ledger`), or None
+    when it has none."""
     try:
-        return open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, directory)
+        return open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, os.path.join(os.path.dirname(ledger), PARTIALS_DIR))
     except FileNotFoundError:
         return None
 
 
-def _ledger_in(run_fd: int, path: Path) -> None:
+def _ledger_in(run_fd: int, path: str) -> None:
     """Raise LedgerMissing unless the run's directory (opened) holds its ledger, `path`."""
     try:
         os.lstat(LEDGER_NAME, dir_fd=run_fd)
