@@ -5,6 +5,7 @@ without an operation store (small chunks), with an expected high-water or none."
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -72,3 +73,36 @@ def test_a_run_with_snapshots_is_audited_with_the_high_water_of_its_merged_event
     summary = summarize((workspace, "s1", "r1", directory / "runtime-events.jsonl"))
     assert (summary.status, summary.high_water) == ("safe_replay", 3)
     assert plan_run(workspace, "s1", "r1").source_runtime_event_high_water == 3
+
+
+def test_runs_opened_in_their_kept_session_are_summarized_as_runs_opened_alone(tmp_path: Path) -> None:
+    # OpenSessions keeps sessions/<S>/runs/ open between runs: a run that is a link, a file, has no ledger or is
+    # missing, and a session that is a link, are each said as when every run is opened step by step.
+    from resume_contract.ledger.audit import discover
+    from resume_contract.ledger.workspace import OpenSessions
+
+    row = {"id": "e0", "ts": 0, "partial": False, "invocationId": "i", "turnId": "t", "author": "user", "role": "user",
+           "content": {"kind": "text", "text": "x"}}
+    for session in ("s1", "s2"):
+        for run in ("r1", "r2"):
+            ledger = tmp_path / "sessions" / session / "runs" / run / "runtime-events.jsonl"
+            ledger.parent.mkdir(parents=True)
+            ledger.write_text(json.dumps({**row, "sessionId": session, "runId": run}) + "\n")
+    (tmp_path / "sessions" / "s1" / "runs" / "r3").symlink_to(tmp_path / "sessions" / "s1" / "runs" / "r1")
+    (tmp_path / "sessions" / "s1" / "runs" / "r4").write_text("")
+    (tmp_path / "sessions" / "s2" / "runs" / "r5").mkdir()
+    (tmp_path / "sessions" / "s3").symlink_to(tmp_path / "sessions" / "s2")
+    jobs = discover(tmp_path).ledgers + [(tmp_path, "s3", "r1", tmp_path / "sessions" / "s3" / "runs" / "r1" / "runtime-events.jsonl"),
+                                         (tmp_path, "s2", "r9", tmp_path / "sessions" / "s2" / "runs" / "r9" / "runtime-events.jsonl")]
+    alone = [summarize(job) for job in jobs]
+    fds = len(os.listdir("/proc/self/fd"))
+    sessions = OpenSessions(tmp_path)
+    try:
+        kept = [summarize(job, None, None, sessions) for job in jobs]
+    finally:
+        sessions.close()
+    assert kept == alone
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert [summary.status for summary in alone] == ["safe_replay", "safe_replay", "unreadable", "unreadable", "safe_replay", "safe_replay",
+                                                     "unreadable", "unreadable", "unreadable"]
+    assert "symlink" in alone[2].error and "symlink" in alone[7].error

@@ -15,6 +15,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
+from msgspec import UNSET
 
 from .columns import column
 from .hashes import repeated_hashes
@@ -170,8 +171,9 @@ class Walk:
         table = self.table
         statuses = column("status")(events)
         flags = column(table.terminal_flag[0])(events)
-        if table.terminal_statuses.isdisjoint(statuses) and not any(flags):
-            return  # the common case, seen at C speed
+        # The common case, seen at C speed; most often both fields are absent everywhere (counted by identity).
+        if (statuses.count(UNSET) == len(statuses) or table.terminal_statuses.isdisjoint(statuses)) and (flags.count(UNSET) == len(flags) or not any(flags)):
+            return
         is_partial = attrgetter(table.partial_attribute)
         flag_key = table.terminal_flag[1]
         for index, event in enumerate(events):
@@ -341,20 +343,10 @@ class Walk:
 
 
 def _diagnostic(
-    table: ProjectorTable,
-    code: str,
-    *,
-    event_id: str | None = None,
-    tool_call_id: str | None = None,
-    tool_name: str | None = None,
-    detail: dict[str, Any] | None = None,
+    table: ProjectorTable, code: str, *, event_id: str | None = None, tool_call_id: str | None = None,
+    tool_name: str | None = None, detail: dict[str, Any] | None = None,
 ) -> Diagnostic:
     return Diagnostic(
-        code=code,
-        message=table.diagnostics[code][1],
-        event_id=event_id,
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        detail=detail,
+        code=code, message=table.diagnostics[code][1], event_id=event_id, tool_call_id=tool_call_id, tool_name=tool_name, detail=detail
     )
 

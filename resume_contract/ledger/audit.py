@@ -27,7 +27,7 @@ from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
 from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
-from .workspace import walk_run
+from .workspace import OpenSessions, walk_run
 
 CORRUPT = "corrupt"
 LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
@@ -106,12 +106,13 @@ def discover(workspace: Path) -> Discovery:
 _LINK = "a symlink inside the workspace; not followed, not read"
 
 
-def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTable | None = None) -> RunSummary:
+def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTable | None = None, sessions: OpenSessions | None = None) -> RunSummary:
     """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process); `open_files`, the
-    processes' open files scanned once for the whole audit (default: scanned for this run)."""
+    processes' open files scanned once for the whole audit (default: scanned for this run); `sessions`, the
+    session directory the audit keeps open (see `workspace.OpenSessions`)."""
     workspace, session_id, run_id, path = job
     try:
-        walk, high_water = walk_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract)
+        walk, high_water = walk_run(workspace, session_id, run_id, refuse_live=open_files or True, contract=contract, sessions=sessions)
         verdict = walk.verdict(high_water, None)
     except LedgerCorruption as error:
         return RunSummary(session_id, run_id, str(path), CORRUPT, error=str(error), corruption=error.kind)
@@ -136,7 +137,11 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
 
 
 def _summarize_chunk(jobs: list[Job], contract: Contract, open_files: OpenFileTable) -> list[RunSummary]:
-    return [summarize(job, contract, open_files) for job in jobs]
+    sessions = OpenSessions(jobs[0][0])
+    try:
+        return [summarize(job, contract, open_files, sessions) for job in jobs]
+    finally:
+        sessions.close()
 
 
 def _died(job: Job, cause: str) -> RunSummary:
@@ -160,11 +165,16 @@ def audit(
     total = len(jobs)
     done = 0
     if workers <= 1 or total <= 1:
-        for summary in (summarize(job, contract, open_files) for job in jobs):
-            done += 1
-            if on_progress:
-                on_progress(done, total)
-            yield summary
+        sessions = OpenSessions(jobs[0][0]) if jobs else None
+        try:
+            for summary in (summarize(job, contract, open_files, sessions) for job in jobs):
+                done += 1
+                if on_progress:
+                    on_progress(done, total)
+                yield summary
+        finally:
+            if sessions is not None:
+                sessions.close()
         return
     size = max(1, min(64, total // (workers * 8)))
     chunks = [jobs[start : start + size] for start in range(0, total, size)]

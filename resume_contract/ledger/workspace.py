@@ -106,12 +106,38 @@ def plan_run(
 
 
 def walk_run(
-    workspace: StrPath, session_id: str, run_id: str, *, refuse_live: bool | OpenFileTable = False, contract: Contract | None = None
+    workspace: StrPath, session_id: str, run_id: str, *, refuse_live: bool | OpenFileTable = False, contract: Contract | None = None,
+    sessions: OpenSessions | None = None,
 ) -> tuple[Walk, int]:
     """One run's walk, every event fed, and its high-water: what `plan_run` plans from, for a caller that wants
-    only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit)."""
-    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active())
+    only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit). `sessions`: the run
+    is opened in its session's `runs/` kept open there, if it is that workspace's."""
+    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active(), sessions)
     return walked.walk, walked.high_water
+
+
+class OpenSessions:
+    """The `sessions/<S>/runs/` directory of the session last asked for, kept open: an audit opens the runs of
+    a session one after another, each then one step below it rather than five (the workspace, `sessions/`,
+    `<S>`, `runs/`, `<R>`), every step opened as `_open_run` opens it, never through a link. Closed by `close`."""
+
+    def __init__(self, workspace: StrPath) -> None:
+        self.workspace = Path(workspace)
+        self._session: str | None = None
+        self._fd = -1
+
+    def runs_of(self, session_id: str) -> int:
+        """The open `runs/` of `session_id` (the id checked by the caller); raises OSError or EscapesWorkspace."""
+        if session_id != self._session:
+            self.close()
+            self._fd = open_directory(self.workspace, ("sessions", session_id, "runs"))
+            self._session = session_id
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._session, self._fd = None, -1
 
 
 class _WalkedRun(NamedTuple):
@@ -127,10 +153,11 @@ class _WalkedRun(NamedTuple):
 
 
 def _walk_run(
-    workspace: Path, session_id: str, run_id: str, refuse_live: bool | OpenFileTable, processes: int, chunk_bytes: int, contract: Contract
+    workspace: Path, session_id: str, run_id: str, refuse_live: bool | OpenFileTable, processes: int, chunk_bytes: int, contract: Contract,
+    sessions: OpenSessions | None = None,
 ) -> _WalkedRun:
     run = (session_id, run_id)
-    run_fd, path = _open_run(workspace, session_id, run_id)
+    run_fd, path = _open_run(workspace, session_id, run_id, sessions)
     try:
         _ledger_in(run_fd, path)
         watch: JsonlWatch | None = None
@@ -169,13 +196,19 @@ class _Partials:
         return read_row(self.fd, self.directory, snapshot, run, contract)[1]
 
 
-def _open_run(workspace: Path, session_id: str, run_id: str) -> tuple[int, str]:
+def _open_run(workspace: Path, session_id: str, run_id: str, sessions: OpenSessions | None = None) -> tuple[int, str]:
     """A descriptor of the run's directory, and the path of its ledger (as `str(ledger_path(...))` says it, made
     without pathlib: an audit opens thousands): each step opened below the workspace, never through a link,
-    once (the ledger and the snapshots are then opened in it, where each would walk down again)."""
+    once (the ledger and the snapshots are then opened in it, where each would walk down again); in `sessions`,
+    when it holds that workspace's."""
     check_ledger_id("session", session_id)
     check_ledger_id("run", run_id)
     path = path_text(os.path.join(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME))
+    if sessions is not None and sessions.workspace == workspace:
+        try:
+            return open_in(sessions.runs_of(session_id), run_id, os.O_RDONLY | os.O_DIRECTORY, os.path.dirname(path)), path
+        except (OSError, EscapesWorkspace):
+            pass  # opened step by step below, where what is missing, or a link, is said as it always was
     steps = ("sessions", session_id, "runs", run_id)
     try:
         return open_directory(workspace, steps), path
