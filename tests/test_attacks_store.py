@@ -322,19 +322,19 @@ def test_a_session_or_run_this_user_may_not_open_is_reported_and_the_rest_audite
     for session, run in (("s1", "denied"), ("s1", "ok"), ("s2", "any")):
         store.append(events.text(f"{session}-{run}", sessionId=session, runId=run))
     store.close()
-    listing, planning = Path.iterdir, audit_module.walk_run
+    listing, planning = os.listdir, audit_module.walk_run
 
-    def iterdir(self: Path):
-        if self == workspace / "sessions" / "s2" / "runs":
-            raise PermissionError(13, "Permission denied", str(self))
-        return listing(self)
+    def listdir(path):
+        if Path(path) == workspace / "sessions" / "s2" / "runs":
+            raise PermissionError(13, "Permission denied", str(path))
+        return listing(path)
 
     def walk_run(where, session_id, run_id, **options):
         if run_id == "denied":
             raise PermissionError(13, "Permission denied", run_id)  # as os.open names the step it opened in dir_fd
         return planning(where, session_id, run_id, **options)
 
-    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(os, "listdir", listdir)
     monkeypatch.setattr(audit_module, "walk_run", walk_run)
     code, out, _ = run_cli("plan", "--workspace", str(workspace), "--json", "--jobs", "1")
     lines = [json.loads(line) for line in out.splitlines()]

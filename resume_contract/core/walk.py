@@ -281,14 +281,13 @@ class Walk:
         if expected_high_water is not None and expected_high_water != high_water:
             detail = {EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water}
             diagnostics.insert(0, _diagnostic(table, table.high_water_diagnostic, detail=detail))
-        requires_verification = False
-        for call_id, operation in self.operations.items():
-            state = operation.state
-            if state in verification_states:
-                requires_verification = True
-            end_code = at_end.get(state)
-            if end_code is not None:
-                diagnostics.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
+        present = {operation.state for operation in self.operations.values()}  # (a few states, whatever the operations)
+        requires_verification = not verification_states.isdisjoint(present)
+        if not present.isdisjoint(at_end):
+            for call_id, operation in self.operations.items():
+                end_code = at_end.get(operation.state)
+                if end_code is not None:
+                    diagnostics.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"

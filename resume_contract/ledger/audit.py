@@ -52,7 +52,7 @@ class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
 VERIFY_LISTED = 5
 
 
-Job = tuple[Path, str, str, Path]  # (workspace, session id, run id, ledger path)
+Job = tuple[Path, str, str, "str | Path"]  # (workspace, session id, run id, ledger path: a str from `discover`)
 
 
 @dataclass(frozen=True)
@@ -84,22 +84,23 @@ def discover(workspace: Path) -> Discovery:
         runs = session_dir / "runs"
         try:
             linked = next((directory for directory in (session_dir, runs) if directory.is_symlink()), None)
-            run_dirs = sorted(runs.iterdir()) if linked is None and runs.is_dir() else []
+            run_ids = sorted(os.listdir(runs)) if linked is None and runs.is_dir() else []  # (the order of sorted Paths)
         except OSError as error:  # (a session this user may not search or list): it is unreadable, the rest audited
             unreadable.append(RunSummary(session_dir.name, "", str(runs), UNREADABLE, error=f"{runs}: cannot be listed: {error.strerror or error}"))
             continue
         if linked is not None:
             unreadable.append(RunSummary(session_dir.name, "", str(linked), UNREADABLE, error=f"{linked}: {_LINK}"))
             continue
-        for run_dir in run_dirs:
-            ledger = run_dir / LEDGER_NAME
+        session_id, listed = session_dir.name, str(runs)
+        for run_id in run_ids:
+            ledger = os.path.join(listed, run_id, LEDGER_NAME)  # str(runs / run_id / LEDGER_NAME), without pathlib
             try:
-                check_ledger_id("session", session_dir.name)
-                check_ledger_id("run", run_dir.name)
+                check_ledger_id("session", session_id)
+                check_ledger_id("run", run_id)
             except InvalidLedgerId as error:
                 skipped.append(f"{ledger}: {error}")
                 continue
-            ledgers.append((workspace, session_dir.name, run_dir.name, ledger))
+            ledgers.append((workspace, session_id, run_id, ledger))
     return Discovery(ledgers, skipped, unreadable)
 
 
@@ -120,7 +121,7 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except (OSError, EscapesWorkspace) as error:
         # Ours name their path; the system's name only the step that failed ("Permission denied: 'r1'").
-        said = str(error) if isinstance(error, ResumeContractError) else f"{path.parent}: {error.strerror or error}"
+        said = str(error) if isinstance(error, ResumeContractError) else f"{os.path.dirname(path)}: {error.strerror or error}"
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=said)
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
