@@ -99,6 +99,17 @@ def test_a_small_ledger_is_planned_and_repaired_without_the_heavy_modules(argume
     assert loaded_of(modules, ("argparse", "gettext")) == []  # the plain forms are read without it (quick_forms)
 
 
+def test_an_audit_in_one_process_loads_no_process_pool(tmp_path: Path) -> None:
+    # `plan --workspace W --jobs 1` plans every run in this process: concurrent.futures.process and multiprocessing
+    # (13 ms) are for an audit that starts workers.
+    run = tmp_path / "ws" / "sessions" / "s" / "runs" / "r"
+    run.mkdir(parents=True)
+    small_ledger(run / "runtime-events.jsonl")  # (its rows are session s, run r)
+    code, modules = modules_loaded(["plan", "--workspace", str(tmp_path / "ws"), "--jobs", "1"], tmp_path)
+    assert code == 0 and "resume_contract.ledger.audit" in modules
+    assert loaded_of(modules, ("concurrent.futures.process", "multiprocessing")) == []
+
+
 # Lighter, but a bare file's plan needs none of them: OpenSSL (the spec's identity is hashed without it), shutil
 # (argparse's help width), threading, weakref and dataclasses (defining a dataclass costs a millisecond), zlib
 # (the operation store's full blocks), and the verdicts of a project.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from ..errors import (
     LedgerMissing,
     ResumeContractError,
 )
-from ..system.interrupts import stoppable_pool
 from ..system.open_files import OpenFileTable
 from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
@@ -177,6 +175,10 @@ def audit(
             if sessions is not None:
                 sessions.close()
         return
+    from concurrent.futures.process import BrokenProcessPool  # (a pool's: an audit in one process never loads it)
+
+    from ..system.interrupts import stoppable_pool
+
     size = max(1, min(64, total // (workers * 8)))
     chunks = [jobs[start : start + size] for start in range(0, total, size)]
     first = 0  # the first chunk not yet yielded
@@ -207,6 +209,10 @@ def audit(
 
 
 def _alone(job: Job, contract: Contract, open_files: OpenFileTable) -> RunSummary:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ..system.interrupts import stoppable_pool
+
     with stoppable_pool(1) as pool:
         try:
             return pool.submit(_summarize_chunk, [job], contract, open_files).result()[0]
