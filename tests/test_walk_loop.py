@@ -78,10 +78,18 @@ def _compiled(contract: Contract, learn_classes: bool) -> walk_loop.Loop:
     return loop
 
 
+# What a row may hold besides its content: nothing, a status (terminal or not), or actions that end the invocation
+# (the terminal flag) or do not.
+_EXTRAS = st.sampled_from([{}, {}, {}, {"status": "streaming"}, {"status": "completed"}, {"actions": {"endInvocation": True}},
+                           {"actions": {"endInvocation": False}}, {"actions": {}}, {"actions": {"other": 1}}])
+
+
 @settings(max_examples=150, deadline=None)
-@given(wire_ledgers(max_size=60), st.sampled_from([1, 7, 1000]), st.booleans(), st.booleans(), st.booleans())
-def test_the_compiled_loop_walks_as_the_generic_loop(contract: Contract, rows: list[dict[str, Any]], piece: int, with_store: bool, chunks_kept: bool, learned: bool) -> None:
-    events = _events(contract, rows)
+@given(wire_ledgers(max_size=60), st.lists(_EXTRAS, min_size=60, max_size=60), st.sampled_from([1, 7, 1000]), st.booleans(), st.booleans(), st.booleans())
+def test_the_compiled_loop_walks_as_the_generic_loop(
+    contract: Contract, rows: list[dict[str, Any]], extras: list[dict[str, Any]], piece: int, with_store: bool, chunks_kept: bool, learned: bool
+) -> None:
+    events = _events(contract, [{**row, **extra} for row, extra in zip(rows, extras)])
     reads = reads_of(contract.table)
     known = dict(reads.known)
     try:
@@ -122,6 +130,30 @@ def test_a_typical_ledger_takes_the_compiled_steps(contract: Contract) -> None:
     assert [(call_id, operation["state"], operation["response_is_error"]) for call_id, operation in walked[0]] == [
         (f"k{index}", "failed" if index == 2 else "succeeded", index == 2) for index in range(6)
     ]
+
+
+@pytest.mark.parametrize("marker", [{"actions": {"endInvocation": True}}, {"status": "completed"}], ids=["flag", "status"])
+def test_a_terminal_event_met_by_the_compiled_loop_ends_the_run_as_in_the_generic_loop(contract: Contract, marker: dict[str, Any]) -> None:
+    # The compiled loop finds the terminal event as it comes to it (the generic walk, before walking the piece): the
+    # events after it are each diagnosed (tests/frozen_spec/spec/projector.yaml: event_after_terminal).
+    head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "author": "agent", "role": "model"}
+    call = {"kind": "function_call", "id": "k", "name": "w", "args": {}}
+    rows = [
+        {**head, "id": "call", "content": call},
+        {**head, "id": "not-yet", "actions": {"endInvocation": False}, "content": {"kind": "text", "text": "x"}},
+        {**head, "id": "end", **marker, "content": {"kind": "text", "text": "x"}},
+        {**head, "id": "result", "content": {"kind": "function_response", "id": "k", "name": "w", "result": {}}},
+        {**head, "id": "late", "content": {"kind": "text", "text": "x"}},
+    ]
+    events = _events(contract, rows)
+    loop = _compiled(contract, True)
+    for piece in (1, 2, 5):
+        walked = _walked(contract, loop, events, piece, False, True)
+        assert walked == _walked(contract, walk_loop._GENERIC, events, piece, False, True)
+        assert walked[7] == "end" and walked[8] == 2
+        assert [(diagnostic.code, diagnostic.event_id) for diagnostic in walked[2]] == [
+            ("event_after_terminal", "result"), ("event_after_terminal", "late")
+        ]
 
 
 def test_a_table_it_cannot_compile_keeps_the_generic_loop(contract: Contract) -> None:

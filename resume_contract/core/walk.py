@@ -80,10 +80,13 @@ class Walk:
 
     def feed(self, events: Sequence[Any], first_index: int) -> None:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
-        if self.terminal_event_id is None:
-            self._find_terminal(events, first_index)
         loop = loop_for(self.reads, len(events)) if self.trace is None else None
-        (loop or Walk._walk)(self, events, first_index)
+        if loop is not None:
+            loop(self, events, first_index)  # (which finds the terminal event as it comes to it)
+        else:
+            if self.terminal_event_id is None:
+                self._find_terminal(events, first_index)
+            self._walk(events, first_index)
         if self.store is not None:
             self._store_settled()
 

@@ -6,10 +6,12 @@ looks its step up by (state, event kind, names match). Compiled, the class is co
 attributes are read in place, a call that opens a new operation takes a step known when compiling, and a
 result takes its step from a dict keyed by the state alone: about 60% of the generic loop's time (37
 against 63 microseconds for 200 events). Only the common cases are compiled: a partial event, a call that
-opens an operation, a result that settles one without an anomaly, and a content kind the walk does not read.
-Any other event (after the terminal one, a repeated call id, a result for no call or for another tool, an
-anomaly, a class first seen after compiling) is handed to the generic loop, alone, so the two cannot
-disagree on it. Only plain ASCII identifiers are compiled; a table naming anything else keeps the generic
+opens an operation, a result that settles one without an anomaly, and a content kind the walk does not read,
+of an event with neither a status nor the terminal flag's field. Any other event (one that may be terminal,
+any after the terminal one, a repeated call id, a result for no call or for another tool, an anomaly, a
+class first seen after compiling) is handed to the generic loop, alone, after `Walk._find_terminal` looked
+at it (the generic walk looks for the terminal event in each piece before walking it; the compiled loop as it
+comes to each event that may be it), so the two cannot disagree on it. Only plain ASCII identifiers are compiled; a table naming anything else keeps the generic
 loop, as does a walk that traces its steps or asks a state machine for them (`KindReads.step` not a dict).
 tests/test_walk_loop.py holds the two loops equal.
 """
@@ -41,7 +43,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
     if type(step) is not dict:
         return None
     states = {state for state, _, _ in step}
-    namespace: dict[str, Any] = {"OpenOperation": OpenOperation, "Raw": msgspec.Raw}
+    namespace: dict[str, Any] = {"OpenOperation": OpenOperation, "Raw": msgspec.Raw, "UNSET": msgspec.UNSET}
     namespace["SKIPPED"] = frozenset(cls for cls, read in reads.known.items() if read is None)
     branches: list[str] = []
     for number, (cls, read) in enumerate((cls, read) for cls, read in reads.known.items() if read is not None):
@@ -61,7 +63,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
             namespace[f"STEPS{number}"] = _by_state(step, states, kind_ok)
             if kind_error is not None:
                 namespace[f"STEPS{number}_FAILED"] = _by_state(step, states, kind_error)
-    if not table.partial_attribute.isascii() or not table.partial_attribute.isidentifier():
+    if not all(name.isascii() and name.isidentifier() for name in (table.partial_attribute, table.terminal_flag[0])):
         return None
     lines = [
         "def loop(walk, events, first_index):",
@@ -80,15 +82,18 @@ def compiled_loop(reads: KindReads) -> Loop | None:
         f"        if event.{table.partial_attribute}:",
         "            not_replayed.append(index)",
         "            continue",
-        "        if index <= terminal_index:",
+        f"        if index <= terminal_index and event.status is UNSET and event.{table.terminal_flag[0]} is UNSET:",
         "            content = event.content",
         "            cls = type(content)",
         *("    " + line for line in branches),
         f"            {'elif' if branches else 'if'} cls in SKIPPED:",
         "                continue",
         "        walk._next_index = next_index",  # anything else: the generic loop, for this event alone
+        "        if walk.terminal_event_id is None:",
+        "            walk._find_terminal((event,), index)",
         "        walk._walk((event,), index)",
         "        next_index = walk._next_index",
+        "        terminal_index = walk.terminal_index",
         "    walk._next_index = next_index",
     ]
     try:
