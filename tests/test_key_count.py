@@ -88,29 +88,35 @@ def _free_of(event: Event) -> list[bytes]:
 
 
 def _counters() -> list[key_count.KeyCounter]:
+    """The generic form; the compiled one; and the compiled one with its content classes in another order: that of
+    a sample holding the model's last class most often."""
     counting = _counting_of(mi.type_info(Event))  # type: ignore[arg-type]
     compiled = compiled_counter(counting)
-    assert compiled is not None
-    return [_generic(counting), compiled]
+    reordered = compiled_counter(counting, [event for event in EVENTS if isinstance(event.content, Failure)] * 9 + EVENTS)
+    assert compiled is not None and reordered is not None
+    return [_generic(counting), compiled, reordered]
+
+
+FORMS = ["generic", "compiled", "compiled, reordered"]
 
 
 EVENTS = [msgspec.json.decode(row, type=Event) for row in ROWS]
 EXPECTED_FREE = [raw for event in EVENTS for raw in _free_of(event)]
 
 
-@pytest.mark.parametrize("form", ["generic", "compiled"])
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("index", range(len(ROWS)))
 def test_each_row_counts_the_keys_it_wrote_outside_its_free_json(form: str, index: int) -> None:
-    count = _counters()[["generic", "compiled"].index(form)]
+    count = _counters()[FORMS.index(form)]
     free: list[Raw] = []
     expected = _keys_in(ROWS[index]) - sum(map(_keys_in, _free_of(EVENTS[index])))
     assert count([EVENTS[index]], free) == expected
     assert sorted(map(bytes, free)) == sorted(_free_of(EVENTS[index]))
 
 
-@pytest.mark.parametrize("form", ["generic", "compiled"])
+@pytest.mark.parametrize("form", FORMS)
 def test_a_list_of_mixed_rows_counts_their_sum_and_gathers_all_their_free_json(form: str) -> None:
-    count = _counters()[["generic", "compiled"].index(form)]
+    count = _counters()[FORMS.index(form)]
     free: list[Raw] = []
     assert count(EVENTS * 3, free) == 3 * sum(_keys_in(row) for row in ROWS) - 3 * sum(map(_keys_in, EXPECTED_FREE))
     assert sorted(map(bytes, free)) == sorted(EXPECTED_FREE * 3)
@@ -128,7 +134,7 @@ def test_a_row_that_repeats_a_key_decodes_to_one_key_fewer_than_it_wrote() -> No
 def test_the_counter_compiles_once_it_has_counted_compile_after_structs(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[object] = []
     monkeypatch.setattr(key_count, "COMPILE_AFTER", 2 * len(EVENTS))
-    monkeypatch.setattr(key_count, "compiled_counter", lambda counting: compiled.append(counting) or compiled_counter(counting))
+    monkeypatch.setattr(key_count, "compiled_counter", lambda counting, sample=None: compiled.append(counting) or compiled_counter(counting, sample))
     count = key_count.key_counter(mi.type_info(Event))  # type: ignore[arg-type]
     assert count is not None
     expected = sum(_keys_in(row) for row in ROWS) - sum(map(_keys_in, EXPECTED_FREE))

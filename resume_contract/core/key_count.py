@@ -12,10 +12,11 @@ joins it whole). tests/test_key_count.py holds the two forms equal.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from itertools import chain
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import Any
 
 import msgspec.inspect as mi
@@ -63,7 +64,7 @@ def key_counter(struct: mi.StructType) -> KeyCounter | None:
             counted += len(values)
             if counted < COMPILE_AFTER:
                 return generic(values, free)
-            compiled = compiled_counter(counting) or generic
+            compiled = compiled_counter(counting, values) or generic
         return compiled(values, free)
 
     return count
@@ -131,14 +132,16 @@ def _generic(counting: _Counting) -> KeyCounter:
     return count
 
 
-def compiled_counter(counting: _Counting) -> KeyCounter | None:
+def compiled_counter(counting: _Counting, sample: list[Any] | None = None) -> KeyCounter | None:
     """The counter as one loop over the structs, compiled from source naming each field; None when a name is not
-    a plain ASCII identifier (or is a keyword): only such names, fixed statements and integers are compiled."""
+    a plain ASCII identifier (or is a keyword): only such names, fixed statements and integers are compiled. The
+    loop compares a struct's nested struct with each class it may be in turn: most often held in `sample` (structs
+    of the model) first."""
     classes: dict[type, str] = {}
     always, looked_at = counting
     lines = ["def count(values, free):", f"    total = {always} * len(values)", "    append = free.append", "    for value in values:"]
     try:
-        lines += _statements(looked_at, "value", 0, classes, "        ")
+        lines += _statements(_most_held_first(looked_at, sample or []), "value", 0, classes, "        ")
     except ValueError:
         return None
     lines.append("    return total")
@@ -178,6 +181,18 @@ def _statements(looked_at: list[_LookAt], owner: str, depth: int, classes: dict[
                 lines.append(f"{inner}    total += {nested_always}")
                 lines += _statements(nested_looked_at, held, depth + 1, classes, inner + "    ")
     return lines
+
+
+def _most_held_first(looked_at: list[_LookAt], sample: list[Any]) -> list[_LookAt]:
+    """The fields looked at, each nested one's classes ordered by how many of the sample's structs hold them there
+    (ties in the model's order)."""
+    ordered: list[_LookAt] = []
+    for name, optional, nested, is_dict, shape in looked_at:
+        if nested and sample:
+            held = Counter(map(type, map(attrgetter(name), sample)))
+            nested = dict(sorted(nested.items(), key=lambda item: -held[item[0]]))
+        ordered.append((name, optional, nested, is_dict, shape))
+    return ordered
 
 
 def free_shape(kind: mi.Type) -> str | None:
