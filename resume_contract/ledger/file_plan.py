@@ -32,9 +32,12 @@ from .reader import RunIdentity, scan_ledger
 class PlannedFile:
     """A descriptor of the planned ledger, where its chunks start, and what it looked like when planned."""
 
-    def __init__(self, path: StrPath, fd: int) -> None:
+    def __init__(self, path: StrPath, fd: int, *, kept: bool = True) -> None:
         self.path = path
-        self.fd = os.dup(fd)  # closed with the last plan that reads from it (`__del__`)
+        # Kept: a duplicate, closed with the last plan that reads from it (`__del__`). Not kept (a walk whose rows
+        # are never read back, the audit's): `fd` itself, read only while its opener keeps it open.
+        self.fd = os.dup(fd) if kept else fd
+        self._owned = kept
         stat = os.fstat(self.fd)
         self.identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         self.read_at = file_reader(self.fd)
@@ -48,7 +51,7 @@ class PlannedFile:
     def __del__(self, close: Callable[[int], None] = os.close) -> None:
         # A finalizer rather than weakref.finalize, which costs every plan the import of `weakref`. `close` is
         # bound here: at interpreter exit the module's globals may be gone.
-        if hasattr(self, "fd"):
+        if getattr(self, "_owned", False):
             close(self.fd)
 
     def held_as_json(self) -> bytes:

@@ -112,7 +112,7 @@ def walk_run(
     """One run's walk, every event fed, and its high-water: what `plan_run` plans from, for a caller that wants
     only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit). `sessions`: the run
     is opened in its session's `runs/` kept open there, if it is that workspace's."""
-    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active(), sessions)
+    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active(), sessions, rows_read=False)
     return walked.walk, walked.high_water
 
 
@@ -154,8 +154,9 @@ class _WalkedRun(NamedTuple):
 
 def _walk_run(
     workspace: Path, session_id: str, run_id: str, refuse_live: bool | OpenFileTable, processes: int, chunk_bytes: int, contract: Contract,
-    sessions: OpenSessions | None = None,
+    sessions: OpenSessions | None = None, *, rows_read: bool = True,
 ) -> _WalkedRun:
+    """The run walked; with `rows_read`, its source kept open for its rows to be read back (`plan_run`)."""
     run = (session_id, run_id)
     run_fd, path = _open_run(workspace, session_id, run_id, sessions)
     try:
@@ -170,7 +171,7 @@ def _walk_run(
                 except LedgerCorruption as corruption:
                     refused, snapshots = corruption, []  # reported once the JSONL is found sound: its corruption comes first
                 watch = JsonlWatch(snapshots) if snapshots else None
-            source = PlannedFile(path, fd)
+            source = PlannedFile(path, fd, kept=rows_read)
             walk = walk_ledger(source, run, chunk_bytes, processes, contract, watch)
     finally:
         os.close(run_fd)
@@ -220,8 +221,15 @@ def _open_run(workspace: Path, session_id: str, run_id: str, sessions: OpenSessi
 def _partials_in(run_fd: int, ledger: str) -> int | None:
     """A descriptor of the run's `runtime-partials/`, opened in its opened directory (that of `ledger`), or None
     when it has none."""
+    flags = os.O_RDONLY | os.O_DIRECTORY
     try:
-        return open_in(run_fd, PARTIALS_DIR, os.O_RDONLY | os.O_DIRECTORY, os.path.join(os.path.dirname(ledger), PARTIALS_DIR))
+        return os.open(PARTIALS_DIR, flags | os.O_NOFOLLOW, dir_fd=run_fd)  # (most runs have none)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:  # opened again, where a link is refused and named (`open_in`); any other error as it comes
+        return open_in(run_fd, PARTIALS_DIR, flags, os.path.join(os.path.dirname(ledger), PARTIALS_DIR))
     except FileNotFoundError:
         return None
 

@@ -64,7 +64,9 @@ class OpenFileTable(msgspec.Struct, frozen=True):
     def writers_of(self, status: os.stat_result, *, except_own: int | None = None) -> tuple[Writer, ...]:
         """The processes holding the file of `status` open for writing; `except_own`, a descriptor of this process's
         that is not counted (the one `repair` itself writes through)."""
-        writers = self.writers.get((status.st_dev, status.st_ino), ())
+        writers = self.writers.get((status.st_dev, status.st_ino))
+        if writers is None:
+            return ()  # (nearly every file)
         return tuple(writer for writer in writers if (writer.pid, writer.descriptor) != (os.getpid(), except_own))
 
 
