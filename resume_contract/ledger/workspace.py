@@ -112,7 +112,8 @@ def walk_run(
     """One run's walk, every event fed, and its high-water: what `plan_run` plans from, for a caller that wants
     only the verdict (`Walk.verdict`), not the operations and rows (the workspace audit). `sessions`: the run
     is opened in its session's `runs/` kept open there, if it is that workspace's."""
-    walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active(), sessions, rows_read=False)
+    where = workspace if isinstance(workspace, Path) else Path(workspace)  # (the audit's, for `sessions is`)
+    walked = _walk_run(where, session_id, run_id, refuse_live, 1, CHUNK_BYTES, contract or active(), sessions, rows_read=False)
     return walked.walk, walked.high_water
 
 
@@ -122,7 +123,7 @@ class OpenSessions:
     `<S>`, `runs/`, `<R>`), every step opened as `_open_run` opens it, never through a link. Closed by `close`."""
 
     def __init__(self, workspace: StrPath) -> None:
-        self.workspace = Path(workspace)
+        self.workspace = workspace if isinstance(workspace, Path) else Path(workspace)
         self._session: str | None = None
         self._fd = -1
 
@@ -205,9 +206,9 @@ def _open_run(workspace: Path, session_id: str, run_id: str, sessions: OpenSessi
     check_ledger_id("session", session_id)
     check_ledger_id("run", run_id)
     path = path_text(os.path.join(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME))
-    if sessions is not None and sessions.workspace == workspace:
+    if sessions is not None and (sessions.workspace is workspace or sessions.workspace == workspace):
         try:
-            return open_in(sessions.runs_of(session_id), run_id, os.O_RDONLY | os.O_DIRECTORY, os.path.dirname(path)), path
+            return os.open(run_id, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=sessions.runs_of(session_id)), path
         except (OSError, EscapesWorkspace):
             pass  # opened step by step below, where what is missing, or a link, is said as it always was
     steps = ("sessions", session_id, "runs", run_id)
