@@ -84,7 +84,7 @@ _EXTRAS = st.sampled_from([{}, {}, {}, {"status": "streaming"}, {"status": "comp
                            {"actions": {"endInvocation": False}}, {"actions": {}}, {"actions": {"other": 1}}])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)  # (as many examples as the profile gives: 150 in CI, HYPOTHESIS_PROFILE=long for more)
 @given(wire_ledgers(max_size=60), st.lists(_EXTRAS, min_size=60, max_size=60), st.sampled_from([1, 7, 1000]), st.booleans(), st.booleans(), st.booleans())
 def test_the_compiled_loop_walks_as_the_generic_loop(
     contract: Contract, rows: list[dict[str, Any]], extras: list[dict[str, Any]], piece: int, with_store: bool, chunks_kept: bool, learned: bool
