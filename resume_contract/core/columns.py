@@ -52,11 +52,17 @@ def compiled_function(argument: str, expression: str, names: list[str]) -> Calla
     argument) is a plain ASCII identifier; None when one is not, or is a keyword."""
     if not all(name.isascii() and name.isidentifier() for name in names):
         return None
-    namespace: dict[str, Any] = {}
-    try:
-        exec(f"def function({argument}):\n    return {expression}\n", namespace)  # checked identifiers only
-    except SyntaxError:  # a keyword
-        return None
-    function: Callable[[Any], Any] = namespace["function"]
+    function: Callable[[Any], Any] | None = compiled_source(f"def function({argument}):\n    return {expression}\n", {}, "function")
     return function
+
+
+def compiled_source(source: str, namespace: dict[str, Any], name: str) -> Any:
+    """The function `name` that `source` defines, executed in `namespace`; None when it does not compile (a name
+    in it is a keyword). The one place generated source runs: its callers build it from checked plain ASCII
+    identifiers, fixed statements and integers only, and pass every other value in `namespace`."""
+    try:
+        exec(source, namespace)
+    except SyntaxError:
+        return None
+    return namespace[name]
 

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec.inspect as mi
 from msgspec import UNSET
 
-from .columns import column
+from .columns import column, compiled_source
 
 KeyCounter = Callable[[list[Any], list[Any]], int]  # (structs of one class, free) -> their keys; free JSON appended to `free`
 
@@ -146,11 +146,7 @@ def compiled_counter(counting: _Counting, sample: list[Any] | None = None) -> Ke
         return None
     lines.append("    return total")
     namespace: dict[str, Any] = {"UNSET": UNSET, **{name: cls for cls, name in classes.items()}}
-    try:
-        exec("\n".join(lines) + "\n", namespace)  # checked identifiers only
-    except SyntaxError:  # a keyword
-        return None
-    counter: KeyCounter = namespace["count"]
+    counter: KeyCounter | None = compiled_source("\n".join(lines) + "\n", namespace, "count")
     return counter
 
 

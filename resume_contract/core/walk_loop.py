@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .columns import compiled_source
 from .walk_reads import OpenOperation
 
 if TYPE_CHECKING:
@@ -96,11 +97,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
         "        terminal_index = walk.terminal_index",
         "    walk._next_index = next_index",
     ]
-    try:
-        exec("\n".join(lines) + "\n", namespace)  # checked identifiers only
-    except SyntaxError:  # a keyword
-        return None
-    loop: Loop = namespace["loop"]
+    loop: Loop | None = compiled_source("\n".join(lines) + "\n", namespace, "loop")
     return loop
 
 
