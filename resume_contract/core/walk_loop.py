@@ -1,19 +1,23 @@
 """The walk's loop compiled for one table: what `walk.Walk` does with each event, for the events most ledgers
 hold, in one interpreted loop whose source names each tool content class and attribute.
 
-The generic loop (`Walk._walk`) reads a tool event through a lookup of its class and a function call, and
-looks its step up by (state, event kind, names match). Compiled, the class is compared by identity, its
-attributes are read in place, a call that opens a new operation takes a step known when compiling, and a
-result takes its step from a dict keyed by the state alone: about 60% of the generic loop's time (37
-against 63 microseconds for 200 events). Only the common cases are compiled: a partial event, a call that
-opens an operation, a result that settles one without an anomaly, and a content kind the walk does not read,
-of an event with neither a status nor the terminal flag's field. Any other event (one that may be terminal,
-any after the terminal one, a repeated call id, a result for no call or for another tool, an anomaly, a
-class first seen after compiling) is handed to the generic loop, alone, after `Walk._find_terminal` looked
-at it (the generic walk looks for the terminal event in each piece before walking it; the compiled loop as it
-comes to each event that may be it), so the two cannot disagree on it. Only plain ASCII identifiers are compiled; a table naming anything else keeps the generic
-loop, as does a walk that traces its steps or asks a state machine for them (`KindReads.step` not a dict).
-tests/test_walk_loop.py holds the two loops equal.
+The generic loop (`Walk._walk`) reads a tool event through a lookup of its class and a function call, and looks
+its step up by (state, event kind, names match). Compiled, the class is compared by identity, its attributes
+are read in place, a call that opens a new operation takes a step known when compiling, and a result takes its
+step from a dict keyed by the state alone: about 60% of the generic loop's time (37 against 63 microseconds for
+200 events).
+
+Only the common cases are compiled: a partial event; and, for an event with neither a status nor the terminal
+flag's field, a call that opens an operation, a result that settles one without an anomaly, and a content kind
+the walk does not read. Any other event (one that may be terminal, any after the terminal one, a repeated call
+id, a result for no call or for another tool, an anomaly, a class first seen after compiling) is handed to the
+generic loop, alone, after `Walk._find_terminal` looked at it, so the two cannot disagree on it. (The generic
+walk looks for the terminal event in each piece before walking it; the compiled loop, as it comes to each
+event that may be it.)
+
+Only plain ASCII identifiers are compiled; a table naming anything else keeps the generic loop, as does a walk
+that traces its steps or asks a state machine for them (`KindReads.step` not a dict). tests/test_walk_loop.py
+holds the two loops equal.
 """
 
 from __future__ import annotations

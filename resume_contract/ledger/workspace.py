@@ -120,7 +120,9 @@ def walk_run(
 class OpenSessions:
     """The `sessions/<S>/runs/` directory of the session last asked for, kept open: an audit opens the runs of
     a session one after another, each then one step below it rather than five (the workspace, `sessions/`,
-    `<S>`, `runs/`, `<R>`), every step opened as `_open_run` opens it, never through a link. Closed by `close`."""
+    `<S>`, `runs/`, `<R>`), every step opened as `_open_run` opens it, never through a link. Closed by `close`.
+    (A session directory renamed while its runs are audited is read where it was when opened, as a run's own
+    directory always was once opened.)"""
 
     def __init__(self, workspace: StrPath) -> None:
         self.workspace = workspace if isinstance(workspace, Path) else Path(workspace)
