@@ -24,14 +24,13 @@ from ..errors import EscapesWorkspace, LedgerCorruption, LedgerMissing
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, StrPath
 from .chunk import Chunk
-from .committed_file import LEDGER_NAME, open_committed, path_text
+from .committed_file import LEDGER_NAME, open_committed
 from .containment import check_contained, open_directory, open_in
 from .file_plan import LedgerRows, PlannedFile, walk_ledger
-from .ids import check_ledger_id
 from .merge import JsonlWatch, MergedRows, Placed, merged
 from .reader import CommittedLedger
 from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
-from .store import ledger_path, read_ledger
+from .store import ledger_path, ledger_text, read_ledger
 
 
 def run_directory(workspace: StrPath, session_id: str, run_id: str) -> Path:
@@ -201,13 +200,10 @@ class _Partials:
 
 
 def _open_run(workspace: Path, session_id: str, run_id: str, sessions: OpenSessions | None = None) -> tuple[int, str]:
-    """A descriptor of the run's directory, and the path of its ledger (as `str(ledger_path(...))` says it, made
-    without pathlib: an audit opens thousands): each step opened below the workspace, never through a link,
-    once (the ledger and the snapshots are then opened in it, where each would walk down again); in `sessions`,
-    when it holds that workspace's."""
-    check_ledger_id("session", session_id)
-    check_ledger_id("run", run_id)
-    path = path_text(os.path.join(workspace, "sessions", session_id, "runs", run_id, LEDGER_NAME))
+    """A descriptor of the run's directory, and the path of its ledger (`ledger_text`, the ids checked): each step
+    opened below the workspace, never through a link, once (the ledger and the snapshots are then opened in it,
+    where each would walk down again); in `sessions`, when it holds that workspace's."""
+    path = ledger_text(workspace, session_id, run_id)
     if sessions is not None and (sessions.workspace is workspace or sessions.workspace == workspace):
         try:
             return os.open(run_id, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=sessions.runs_of(session_id)), path
