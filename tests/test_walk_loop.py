@@ -156,6 +156,21 @@ def test_a_terminal_event_met_by_the_compiled_loop_ends_the_run_as_in_the_generi
         ]
 
 
+def test_both_loops_record_the_hash_the_walk_module_gives(contract: Contract, monkeypatch: pytest.MonkeyPatch) -> None:
+    # tests/test_properties.py forces every call id to collide through `walk.hash`; the compiled loop must record
+    # what the generic one does (it takes the walk's own `call_id_hash`), or a walk mixing the two misses suspects.
+    from resume_contract.core import walk as walk_module
+
+    monkeypatch.setattr(walk_module, "hash", lambda value: 7, raising=False)
+    head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "author": "agent", "role": "model"}
+    rows = [{**head, "id": f"e{n}", "content": {"kind": "function_call", "id": f"k{n}", "name": "w", "args": {}}} for n in range(3)]
+    events = _events(contract, rows)
+    loop = _compiled(contract, True)
+    walked = _walked(contract, loop, events, 1000, True, True)
+    assert walked == _walked(contract, walk_loop._GENERIC, events, 1000, True, True)
+    assert walked[5] == [7, 7, 7]
+
+
 def test_a_table_it_cannot_compile_keeps_the_generic_loop(contract: Contract) -> None:
     table = contract.table
     odd = msgspec.structs.replace(table, partial_attribute="partial-flag")

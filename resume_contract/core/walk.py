@@ -67,6 +67,7 @@ class Walk:
         self.keep = keep
         self._settled: list[str] = []
         self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
+        self.call_id_hash = hash  # that hash, as this module names it: the compiled loop (`walk_loop`) records the same
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations

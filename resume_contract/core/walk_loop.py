@@ -78,6 +78,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
         "    settled = walk._settled",
         "    not_replayed = walk.not_replayed",
         "    opened = walk._opened.append if walk.store is not None else None",
+        "    hash = walk.call_id_hash",
         "    copy_arguments = walk.copy_arguments",
         "    terminal_index = walk.terminal_index",
         "    next_index = walk._next_index",
