@@ -26,15 +26,20 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     live = [run for run in report.runs if run.outcome == "live"]
     refused = [run for run in report.runs if run.outcome == "refused"]
     corrupt = [run for run in report.runs if run.outcome == "corrupt"]
+    claims = report.claims  # claims whose run was never created (they stand), and claims that cannot be read
     if args.format == "json":
-        out.write(json.dumps({"checked": report.checked, "runs": [run.as_json() for run in report.runs], "contract": contract.identity.as_json()}) + "\n")
+        out.write(json.dumps({
+            "checked": report.checked, "runs": [run.as_json() for run in report.runs], "claims": [claim.as_json() for claim in claims],
+            "contract": contract.identity.as_json(),
+        }) + "\n")
     else:
         recovered = [run for run in report.runs if run.outcome == "recovered"]
         sessions = [run for run in refused if not run.run_id]  # a session whose id no store can address: not a run
         out.write(f"recover {args.workspace}: {report.checked} run(s) with a header, {len(report.runs) - len(sessions)} interrupted; "
                   f"{len(recovered)} recovered, {len(live)} live, {len(refused) - len(sessions)} refused"
                   + (f", {len(corrupt)} corrupt" if corrupt else "")
-                  + (f"; {len(sessions)} session(s) not read" if sessions else "") + "\n")
+                  + (f"; {len(sessions)} session(s) not read" if sessions else "")
+                  + (f"; {len(claims)} claim(s) to look at" if claims else "") + "\n")
         for run in report.runs:
             where = f"{run.session_id}/{run.run_id}"
             if run.outcome == "recovered":
@@ -42,6 +47,9 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(f"  {where}: {run.state} -> {steps}" + (f"; header {run.header_status}" if run.header_status else "") + "\n")
             else:
                 out.write(f"  {where}: {run.outcome}, not touched: {run.message}\n")
+        for claim in claims:
+            where = f"{claim.session_id}/claims/" + (f"{claim.source_run_id}@{claim.high_water}" if claim.source_run_id is not None else "")
+            out.write(f"  {where}: {claim.outcome.replace('_', ' ')}, not touched: {claim.message}\n")
         if live:
             out.write("a live run is a running one, not a crashed one: rerun recover once its process has stopped\n")
     for run in corrupt:  # what to do about each, where errors go, as `plan` says it
@@ -51,7 +59,7 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_CORRUPT
     if live:
         return EXIT_USAGE
-    return EXIT_FAIL if refused else EXIT_OK
+    return EXIT_FAIL if refused or report.claims_refused else EXIT_OK
 
 
 def register(commands: Any) -> None:
@@ -64,13 +72,17 @@ def register(commands: Any) -> None:
         "state of the continuation's lifecycle (spec/lifecycle.yaml): a recovered terminal RuntimeEvent when the\n"
         "run has none (system, failed, stateDelta.failureClass app_restarted), then the header that agrees with\n"
         "its terminal event. Idempotent: a second run finds nothing to do. A live run (a writer holds its ledger)\n"
-        "is refused and left untouched; the source of a continuation is never written.\n\n"
+        "is refused and left untouched; the source of a continuation is never written. A symlink where a run\n"
+        "directory belongs is never followed: it is refused and named. A claim whose run was never created (the\n"
+        "claimer died before creating it) is reported and left standing: its source is not continued again.\n\n"
         "  resume-contract recover --workspace WS [--session S] [--format json]\n",
-        epilog="exit: 0 every interrupted run recovered (or none), 1 a run recovery cannot take to a final state\n"
-        "(left untouched), 2 usage, a workspace or session that does not exist, or a live run, 3 a corrupt ledger\n"
+        epilog="exit: 0 every interrupted run recovered (or none; a claim without a run is reported, not an error), 1 a\n"
+        "run recovery cannot take to a final state, a symlinked run directory, or a claim that cannot be read (left\n"
+        "untouched), 2 usage, a workspace or session that does not exist, or a live run, 3 a corrupt ledger\n"
         "(that run left untouched; the others are recovered).",
     )
     parser.add_argument("--workspace", metavar="WS", required=True, help="the workspace whose runs to recover")
     parser.add_argument("--session", metavar="S", help="only this session's runs")
-    add_format_arguments(parser, "{checked, runs: [{sessionId, runId, state, outcome (recovered, live, refused, corrupt), steps, headerStatus, message}], contract}")
+    add_format_arguments(parser, "{checked, runs: [{sessionId, runId, state, outcome (recovered, live, refused, corrupt), steps, headerStatus, message}], "
+                         "claims: [{sessionId, sourceRunId, sourceRuntimeEventHighWater, runId, outcome (claim_without_run, refused), message}], contract}")
     parser.set_defaults(handler=cmd_recover)

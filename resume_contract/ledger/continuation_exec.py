@@ -8,10 +8,15 @@ machine, so a step out of order raises TransitionNotAllowed before it writes any
 - `revalidate()`: immediately before the claim, ContinuationRejected with the reference's stable code when the
   source's identity, terminal status, cwd, ledger file, high-water or replay changed since planning, the host's
   workspace identity, background settlement, tool catalog or checkpoint differ from the plan's snapshot,
-  another continuation claims the source, or the target run exists. Nothing is written.
-- `claim()`: locks the new run's ledger (so the run is live from here), then creates its header exclusively
-  (`status: created`, `parentRunId`, `parentTurnId`, `continuationSource`): the idempotency claim. A header
-  already there is `target_run_conflict`, and nothing else happens.
+  another continuation claims the source (its claim file, or a run header naming the source at this high-water),
+  or the target run exists. Nothing is written.
+- `claim()`: first, before anything else is written for the new run, claims the source at its high-water: one
+  exclusive, atomic create of `sessions/<S>/claims/<source run>@<high-water>` naming the new run
+  (`run_headers.claim_source`). Whatever runs concurrently, one claimer wins it; a loser is
+  `continuation_claim_conflict` (`target_run_conflict` when the claim there names its own run id), with nothing
+  written. Then it locks the new run's ledger (so the run is live from here) and creates its header exclusively
+  (`status: created`, `parentRunId`, `parentTurnId`, `continuationSource`). A header already there is
+  `target_run_conflict`, and nothing else happens.
 - `start()`: the continuation-start event; `run(events)`: the run's own events; `end(event)`: its terminal
   event; `seal()`: the terminal header, agreeing with the terminal event.
 
@@ -33,10 +38,17 @@ from ..contract import Contract, active, build_resume_plan
 from ..core.continuation import ContinuationPlan
 from ..core.continuation_lifecycle import claim_header, start_event, terminal_header
 from ..core.continuation_planner import committed_terminal_events
-from ..errors import ContinuationRejected, NoContinuationDecision, RunHeaderExists, RunHeaderUnreadable
+from ..errors import (
+    ContinuationRejected,
+    EscapesWorkspace,
+    LedgerLocked,
+    NoContinuationDecision,
+    RunHeaderExists,
+    RunHeaderUnreadable,
+)
 from .bytes import StrPath
 from .continuation_run import plan_continuation
-from .run_headers import RunHeaderStore
+from .run_headers import ClaimTaken, RunHeaderStore, claim_source, read_claim
 from .store import RuntimeEventStore
 from .workspace import read_run
 
@@ -159,6 +171,12 @@ class ContinuationExecution:
 
     def _revalidate_claims(self, high_water: int) -> None:
         prepared = self.prepared
+        try:
+            claim = read_claim(self.workspace, prepared.session_id, prepared.source_run_id, high_water)
+        except (RunHeaderUnreadable, EscapesWorkspace) as error:  # there, so a claim: whose, cannot be known
+            raise ContinuationRejected("continuation_claim_conflict", f"{error}; the source is claimed at high-water {high_water}") from None
+        if claim is not None:
+            self._claimed(claim, high_water)
         for run_id in self.headers.runs(prepared.session_id):
             if run_id == self.run_id:
                 _reject("target_run_conflict", f"run {run_id!r} already exists in session {prepared.session_id!r}")
@@ -172,15 +190,44 @@ class ContinuationExecution:
 
     # -- the executor's transitions ----------------------------------------------------------------------------
     def claim(self) -> None:
-        """Lock the new run's ledger, then create its header: the claim."""
+        """Claim the source at its high-water (one exclusive create, before anything else is written for the new
+        run), then lock the new run's ledger and create its header."""
         self.lifecycle.send("claim")
-        self.events.hold(self.session_id, self.run_id)
-        header = claim_header(self.prepared.continuation, self.prepared.source_header, now_iso())
+        prepared, continuation = self.prepared, self.prepared.continuation
+        high_water = continuation["sourceRuntimeEventHighWater"]
+        header = claim_header(continuation, prepared.source_header, now_iso())
+        claim = {
+            "sessionId": self.session_id,
+            "runId": self.run_id,
+            "invocationId": continuation["invocationId"],
+            "turnId": continuation["turnId"],
+            "sourceRunId": prepared.source_run_id,
+            "sourceRuntimeEventHighWater": high_water,
+            "claimedAt": header.get("createdAt") or now_iso(),
+        }
+        try:
+            claim_source(self.workspace, prepared.session_id, prepared.source_run_id, high_water, claim, durable=self.headers.durable)
+        except ClaimTaken as taken:
+            self._claimed(taken.claim, high_water)
+        except FileNotFoundError:
+            raise ContinuationRejected("source_identity_changed", f"session {prepared.session_id!r} is gone") from None
+        try:
+            self.events.hold(self.session_id, self.run_id)
+        except LedgerLocked as error:
+            raise ContinuationRejected("target_run_conflict", str(error)) from None
         try:
             self.headers.create(self.session_id, self.run_id, header)
         except RunHeaderExists as error:
             raise ContinuationRejected("target_run_conflict", str(error)) from None
         self.header = header
+
+    def _claimed(self, claim: Mapping[str, Any] | None, high_water: int) -> None:
+        """Reject: the source is claimed at `high_water` (by `claim`, None when it cannot be read)."""
+        source = self.prepared.source_run_id
+        claimant = None if claim is None else claim.get("runId")
+        if claimant == self.run_id:
+            _reject("target_run_conflict", f"run {self.run_id!r} already claims {source!r} at high-water {high_water} (another executor with this run id)")
+        _reject("continuation_claim_conflict", f"run {claimant!r} already claims {source!r} at high-water {high_water}")
 
     def start(self) -> None:
         """Commit the continuation-start event, before the provider is called."""

@@ -10,12 +10,18 @@ none: a run never gets a second one), `recover_seal` writes the header that agre
 terminal event. Running it again finds nothing to do: it is idempotent, and a recovery killed between its two
 writes is finished by the next. A run that is the source of a continuation is never written (its header is
 terminal, as the planner requires; recovery also checks). A header that cannot be read, lacks an id or names
-another run is refused, untouched (the recovered event carries its ids). Everything is contained in the workspace.
+another run is refused, untouched (the recovered event carries its ids). Everything is contained in the workspace:
+a symlink where a run directory belongs (`sessions/<S>/runs/<R>`) is never followed, and is reported refused.
+
+A continuation claims its source before its run exists (`run_headers.claim_source`): a claim whose run was never
+created (the claimer died between the two) is reported (`claims`), and left as it is: the claim stands, so the
+source is never continued twice. A claim that cannot be read, or a symlinked `claims/`, is reported refused.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +50,10 @@ from ..errors import (
     TornTail,
 )
 from .bytes import StrPath
-from .containment import check_contained
+from .containment import check_contained, open_directory
 from .continuation_exec import now_iso, now_ms
 from .ids import check_ledger_id, is_ledger_id
-from .run_headers import RunHeaderStore
+from .run_headers import RunHeaderStore, claims_path, session_claims
 from .store import RuntimeEventStore, read_ledger
 
 
@@ -79,13 +85,42 @@ class RunRecovery:
 
 
 @dataclass
+class ClaimRecovery:
+    """A claim of a source (`sessions/<S>/claims/<source>@<high-water>`) recovery reports: `outcome` is
+    `claim_without_run` (its claiming run `run_id` has no header: it was never created; the claim stands, untouched)
+    or `refused` (the claim, or `claims/`, cannot be read or is a symlink; untouched)."""
+
+    session_id: str
+    source_run_id: str | None
+    high_water: int | None
+    run_id: str | None  # the claiming run, when the claim names one
+    outcome: str
+    message: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "sourceRunId": self.source_run_id,
+            "sourceRuntimeEventHighWater": self.high_water,
+            "runId": self.run_id,
+            "outcome": self.outcome,
+            "message": self.message,
+        }
+
+
+@dataclass
 class RecoveryReport:
     runs: list[RunRecovery]
     checked: int  # runs with a header, interrupted or not
+    claims: list[ClaimRecovery] = field(default_factory=list)
 
     @property
     def refused(self) -> list[RunRecovery]:
         return [run for run in self.runs if run.outcome != "recovered"]
+
+    @property
+    def claims_refused(self) -> list[ClaimRecovery]:
+        return [claim for claim in self.claims if claim.outcome == "refused"]
 
 
 def recover(workspace: StrPath, session: str | None = None, *, contract: Contract | None = None) -> RecoveryReport:
@@ -111,6 +146,10 @@ def recover(workspace: StrPath, session: str | None = None, *, contract: Contrac
             continue
         found = dict(_headers(headers, session_id))
         report.checked += len(found)
+        for run_id in _linked_runs(workspace, session_id):
+            where = workspace / "sessions" / session_id / "runs" / run_id
+            report.runs.append(RunRecovery(session_id, run_id, None, "refused", message=f"{where}: a symlink where a run directory belongs; refusing to follow it; not recovered"))
+        report.claims.extend(_claims(workspace, session_id, found))
         sources = {
             header["continuationSource"].get("sourceRunId")
             for header in found.values()
@@ -163,6 +202,52 @@ def _sessions(workspace: Path) -> list[str]:
         if entry.is_dir(follow_symlinks=False):
             sessions.append(entry.name)
     return sessions
+
+
+def _linked_runs(workspace: Path, session_id: str) -> list[str]:
+    """The run ids of the session whose `runs/<R>` is a symlink (never followed): each may hold an interrupted run."""
+    try:
+        fd = open_directory(workspace, ("sessions", session_id, "runs"))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        linked = []
+        for name in sorted(os.listdir(fd)):
+            try:
+                if is_ledger_id(name) and stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
+                    linked.append(name)
+            except FileNotFoundError:
+                continue
+        return linked
+    finally:
+        os.close(fd)
+
+
+def _claims(workspace: Path, session_id: str, found: dict[str, Any]) -> list[ClaimRecovery]:
+    """The session's claims to report: each whose claiming run has no header (never created), and each that
+    cannot be read. Nothing is written: a claim stands."""
+    reported: list[ClaimRecovery] = []
+    try:
+        claims = list(session_claims(workspace, session_id))
+    except EscapesWorkspace as error:
+        return [ClaimRecovery(session_id, None, None, None, "refused", f"{error}; its claims are not read")]
+    for source_run_id, high_water, claim in claims:
+        where = claims_path(workspace, session_id) / f"{source_run_id}@{high_water}"
+        if isinstance(claim, RunHeaderUnreadable):
+            reported.append(ClaimRecovery(session_id, source_run_id, high_water, None, "refused", f"{claim}; the source stays claimed"))
+            continue
+        run_id = claim.get("runId")
+        if not isinstance(run_id, str) or not is_ledger_id(run_id):
+            reported.append(ClaimRecovery(session_id, source_run_id, high_water, None, "refused", f"{where}: names no run ({run_id!r}); the source stays claimed"))
+            continue
+        if run_id in found:
+            continue  # the claiming run exists: a claim like any other
+        reported.append(ClaimRecovery(
+            session_id, source_run_id, high_water, run_id, "claim_without_run",
+            f"{where}: claimed by run {run_id!r}, which was never created (no run.json); the claim stands: "
+            f"{source_run_id!r} is not continued again at high-water {high_water}",
+        ))
+    return reported
 
 
 def _headers(headers: RunHeaderStore, session_id: str) -> Iterator[tuple[str, dict[str, Any] | RunHeaderUnreadable]]:

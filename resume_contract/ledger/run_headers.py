@@ -6,6 +6,13 @@ moment leaves the old header or the new one, never a mix (a temporary file may b
 look at one). `create` is the exclusive form, the continuation's idempotency claim: the finished temporary file is
 hard-linked to `run.json`, which fails if any run.json is already there, so two claimers can never both win.
 
+A continuation's claim of its source is a file of its own, `<workspace>/sessions/<S>/claims/<source run>@<high-water>`
+(`claim_source`): keyed by the source run and its high-water, not by the new run, so two executors with different
+fresh run ids contend for the same name. Its content (a JSON object naming the claiming run) is written to a
+temporary file, fsynced, and hard-linked to that name: the link is the one atomic, exclusive create (two claimers
+can never both win, and a reader never sees a claim half written). A claim is never removed: a source claimed is
+never continued twice, even when the claimer died before its run was created (`recover` reports such a claim).
+
 Containment is the ledger's (`containment`): every step below the workspace is opened relative to the one before
 it, never through a symlink, and the ids are checked (`ids.check_ledger_id`) before a path is built. Reading is
 bounded: a header larger than MAX_HEADER_BYTES, not JSON (a repeated key included) or not an object is
@@ -24,15 +31,24 @@ from pathlib import Path
 from typing import Any
 
 from ..core.wire import python_json
-from ..errors import RowRefused, RunHeaderExists, RunHeaderMissing, RunHeaderRefused, RunHeaderUnreadable
+from ..errors import (
+    EscapesWorkspace,
+    RowRefused,
+    RunHeaderExists,
+    RunHeaderMissing,
+    RunHeaderRefused,
+    RunHeaderUnreadable,
+)
 from .bytes import StrPath
 from .containment import open_directory, open_in, temporary_file
-from .ids import check_ledger_id
+from .ids import check_ledger_id, is_ledger_id
 
 HEADER_NAME = "run.json"
 MAX_HEADER_BYTES = 1 << 20  # a run header is a few hundred bytes; a huge one is not read into memory
 _TEMPORARY_PREFIX = ".run.json."
 _TEMPORARY_SUFFIX = ".tmp"
+CLAIMS_DIR = "claims"
+_CLAIM_SEPARATOR = "@"  # never in an id (`ids.check_ledger_id`): `<source run>@<high-water>` reads back unambiguously
 
 
 def header_path(workspace: StrPath, session_id: str, run_id: str) -> Path:
@@ -169,6 +185,132 @@ class RunHeaderStore:
                 os.fsync(directory_fd)
         finally:
             os.close(directory_fd)
+
+
+class ClaimTaken(Exception):
+    """The source is already claimed at that high-water: `claim` is the claim there (None when it cannot be read)."""
+
+    def __init__(self, path: Path, claim: dict[str, Any] | None) -> None:
+        super().__init__(f"{path}: the source is already claimed at this high-water")
+        self.path = path
+        self.claim = claim
+
+
+def claim_name(source_run_id: str, high_water: int) -> str:
+    """The claim file's name for a source run at a high-water (the run id checked)."""
+    check_ledger_id("run", source_run_id)
+    if not isinstance(high_water, int) or isinstance(high_water, bool) or high_water < 0:
+        raise ValueError(f"a high-water is a non-negative integer, not {high_water!r}")
+    return f"{source_run_id}{_CLAIM_SEPARATOR}{high_water}"
+
+
+def parse_claim_name(name: str) -> tuple[str, int] | None:
+    """(source run id, high-water) of a claim file's name, or None when it is no claim's name."""
+    source, separator, high_water = name.partition(_CLAIM_SEPARATOR)
+    if not separator or not high_water.isascii() or not high_water.isdigit():
+        return None
+    return (source, int(high_water)) if is_ledger_id(source) else None
+
+
+def claims_path(workspace: StrPath, session_id: str) -> Path:
+    check_ledger_id("session", session_id)
+    return Path(workspace) / "sessions" / session_id / CLAIMS_DIR
+
+
+def _open_claims(workspace: Path, session_id: str, *, create: bool) -> int:
+    """A descriptor of the session's `claims/` (created if `create`), never through a link; FileNotFoundError when
+    the session (or, without `create`, the directory) is not there. Creating it is idempotent under concurrency."""
+    where = claims_path(workspace, session_id)
+    session_fd = open_directory(workspace, ("sessions", session_id))
+    try:
+        if create:
+            try:
+                os.mkdir(CLAIMS_DIR, 0o755, dir_fd=session_fd)
+            except FileExistsError:
+                pass  # another claimer made it, or it is there (a link is refused just below)
+        try:
+            return open_in(session_fd, CLAIMS_DIR, os.O_RDONLY | os.O_DIRECTORY, where)
+        except NotADirectoryError:
+            raise EscapesWorkspace(f"{where}: not a directory; refusing to use it for claims") from None
+    finally:
+        os.close(session_fd)
+
+
+def claim_source(workspace: StrPath, session_id: str, source_run_id: str, high_water: int, claim: Mapping[str, Any], *, durable: bool = True) -> Path:
+    """Claim `source_run_id` of `session_id` at `high_water`, with `claim` (a JSON object naming the claiming run)
+    as its content: one exclusive, atomic create. ClaimTaken (nothing written) when it is claimed already;
+    EscapesWorkspace for a symlink on the way; FileNotFoundError when the session is not there."""
+    workspace = Path(workspace)
+    name = claim_name(source_run_id, high_water)
+    where = claims_path(workspace, session_id) / name
+    data = encode_header(claim)
+    directory_fd = _open_claims(workspace, session_id, create=True)
+    try:
+        temporary = f"{_TEMPORARY_PREFIX}{secrets.token_hex(8)}{_TEMPORARY_SUFFIX}"
+        with temporary_file(directory_fd, temporary, [data], where.with_name(temporary), durable=durable):
+            try:
+                os.link(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd, follow_symlinks=False)
+            except FileExistsError:
+                raise ClaimTaken(where, _read_claim(directory_fd, name, where)) from None
+            finally:
+                os.unlink(temporary, dir_fd=directory_fd)
+        if durable:
+            os.fsync(directory_fd)
+    finally:
+        os.close(directory_fd)
+    return where
+
+
+def read_claim(workspace: StrPath, session_id: str, source_run_id: str, high_water: int) -> dict[str, Any] | None:
+    """The claim of a source at a high-water, None when there is none. RunHeaderUnreadable for one that is there
+    but cannot be read as a JSON object (a symlink included); EscapesWorkspace for a symlinked `claims/`."""
+    workspace = Path(workspace)
+    name = claim_name(source_run_id, high_water)
+    try:
+        directory_fd = _open_claims(workspace, session_id, create=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    where = claims_path(workspace, session_id) / name
+    try:
+        return read_header_file(where, directory_fd)
+    except RunHeaderMissing:
+        return None
+    except EscapesWorkspace as error:
+        raise RunHeaderUnreadable(str(error)) from None
+    finally:
+        os.close(directory_fd)
+
+
+def session_claims(workspace: StrPath, session_id: str) -> Iterator[tuple[str, int, dict[str, Any] | RunHeaderUnreadable]]:
+    """(source run id, high-water, the claim or why it cannot be read) of every claim of a session, sorted by name.
+    EscapesWorkspace for a symlinked `claims/`; nothing when the session has no claims."""
+    workspace = Path(workspace)
+    try:
+        directory_fd = _open_claims(workspace, session_id, create=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        for name in sorted(os.listdir(directory_fd)):
+            key = parse_claim_name(name)
+            if key is None:
+                continue  # a temporary file a killed claimer left, or no claim
+            try:
+                yield key[0], key[1], read_header_file(claims_path(workspace, session_id) / name, directory_fd)
+            except RunHeaderMissing:
+                continue
+            except RunHeaderUnreadable as error:
+                yield key[0], key[1], error
+            except EscapesWorkspace as error:  # a symlink where a claim belongs: a claim, never followed
+                yield key[0], key[1], RunHeaderUnreadable(str(error))
+    finally:
+        os.close(directory_fd)
+
+
+def _read_claim(directory_fd: int, name: str, where: Path) -> dict[str, Any] | None:
+    try:
+        return read_header_file(where, directory_fd)
+    except (RunHeaderMissing, RunHeaderUnreadable, EscapesWorkspace):
+        return None
 
 
 def is_temporary_header(name: str) -> bool:
