@@ -1,9 +1,16 @@
-"""Spec errors that carry a `file:line:col` location, collected rather than raised one at a time."""
+"""Spec errors that carry a `file:line:col` location, collected rather than raised one at a time.
+
+A message quotes the spec (a key, a value, a file name), and the spec may come from a pull request: as text
+(`str`, what every text report prints, one line per error) each is shown with its control characters, newlines
+included, as visible escapes, so that an error can never print a line of its own (a forged `::error` workflow
+command in CI, a fake verdict in a terminal). `message` itself stays exact, for JSON.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from resume_contract.core.visible import escape
 from resume_contract.errors import ResumeContractError
 
 
@@ -16,7 +23,7 @@ class Mark:
     column: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{escape(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True, order=True)
@@ -27,7 +34,7 @@ class SpecError:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.mark}: {self.message}"
+        return f"{self.mark}: {escape(self.message)}"
 
 
 class SpecInvalid(ResumeContractError):

@@ -4,7 +4,8 @@
                                   three passes (schema, references and structure, the decision table against
                                   the projector), every declared invariant it breaks, a malformed review-waivers
                                   file; `vectors` and `conform` use it too
-    check(root)                   the above, rendered and compared with generated/ (writes nothing)
+    check(root)                   the above, rendered and compared with generated/ (writes nothing, runs
+                                  no project code unless asked: `run_oracle`)
     prepare_generate(root)        the above, after finishing or rolling back an interrupted generate
     write(root, prepared, force)  generated/ brought in line, all or nothing
     review_change(root, base, head, depth)
@@ -51,22 +52,37 @@ class Finding:
         return f"{self.file}:{self.line}:{self.column}: {self.message}" if self.column is not None else f"{self.file}:{self.line}: {self.message}"
 
 
-def validated(root: Path, *, waivers: bool = True) -> tuple[Spec, list[SpecError]]:
+def validated(root: Path, *, waivers: bool = True, run_oracle: bool = False) -> tuple[Spec, list[SpecError]]:
     """The spec under `root`, and every declared invariant it breaks (empty: it is a checked spec). Raises
-    SpecInvalid for anything else: the three passes, or (with `waivers`) a malformed review-waivers file."""
+    SpecInvalid for anything else: the three passes, or (with `waivers`) a malformed review-waivers file.
+
+    The project's own oracle (spec/invariants.yaml `oracle:`) is its Python: it is run, and `matches_oracle`
+    judged with it, only with `run_oracle` (`generate`, `check --run-oracle`). Without it no project code runs,
+    and `matches_oracle` is left to `verify` and the generated tests (`oracle_skipped` says so); a spec naming
+    no oracle is judged by the packaged one, which is this tool's code."""
     spec = load_spec(root)
     waivers_file = root / WAIVERS_FILE
     if waivers and waivers_file.is_file():  # read by `diff` alone, but a broken one should not wait for the review
         parse_waivers(waivers_file)
+    if oracle_skipped(spec, run_oracle=run_oracle):
+        return spec, invariant_errors(spec, skip=ORACLE_INVARIANTS)
     oracle, problems = project_oracle(root, spec)
     if problems:
         raise SpecInvalid(problems)
     return spec, invariant_errors(spec, oracle=oracle)
 
 
-def load_checked(root: Path) -> Spec:
+ORACLE_INVARIANTS = ("matches_oracle",)  # the invariants a project's oracle judges
+
+
+def oracle_skipped(spec: Spec, *, run_oracle: bool) -> bool:
+    """Whether a check without `run_oracle` leaves the spec's own oracle (and the invariants it judges) unrun."""
+    return spec.oracle is not None and not run_oracle
+
+
+def load_checked(root: Path, *, run_oracle: bool = False) -> Spec:
     """The checked spec under `root` (see the module's docstring); raises SpecInvalid."""
-    spec, violated = validated(root)
+    spec, violated = validated(root, run_oracle=run_oracle)
     if violated:
         raise SpecInvalid(violated)
     return spec
@@ -146,9 +162,10 @@ class Checked:
         return self.drift.clean and not self.hooks and not self.leftovers
 
 
-def check(root: Path) -> Checked:
-    """Validate, render and compare with generated/; writes nothing. Raises SpecInvalid, UnsafeGeneratedTree."""
-    spec = load_checked(root)
+def check(root: Path, *, run_oracle: bool = False) -> Checked:
+    """Validate, render and compare with generated/; writes nothing (and, without `run_oracle`, runs no project
+    code). Raises SpecInvalid, UnsafeGeneratedTree."""
+    spec = load_checked(root, run_oracle=run_oracle)
     outputs = render_all(spec)
     drift = compare(root, outputs)
     return Checked(spec, outputs, drift, tuple(hook_findings(root, spec)), tuple(interrupted_leftovers(root)))
@@ -166,9 +183,9 @@ class Prepared:
 
 
 def prepare_generate(root: Path) -> Prepared:
-    """Validate and render, finish or roll back an interrupted generate, and compare. Raises SpecInvalid,
-    UnsafeGeneratedTree."""
-    spec = load_checked(root)
+    """Validate (running the project's oracle: refusing a spec that breaks an invariant is generate's job), render,
+    finish or roll back an interrupted generate, and compare. Raises SpecInvalid, UnsafeGeneratedTree."""
+    spec = load_checked(root, run_oracle=True)
     outputs = render_all(spec)
     if (root / GENERATED_DIR).is_symlink():
         raise UnsafeGeneratedTree(f"{GENERATED_DIR} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/")
@@ -214,12 +231,14 @@ def review_change(root: Path, base: str | None, head: str | None, depth: int | N
     for side, source in (("base", base_source), ("head", head_source)):
         try:
             with side_directory(root, source) as project:
-                spec, violated = validated(project, waivers=False)  # the head's are read below, wherever it is
+                # The head's waivers are read below, wherever it is; neither side's oracle is run (a revision's
+                # Python is never executed by a review).
+                spec, violated = validated(project, waivers=False)
         except SpecInvalid as invalid:
             raise SideInvalid(side, source, invalid.errors) from None
         specs.append(spec)
     try:
-        waivers = read_waivers(root, head_source)
+        waivers = read_waivers(root, head_source, base_source)  # a waiver only the head has is itself a finding (WAIVER_ADDED)
     except SpecInvalid as invalid:
         raise SideInvalid("head", head_source, invalid.errors, what="review waivers") from None
     reviewed = apply_waivers(review(specs[0], specs[1], depth=depth), waivers)

@@ -27,6 +27,7 @@ import msgspec
 
 from .core.plan import ResumePlan
 from .core.project import project
+from .core.project_files import open_project_file
 from .core.spec_layout import SPEC_DIR, spec_digest
 from .core.table import ProjectorTable
 from .core.wire import WireModel
@@ -120,8 +121,16 @@ class Contract(msgspec.Struct, frozen=True, dict=True):
         return _module(self.package, self.modules, "projector_machine").ToolOperationMachine
 
     def file(self, relative: str | None) -> Path | None:
-        """A file the spec names relative to the project (the run loop, the oracle), or None."""
-        return None if relative is None or self.root is None else self.root / relative
+        """A file the spec names relative to the project (the run loop, the oracle), or None: a regular file inside
+        the project, reached without following a link, else ProjectFileRefused (a missing one is its caller's to
+        report)."""
+        if relative is None or self.root is None:
+            return None
+        try:
+            os.close(open_project_file(self.root, relative))
+        except FileNotFoundError:
+            pass
+        return self.root / relative
 
     def child_environment(self, environment: dict[str, str]) -> dict[str, str]:
         """`environment` for a child process that must run this contract (see ROOT_VARIABLE)."""

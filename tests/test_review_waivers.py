@@ -27,8 +27,16 @@ def _head(tmp_path: Path, waivers: str | None) -> Path:
     return head
 
 
-def _diff(run_cli, head: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli("--root", str(head), "diff", str(FROZEN_SPEC), str(head / "spec"), "--depth", "0", *extra)
+def _diff(run_cli, head: Path, *extra: str, base: Path = FROZEN_SPEC) -> tuple[int, str, str]:
+    return run_cli("--root", str(head), "diff", str(base), str(head / "spec"), "--depth", "0", *extra)
+
+
+def _approved(tmp_path: Path, waivers: str) -> Path:
+    """The frozen spec as a base side that carries `waivers` (approved on the base branch: see WAIVER_ADDED)."""
+    base = tmp_path / "base" / "spec"
+    shutil.copytree(FROZEN_SPEC, base)
+    (base / "review-waivers.yaml").write_text(waivers, encoding="utf-8")
+    return base
 
 
 def test_without_a_waiver_the_directive_change_fails_the_review(tmp_path: Path, run_cli) -> None:
@@ -48,18 +56,18 @@ def _waiver(finding: str, reason: str = REASON) -> str:
 def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Path, run_cli) -> None:
     finding = _finding(run_cli, _head(tmp_path / "first", None))
     assert finding.startswith("DIRECTIVE_CHANGED:") and len(finding.split(":")[1]) == 16
-    head = _head(tmp_path, _waiver(finding))
-    code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety")
+    head, base = _head(tmp_path, _waiver(finding)), _approved(tmp_path, _waiver(finding))
+    code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety", base=base)
     assert code == 0
     assert "1 change: 1 weakens-safety, 0 breaking, 0 tightens, 0 neutral; 1 waived" in out
     assert f"waived (spec/review-waivers.yaml:2:5): {REASON}" in out
-    assert _diff(run_cli, head, "--fail-on", "any")[0] == 0
+    assert _diff(run_cli, head, "--fail-on", "any", base=base)[0] == 0
 
-    document = json.loads(_diff(run_cli, head, "--format", "json")[1])
+    document = json.loads(_diff(run_cli, head, "--format", "json", base=base)[1])
     assert [(change["finding"], change["waived"]) for change in document["changes"]] == [(finding, REASON)] and document["staleWaivers"] == []
-    markdown = _diff(run_cli, head, "--format", "markdown")[1]
+    markdown = _diff(run_cli, head, "--format", "markdown", base=base)[1]
     assert f"| `{finding}` |" in markdown and f"_(waived: {REASON})_" in markdown
-    annotations = _diff(run_cli, head, "--format", "github")[1].splitlines()
+    annotations = _diff(run_cli, head, "--format", "github", base=base)[1].splitlines()
     assert annotations[0].startswith("::notice file=spec/projector.yaml,line=92,") and annotations[0].endswith(f"(waived: {REASON})")
     assert f"title=weakens-safety%3A {finding.replace(':', '%3A')}" in annotations[0]
 
@@ -124,6 +132,8 @@ def test_a_malformed_waivers_file_is_refused_with_its_line(text: str, message: s
 
 
 def test_waivers_are_read_from_the_head_revision(tmp_path: Path, run_cli) -> None:
+    # The waiver is approved on the base branch first (one the change itself adds is WAIVER_ADDED, which
+    # tests/test_attacks_forged_output.py shows); the head revision's file is the one applied.
     project = tmp_path / "project"
     shutil.copytree(FROZEN_SPEC, project / "spec")
 
@@ -131,15 +141,18 @@ def test_waivers_are_read_from_the_head_revision(tmp_path: Path, run_cli) -> Non
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True, capture_output=True)
 
     git("init", "-q", "-b", "main")
-    git("add", ".")
-    git("commit", "-qm", "base")
-    for overlay in (TESTS / "review_cases" / "DIRECTIVE_CHANGED" / "current").glob("*.yaml"):
-        shutil.copyfile(overlay, project / "spec" / overlay.name)
     first = _finding(run_cli, _head(tmp_path / "first", None))
     (project / "spec" / "review-waivers.yaml").write_text(_waiver(first), encoding="utf-8")
     git("add", ".")
+    git("commit", "-qm", "base, with the waiver approved")
+    for overlay in (TESTS / "review_cases" / "DIRECTIVE_CHANGED" / "current").glob("*.yaml"):
+        shutil.copyfile(overlay, project / "spec" / overlay.name)
+    git("add", ".")
     git("commit", "-qm", "reword the directive, waived")
     assert run_cli("--root", str(project), "diff", "main~1", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 0
+    (project / "spec" / "review-waivers.yaml").write_text("waivers: []\n", encoding="utf-8")
+    git("commit", "-qam", "the head drops the waiver")
+    assert run_cli("--root", str(project), "diff", "main~2", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 1
 
 
 def test_check_and_generate_refuse_a_malformed_waivers_file_with_its_line(project: Path, run_cli) -> None:

@@ -71,7 +71,7 @@ class Review:
     ledgers_explored: int
     depth: int
     alphabet: Alphabet
-    # (index of a change, its waiver) and the waivers that matched nothing: see review_waivers.py.
+    # (index of a change, its waiver) and the waivers that matched nothing: see waivers.py.
     waived: tuple[tuple[int, Any], ...] = ()
     stale_waivers: tuple[Any, ...] = ()
 
@@ -117,8 +117,7 @@ def review(base: Spec, head: Spec, depth: int | None = None) -> Review:
     if WEAKENS in effects and not any(change.change_class == WEAKENS for change in changes):
         weaker = [(item.label, item.base, item.head) for item in evidence.moved if item.effect == WEAKENS]
         changes.append(Change(rules.EVIDENCE_UNEXPLAINED_WEAKENING.id, WEAKENS, "some ledgers decide less safely (see the ledgers below)", None, None, by_ledgers, values=weaker))
-    order = {name: index for index, name in enumerate(CLASSES)}
-    changes.sort(key=lambda change: (order[change.change_class], _place(change), change.rule, change.message))
+    changes.sort(key=report_order)
     return Review(tuple(changes), tuple(evidence.moved), evidence.checked, evidence.depth, evidence.alphabet)
 
 
@@ -136,6 +135,14 @@ def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: Evi
         named = naming_why(evidence, change.subject, field) if change.subject else by_ledgers
         return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule].meaning}, so consumers matching the old name break; {named}")
     return dataclasses.replace(change, why=f"rule: {RULES[change.rule].meaning}")
+
+
+_SEVERITY = {name: index for index, name in enumerate(CLASSES)}
+
+
+def report_order(change: Change) -> tuple[int, tuple[int, Mark | None], str, str]:
+    """The order a review lists its changes in: most severe first, then by place, rule and message."""
+    return (_SEVERITY[change.change_class], _place(change), change.rule, change.message)
 
 
 def _place(change: Change) -> tuple[int, Mark | None]:

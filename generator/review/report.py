@@ -1,4 +1,12 @@
-"""A Review as text (terminal), Markdown (a pull-request comment) or JSON (scripts)."""
+"""A Review as text (terminal), Markdown (a pull-request comment), GitHub annotations or JSON (scripts).
+
+A review quotes the specs it compares (keys, values, reasons of waivers), and the head's spec is the pull
+request's: every line of text, every Markdown cell and every annotation's message shows a control character
+(a newline included) as a visible escape (`resume_contract.output.terminal.escape`), so nothing quoted can
+start a line of its own: no forged `::error` workflow command, verdict or table row. In Markdown each quoted
+string is also a table cell that cannot leave its cell or place a link, code or HTML (`md_cell`). JSON is
+exact (its strings are escaped by JSON itself).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
+
+from resume_contract.core.visible import escape
 
 from ..literals import md_cell, md_code
 from .collector import Review
@@ -74,7 +84,12 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     lines += _stale_lines(review)
     if len(review.waived) < len(review.changes):
         lines.append(WAIVE_HINT)
-    return "\n".join(lines) + "\n"
+    return "\n".join(escape(line) for line in lines) + "\n"
+
+
+def _cell(text: object) -> str:
+    """A quoted string as one Markdown table cell: its controls shown as escapes, nothing in it markup."""
+    return md_cell(escape(text))
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,7 @@ class Links:
     head_commit: str | None
 
     def to(self, mark: Any, commit: str | None) -> str:
-        text = md_cell(str(mark or ""))
+        text = _cell(mark or "")
         if mark is None or commit is None:
             return text
         return f"[{text}]({self.repository}/blob/{commit}/{quote(mark.file)}#L{mark.line})"
@@ -96,39 +111,39 @@ class Links:
 def as_markdown(review: Review, base_label: str, head_label: str, links: Links | None = None) -> str:
     """A pull-request comment: the verdict, one table row per finding (its locations linked when `links` is
     given), the ledger evidence folded in <details>, and any stale waivers."""
-    place = links.to if links is not None else (lambda mark, _commit: md_cell(str(mark or "")))
+    place = links.to if links is not None else (lambda mark, _commit: _cell(mark or ""))
     base_commit, head_commit = (links.base_commit, links.head_commit) if links is not None else (None, None)
     verdict = review.verdict
     lines = [
         f"### Contract review: **{verdict}**",
         "",
-        f"{md_code(base_label)} -> {md_code(head_label)}: {_summary(review)}.",
+        f"{md_code(escape(base_label))} -> {md_code(escape(head_label))}: {_summary(review)}.",
         "",
     ]
     if review.changes:
         lines += ["| Class | Finding | Change | Why | Base | Head |", "|---|---|---|---|---|---|"]
         for index, change in enumerate(review.changes):
             waiver = review.waiver_of(index)
-            waived = f" _(waived: {md_cell(waiver.reason)})_" if waiver is not None else ""
+            waived = f" _(waived: {_cell(waiver.reason)})_" if waiver is not None else ""
             lines.append(
-                f"| {change.change_class} | `{change.finding}` | {md_cell(change.message)}{waived} | {md_cell(change.why)} | "
+                f"| {change.change_class} | {md_code(change.finding)} | {_cell(change.message)}{waived} | {_cell(change.why)} | "
                 f"{place(change.base, base_commit)} | {place(change.head, head_commit)} |"
             )
         lines.append("")
     if review.evidence:
         # Folded: the findings above are what a reviewer reads first; the ledgers are the proof, one click away.
-        lines += ["<details>", f"<summary>{md_cell(_evidence_heading(review))}</summary>", ""]
+        lines += ["<details>", f"<summary>{_cell(_evidence_heading(review))}</summary>", ""]
         lines += ["| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
             base, head = _moved(item)
-            lines.append(f"| {item.effect} | {md_cell(item.label)} | {md_cell(base)} | {md_cell(head)} |")
+            lines.append(f"| {item.effect} | {_cell(item.label)} | {_cell(base)} | {_cell(head)} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
         lines += ["", "</details>"]
     if review.stale_waivers:
-        lines += ["", "#### Stale waivers", ""] + [f"- {md_cell(line)}" for line in _stale_lines(review)]
+        lines += ["", "#### Stale waivers", ""] + [f"- {_cell(line)}" for line in _stale_lines(review)]
     if len(review.waived) < len(review.changes):
-        lines += ["", md_cell(WAIVE_HINT)]
+        lines += ["", _cell(WAIVE_HINT)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -194,7 +209,8 @@ _LEVELS = {"weakens-safety": "error", "breaking": "warning", "tightens": "notice
 
 def as_github(review: Review, base_label: str, head_label: str) -> str:
     """GitHub Actions annotations, one per change at its head location (its base one when it was removed):
-    weakens-safety as errors, breaking as warnings, the rest (and waived findings) as notices; then the summary."""
+    weakens-safety as errors, breaking as warnings, the rest (and waived findings) as notices; then the summary.
+    Each message shows its controls as visible escapes, then is escaped by GitHub's rules (`annotation`)."""
     from ..annotations import annotation
 
     lines = []
@@ -208,7 +224,7 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
         lines.append(
             annotation(
                 "notice" if waiver is not None else _LEVELS.get(change.change_class, "notice"),
-                message,
+                escape(message),
                 file=head.file if head else base.file if base else None,
                 line=head.line if head else None,
                 col=head.column if head else None,
@@ -216,8 +232,8 @@ def as_github(review: Review, base_label: str, head_label: str) -> str:
             )
         )
     lines += [
-        annotation("warning", line, file=waiver.mark.file, line=waiver.mark.line, title="stale review waiver")
+        annotation("warning", escape(line), file=waiver.mark.file, line=waiver.mark.line, title="stale review waiver")
         for waiver, line in zip(review.stale_waivers, _stale_lines(review))
     ]
-    lines.append(f"resume-contract diff {base_label} -> {head_label}: {_summary(review)}")
+    lines.append(escape(f"resume-contract diff {base_label} -> {head_label}: {_summary(review)}"))
     return "\n".join(lines) + "\n"

@@ -155,6 +155,8 @@ WIRE_TERMINAL_CHANGED = _rule("WIRE_TERMINAL_CHANGED", BY_EVIDENCE, "what makes 
 WIRE_PARTIAL_FLAG_CHANGED = _rule("WIRE_PARTIAL_FLAG_CHANGED", BY_EVIDENCE, "what makes an event partial changed")
 WIRE_REWORDED = _rule("WIRE_REWORDED", NEUTRAL, "a description in the wire format changed")
 EVIDENCE_UNEXPLAINED_WEAKENING = _rule("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "ledgers decide less safely and no other rule explains it")
+WAIVER_ADDED = _rule("WAIVER_ADDED", WEAKENS, "the change adds a waiver of one of its own findings: a waiver waives only once a "
+                     "reviewer has approved it on the base branch")
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in [
     FAILPOINT_REMOVED,
@@ -268,4 +270,5 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     WIRE_PARTIAL_FLAG_CHANGED,
     WIRE_REWORDED,
     EVIDENCE_UNEXPLAINED_WEAKENING,
+    WAIVER_ADDED,
 ]}

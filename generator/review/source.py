@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import yaml
-
 from resume_contract.errors import ResumeContractError
 
 from ..errors import Mark, SpecError, SpecInvalid
@@ -108,24 +106,7 @@ def side_directory(root: Path, source: str) -> Iterator[Path]:
             target = project / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(shown.stdout)
-        _copy_oracle(root, revision, project)
-        yield project
-
-
-def _copy_oracle(root: Path, revision: str, project: Path) -> None:
-    """The oracle the revision's spec names beside it (`oracle:` in spec/invariants.yaml), if any, copied too: its
-    invariants are checked against that revision's own oracle. (A malformed file is the loader's to report.)"""
-    try:
-        oracle = yaml.safe_load((project / SPEC_DIR / "invariants.yaml").read_text(encoding="utf-8")).get("oracle")
-    except (yaml.YAMLError, AttributeError, OSError, UnicodeDecodeError):
-        return
-    if not isinstance(oracle, str) or oracle.startswith("/") or ".." in Path(oracle).parts:
-        return
-    shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{oracle}"], capture_output=True)
-    if shown.returncode == 0:
-        target = project / oracle
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(shown.stdout)
+        yield project  # (the spec alone: a review runs no revision's oracle, nor any of its code)
 
 
 def _optional_schema(name: str) -> bool:

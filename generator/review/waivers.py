@@ -9,7 +9,12 @@ A waiver accepts exactly one finding: its rule, what changed where, and the whol
 cover. A waived finding is still listed, marked with its waiver's reason, but `diff --fail-on` does not count
 it. A waiver that matches no finding is stale: it is listed, and it fails `--fail-on` (as an unused `noqa`
 fails ruff), so accepted risk never outlives the change it was written for. The file is read from the head
-side of the diff (the change under review carries its waivers).
+side of the diff.
+
+A waiver waives only once a reviewer has approved it on the base branch: one the compared change itself adds
+(its finding is not waived on the base side) would let a pull request pass `--fail-on` by accepting its own
+finding. Such a waiver waives nothing; it is reported as a finding of its own, `WAIVER_ADDED` (weakens-safety),
+at its line in the head's waivers file, so the gate still fails until the waiver is on the base branch.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import Mark, SpecError, SpecInvalid
 from ..spec.loader import load_spec_file
-from .rules import RULES
+from .rules import RULES, WAIVER_ADDED
 from .source import side_file
 
 if TYPE_CHECKING:  # `check` validates the waivers file without loading the review
@@ -40,6 +45,9 @@ class Waiver:
     finding: str  # RULE:fingerprint
     reason: str
     mark: Mark
+    # Whether the base side of the diff waives the same finding (a reviewer approved it there); a waiver the
+    # compared change adds is False, waives nothing and is a WAIVER_ADDED finding (see `apply_waivers`).
+    on_base: bool = True
 
     @property
     def rule(self) -> str:
@@ -49,15 +57,38 @@ class Waiver:
         return change.finding == self.finding
 
 
-def read_waivers(root: Path, head_source: str) -> tuple[Waiver, ...]:
-    """The head side's waivers (none when it has no waivers file); raises SpecInvalid for a malformed one."""
-    data = side_file(root, head_source, WAIVERS_FILE)
+def read_waivers(root: Path, head_source: str, base_source: str | None = None) -> tuple[Waiver, ...]:
+    """The head side's waivers (none when it has no waivers file), each marked with whether the base side
+    (`base_source`) waives the same finding; raises SpecInvalid for a malformed one. Without `base_source`,
+    every waiver is taken as the base's (as before WAIVER_ADDED): a review of a change passes its base."""
+    waivers = _side_waivers(root, head_source)
+    if base_source is None:
+        return waivers
+    return on_base(waivers, base_findings(root, base_source))
+
+
+def _side_waivers(root: Path, source: str) -> tuple[Waiver, ...]:
+    data = side_file(root, source, WAIVERS_FILE)
     if data is None:
         return ()
     with tempfile.TemporaryDirectory(prefix="resume-contract-waivers-") as scratch:
         path = Path(scratch) / "review-waivers.yaml"
         path.write_bytes(data)
         return parse_waivers(path)
+
+
+def base_findings(root: Path, base_source: str) -> frozenset[str]:
+    """The findings the base side's waivers file waives. A base whose file is malformed (or in an older form)
+    approves nothing: every head waiver then counts as added, which fails closed."""
+    try:
+        return frozenset(waiver.finding for waiver in _side_waivers(root, base_source))
+    except SpecInvalid:
+        return frozenset()
+
+
+def on_base(waivers: tuple[Waiver, ...], approved: frozenset[str]) -> tuple[Waiver, ...]:
+    """`waivers` (the head's), each marked with whether its finding is among `approved` (the base's)."""
+    return tuple(dataclasses.replace(waiver, on_base=waiver.finding in approved) for waiver in waivers)
 
 
 def parse_waivers(path: Path) -> tuple[Waiver, ...]:
@@ -87,6 +118,8 @@ def parse_waivers(path: Path) -> tuple[Waiver, ...]:
             close = difflib.get_close_matches(matched.group(1), list(RULES), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             problems.append(SpecError(loaded.mark(("waivers", index, "finding")), f"unknown rule {matched.group(1)!r}{hint}"))
+        elif matched.group(1) == WAIVER_ADDED.id:
+            problems.append(SpecError(loaded.mark(("waivers", index, "finding")), f"{WAIVER_ADDED.id} cannot be waived: the waiver it names waives once a reviewer has approved it on the base branch"))
         if not isinstance(reason, str) or not reason.strip():
             problems.append(SpecError(mark, "a waiver needs a reason: why the finding is accepted, and who reviewed it"))
         waivers.append(Waiver(str(finding), str(reason), mark))
@@ -95,16 +128,46 @@ def parse_waivers(path: Path) -> tuple[Waiver, ...]:
     return tuple(waivers)
 
 
+WAIVER_ADDED_WHY = (
+    "the change under review waives its own finding, so the waiver waives nothing yet: a reviewer must approve "
+    "it on the base branch first (merge the waiver there, then review this change again)"
+)
+
+
+def waiver_added(waiver: Waiver) -> Change:
+    """The WAIVER_ADDED finding for a waiver the compared change adds, at the waiver's line on the head side."""
+    from .collector import Change
+
+    return Change(
+        WAIVER_ADDED.id,
+        WAIVER_ADDED.change_class,
+        f"the change adds a waiver of its own finding {waiver.finding} (reason: {waiver.reason})",
+        None,
+        waiver.mark,
+        WAIVER_ADDED_WHY,
+        values=(waiver.finding, waiver.reason),
+    )
+
+
 def apply_waivers(review: Review, waivers: tuple[Waiver, ...]) -> Review:
-    """The review with each change's waiver, and the waivers that matched nothing (or a finding another waiver
-    already accepted)."""
-    waived: dict[int, Waiver] = {}
+    """The review with each change's waiver (a waiver on the base side only), a WAIVER_ADDED finding for each
+    waiver the change adds that matches one of its findings (it waives nothing), and the waivers that matched
+    nothing (or a finding another waiver already accepted)."""
+    from .collector import report_order
+
     used: set[int] = set()
-    for index, change in enumerate(review.changes):
+    added = []
+    for number, waiver in enumerate(waivers):
+        if not waiver.on_base and any(waiver.matches(change) for change in review.changes):
+            used.add(number)
+            added.append(waiver_added(waiver))
+    changes = tuple(sorted([*review.changes, *added], key=report_order)) if added else review.changes
+    waived: dict[int, Waiver] = {}
+    for index, change in enumerate(changes):
         for number, waiver in enumerate(waivers):
-            if waiver.matches(change):
+            if waiver.on_base and waiver.matches(change):
                 waived[index] = waiver
                 used.add(number)
                 break
     stale = tuple(waiver for number, waiver in enumerate(waivers) if number not in used)
-    return dataclasses.replace(review, waived=tuple(sorted(waived.items())), stale_waivers=stale)
+    return dataclasses.replace(review, changes=changes, waived=tuple(sorted(waived.items())), stale_waivers=stale)

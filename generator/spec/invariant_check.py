@@ -28,16 +28,21 @@ FAST_DEPTH = 2
 
 
 def invariant_errors(
-    spec: Spec, depth: int = FAST_DEPTH, *, oracle: Callable[..., Any] | None = None
+    spec: Spec, depth: int = FAST_DEPTH, *, oracle: Callable[..., Any] | None = None, skip: tuple[str, ...] = ()
 ) -> list[SpecError]:
-    """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample."""
+    """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample;
+    the invariants named in `skip` are not checked (a project's oracle left unrun)."""
     table = table_of(spec)
     subject = Subject(table, decoder_of(spec), table.anomalies)
     if oracle is not None:  # the project's own, beside its spec (spec/invariants.yaml `oracle:`)
-        subject = dataclasses.replace(subject, oracle=oracle, oracle_file=spec.oracle)
-    declared = {invariant.name: invariant for invariant in spec.invariants}
+        subject = dataclasses.replace(subject, oracle=_guarded(oracle), oracle_file=spec.oracle)
+    declared = {invariant.name: invariant for invariant in spec.invariants if invariant.name not in skip}
     errors = []
-    for violation in violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth):
+    try:
+        violations = violations_of(subject, {name: item.exempt_diagnostics for name, item in declared.items()}, depth)
+    except _OracleFailed as failed:
+        return [SpecError(spec.location("invariants", "oracle"), f"oracle {spec.oracle!r} failed: {failed}; the spec cannot be judged against it")]
+    for violation in violations:
         high_water = "" if violation.expected_high_water is None else f" with expected high-water {violation.expected_high_water}"
         advice = "" if isinstance(violation.message, SelfAdvised) else (
             " Fix the rule or decision that allows it; to weaken safety on purpose, change this invariant too "
@@ -51,3 +56,22 @@ def invariant_errors(
             )
         )
     return errors
+
+
+class _OracleFailed(Exception):
+    """The project's oracle raised (or tried to exit) instead of deciding."""
+
+
+def _guarded(oracle: Callable[..., Any]) -> Callable[..., Any]:
+    """The project's oracle, whose failure (an exception, or a SystemExit that would end the command with its
+    status, 0 included) is an error of the spec's check, never a traceback or a silent exit."""
+
+    def decide(rows: Any, expected_high_water: Any) -> Any:
+        try:
+            return oracle(rows, expected_high_water)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - the project's code: whatever it raises is reported
+            raise _OracleFailed(f"{type(error).__name__}: {error} (on a ledger of {len(rows)} rows)") from None
+
+    return decide

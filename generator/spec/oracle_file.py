@@ -3,8 +3,10 @@
 The oracle is the check that a consistent but wrong spec shows up, so it is written by hand, independently of
 the spec; a project whose contract legitimately differs from Phase 0 (a renamed reason) keeps its own copy and
 edits it there, never an installed file. The file is Python defining `decide(rows, expected_high_water)` with
-the packaged oracle's result fields (resume_contract/core/oracle.py); it is the project's own code, run as its
-tests are.
+the packaged oracle's result fields (resume_contract/core/oracle.py); it is the project's own code, run only by
+the commands whose job that is (`generate`, `check --run-oracle`, `verify`), as its tests are: never by a command
+that only reads (`check`, `diff`, `plan`, `vectors`). It must be a regular file inside the project, read without
+following a symlink.
 """
 
 from __future__ import annotations
@@ -16,17 +18,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from resume_contract.core.project_files import ProjectFileRefused, project_file_bytes
+
 from ..errors import SpecError
 from .model import Spec
 
 
-def load_module_file(path: Path, purpose: str) -> Any:
-    """The Python module in the file at `path`, executed under a name of its own (its path's and bytes' hash: two
-    files never share one). Raises OSError, SyntaxError or whatever the module raises while it runs.
+def load_project_module(root: Path, relative: str, purpose: str) -> Any:
+    """The module in the file the spec names `relative` to the project at `root`: a regular file inside the
+    project, read without following a link (`core.project_files`). Raises ProjectFileRefused, OSError, SyntaxError
+    or whatever the module raises while it runs."""
+    return load_module_file(root / relative, purpose, project_file_bytes(root, relative))
+
+
+def load_module_file(path: Path, purpose: str, data: bytes | None = None) -> Any:
+    """The Python module in the file at `path` (whose bytes are `data` when the caller read them), executed under
+    a name of its own (its path's and bytes' hash: two files never share one). Raises OSError, SyntaxError or
+    whatever the module raises while it runs.
 
     Compiled from the bytes read, never loaded from `__pycache__`: a pyc there can be written by hand (an
     unchecked-hash one runs without its source being read), and `verify` would judge the spec against it."""
-    data = path.read_bytes()
+    if data is None:
+        data = path.read_bytes()
     name = f"_resume_contract_{purpose}_" + hashlib.sha256(str(path.resolve()).encode() + b"\0" + data).hexdigest()[:16]
     module = sys.modules.get(name)
     if module is not None:
@@ -48,12 +61,13 @@ def project_oracle(root: Path, spec: Spec) -> tuple[Callable[..., Any] | None, l
     if spec.oracle is None:
         return None, []
     mark = spec.location("invariants", "oracle")
-    path = root / spec.oracle
-    if not path.is_file():
-        return None, [SpecError(mark, f"oracle {spec.oracle!r}: no such file in the project (relative to {root})")]
     try:
-        module = load_module_file(path, "oracle")
-    except Exception as error:  # noqa: BLE001 - the project's code: whatever it raises is reported at the key
+        module = load_project_module(root, spec.oracle, "oracle")
+    except FileNotFoundError:
+        return None, [SpecError(mark, f"oracle {spec.oracle!r}: no such file in the project (relative to {root})")]
+    except ProjectFileRefused as error:
+        return None, [SpecError(mark, f"oracle {error}")]
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the project's code: whatever it raises (an exit too) is reported at the key
         return None, [SpecError(mark, f"oracle {spec.oracle!r} cannot be loaded: {type(error).__name__}: {error}")]
     decide = getattr(module, "decide", None)
     if not callable(decide):

@@ -28,7 +28,8 @@ def jobs(value: int | None, default: int) -> int:
 
 
 def project_root(args: argparse.Namespace) -> Path:
-    """The project a spec command works on: --root, or the nearest directory upward holding spec/projector.yaml."""
+    """The project a spec command works on: --root, or the nearest directory upward holding spec/projector.yaml
+    when it is trusted (else UntrustedProject)."""
     from pathlib import Path
 
     from ..project.locate import find_root
@@ -41,6 +42,9 @@ def project_root(args: argparse.Namespace) -> Path:
     found = find_root(Path.cwd())
     if found is None:
         raise UsageError(f"no spec/projector.yaml in {Path.cwd()} or any parent; run inside a resume-contract project or pass --root")
+    from ..project.trust import require_trusted
+
+    require_trusted(str(found))  # found, not named: used only when trusted (project/trust.py)
     return found
 
 

@@ -69,7 +69,12 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
         count = len(spec_errors)
         summary = f"resume-contract: the spec has {count} error{'s' if count != 1 else ''}; nothing was written"
         return EXIT_USAGE, [str(item) for item in spec_errors] + [summary]
-    if isinstance(error, UnsupportedPlatform) or _is_instance(error, "resume_contract.project.locate", "ProjectOutOfSync"):
+    if (
+        isinstance(error, UnsupportedPlatform)
+        or _is_instance(error, "resume_contract.project.locate", "ProjectOutOfSync")
+        or _is_instance(error, "resume_contract.project.trust", "UntrustedProject")
+        or _is_instance(error, "resume_contract.core.project_files", "ProjectFileRefused")
+    ):
         return EXIT_USAGE, [f"resume-contract: {error}"]
     if isinstance(error, LedgerCorruption):
         return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}", corruption_next_step(error)]
@@ -121,8 +126,10 @@ def spec_errors_for_machines(error: BaseException, output_format: str | None) ->
     if output_format == "github":
         from resume_contract_generator.annotations import annotation
 
+        from ..output.terminal import escape
+
         return "\n".join(
-            annotation("error", item.message, file=item.mark.file, line=item.mark.line, col=item.mark.column, title="resume-contract: bad spec")
+            annotation("error", escape(item.message), file=item.mark.file, line=item.mark.line, col=item.mark.column, title="resume-contract: bad spec")
             for item in spec_errors
         )
     import json

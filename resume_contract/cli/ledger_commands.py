@@ -91,7 +91,7 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import msgspec
 
     from ..ledger.audit import CORRUPT, LIVE, UNREADABLE, audit, discover
-    from ..output.audit_text import next_steps, run_line
+    from ..output.audit_text import next_steps, run_line, summary_text
     from ..output.terminal import escape
     from ..system.interrupts import default_workers
 
@@ -109,9 +109,11 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     contract = selected_contract(args)
     planned = audit(found.ledgers, min(workers, max(1, len(found.ledgers))), progress, contract=contract)
     attention: list[Any] = []
+    refused = 0  # unreadable runs refused for a symlink where their files belong: counted among the unreadable too
     try:
         for summary in itertools.chain(found.unreadable, planned):
             counts[summary.status] += 1
+            refused += summary.refusal is not None
             if args.json:
                 out.write(_json_line(summary) + "\n")
             elif summary.status != "safe_replay":
@@ -121,17 +123,15 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         planned.close()  # on Ctrl-C, stop the workers now, not whenever the generator is collected
     total = sum(counts.values())
     if args.json:
-        summary_line = {**counts, "total": total, "skipped": len(found.skipped), "contract": contract.identity.as_json()}
+        summary_line = {**counts, **({"refused": refused} if refused else {}), "total": total, "skipped": len(found.skipped),
+                        "contract": contract.identity.as_json()}
         out.write(msgspec.json.encode({"summary": summary_line}).decode() + "\n")
     else:
-        out.write(
-            f"{total} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
-            f"{counts[CORRUPT]} corrupt, {counts[LIVE]} live, {counts[UNREADABLE]} unreadable, {len(found.skipped)} skipped\n"
-        )
+        out.write(summary_text(counts, refused, len(found.skipped)) + "\n")
         out.write("".join(escape(line) + "\n" for line in next_steps(workspace, counts, attention)))
     if counts[CORRUPT]:
         return EXIT_CORRUPT
-    if counts[UNREADABLE] or counts[LIVE] or found.skipped:
+    if counts[UNREADABLE] or counts[LIVE] or found.skipped:  # a refused run is unreadable: 2
         return EXIT_USAGE
     return EXIT_FAIL if counts["blocked"] else EXIT_OK
 

@@ -17,7 +17,8 @@ and the review. After a crash: `resume-contract plan` decides whether a run may 
 """
 
 EPILOG = """\
-exit codes: 0 ok, 1 drift / refused / blocked, 2 bad spec or usage, 3 corrupt ledger, 130 Ctrl-C, 143 SIGTERM.
+exit codes: 0 ok, 1 drift / refused / blocked, 2 bad spec or usage (or an untrusted project: see `trust --help`),
+3 corrupt ledger, 130 Ctrl-C, 143 SIGTERM.
 Run `resume-contract COMMAND --help` for each command's options.
 """
 
@@ -93,6 +94,7 @@ GROUPS = {
     "crash": "proof_commands",
     "vectors": "conformance_commands",
     "conform": "conformance_commands",
+    "trust": "trust_commands",
 }
 
 

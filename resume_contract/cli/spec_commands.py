@@ -2,6 +2,11 @@
 
 The generator's pipeline (`resume_contract_generator.pipeline`) does the work and raises; this module parses
 arguments, calls it, prints what it returns and turns its refusals into exit codes.
+
+What it prints quotes the project (spec keys and values, file names under generated/), which may be a pull
+request's: each line is printed through `escape`, so a newline or other control character in what it quotes
+is shown as an escape and can never start a line of its own (a forged `::error` workflow command in CI); an
+annotation's message is escaped the same way before GitHub's own escaping. JSON is exact.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..output.terminal import escape
 from .common import project_root
 from .errors import EXIT_FAIL, EXIT_OK, Refused, Reported, UsageError
 
@@ -38,12 +44,12 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     root = project_root(args)
     prepared = _unsafe_tree_is_usage(lambda: prepare_generate(root))
     for line in prepared.recovered:
-        print(line, file=out)
+        print(escape(line), file=out)
     # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
     for finding in prepared.hooks:
         if args.format == "github":
             print(_annotation("warning", finding), file=out)
-        print(f"warning: {finding}", file=err)
+        print(escape(f"warning: {finding}"), file=err)
     drift = prepared.drift
     if drift.clean:
         print(f"generated/ is up to date ({len(prepared.outputs)} files)", file=out)
@@ -55,29 +61,26 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     removed, conflicted = set(drift.removable_orphans) | set(drift.bytecode), set(drift.conflicted)
     for path in written:
         if path in conflicted:
-            print(f"regenerated {path} (it held merge-conflict markers; `git add` it to mark the conflict resolved)", file=out)
+            print(escape(f"regenerated {path} (it held merge-conflict markers; `git add` it to mark the conflict resolved)"), file=out)
         else:
-            print(f"{'removed' if path in removed else 'wrote'} {path}", file=out)
+            print(escape(f"{'removed' if path in removed else 'wrote'} {path}"), file=out)
     return EXIT_OK
 
 
 def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import resume_contract
 
-    from ..project.init import InitRefused, init_project
+    from ..project.init import InitRefused, InitUnsafe, init_project
 
     try:
         made = init_project(Path(args.directory), resume_contract.__version__)
+    except InitUnsafe as error:  # a link where it would write: unsafe input, exit 2
+        raise UsageError(str(error)) from None
     except InitRefused as error:
         raise Refused(str(error), command="init") from None
     for path in made.written:
         print(f"wrote {path}", file=out)
-    where = "" if made.root == Path.cwd().resolve() else f"cd {made.root} && "
-    print(
-        f"a contract project, started from the packaged Phase 0 contract. Next: {where}git init && git add . && "
-        "resume-contract check && resume-contract crash (spec/README.md has the loop)",
-        file=out,
-    )
+    print(f"a contract project, started from the packaged Phase 0 contract. Next: {made.next_step(Path.cwd())}", file=out)
     return EXIT_OK
 
 
@@ -85,21 +88,26 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..project.verdicts import remember_clean_check, remembered_clean_check
 
     root = project_root(args)
-    files = remembered_clean_check(root)  # the same inputs as a clean check's: its verdict, without rendering
-    if files is not None:
-        _print_clean(args.format, files, out)
+    # The same inputs as a clean check's: its verdict, without rendering (a check that runs the oracle is never
+    # remembered: the oracle is no input of the key).
+    remembered = None if args.run_oracle else remembered_clean_check(root)
+    if remembered is not None:
+        _print_clean(args.format, remembered[0], out)
+        _oracle_note(args, err, remembered[1])
         return EXIT_OK
     from resume_contract_generator.annotations import annotation
     from resume_contract_generator.pipeline import check
 
-    checked = _unsafe_tree_is_usage(lambda: check(root))
+    checked = _unsafe_tree_is_usage(lambda: check(root, run_oracle=args.run_oracle))
+    _oracle_note(args, err, checked.spec.oracle)
     if checked.leftovers:
-        print(f"an interrupted generate left {', '.join(checked.leftovers)}: run `resume-contract generate`, which finishes or rolls it back", file=out)
+        print(escape(f"an interrupted generate left {', '.join(checked.leftovers)}: run `resume-contract generate`, which finishes or rolls it back"), file=out)
         return EXIT_FAIL
     drift, hooks, files = checked.drift, list(checked.hooks), len(checked.outputs)
     if checked.clean:
         crash = checked.spec.continuation_crash
-        remember_clean_check(root, files, checked.spec.run_loop, None if crash is None else crash.run_loop)
+        if not args.run_oracle:
+            remember_clean_check(root, files, checked.spec.run_loop, None if crash is None else crash.run_loop, checked.spec.oracle)
         _print_clean(args.format, files, out)
         return EXIT_OK
     fix = _fix(drift, hooks)
@@ -109,11 +117,22 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for finding in hooks:
             print(_annotation("error", finding), file=out)
         for kind, path in drift.rows():
-            print(annotation("error", f"{path} is {kind} (to fix: {fix})", file=path, title="resume-contract check"), file=out)
+            print(annotation("error", escape(f"{path} is {kind} (to fix: {fix})"), file=path, title="resume-contract check"), file=out)
         print(_check_summary(drift.clean, files), file=out)
     else:
         _print_check(drift, hooks, files, fix, show_diff=args.diff, out=out)
     return EXIT_FAIL
+
+
+def _oracle_note(args: argparse.Namespace, err: TextIO, oracle: str | None) -> None:
+    """On stderr (text format): that the oracle the spec names was not run, and what runs it."""
+    if args.run_oracle or args.format != "text" or oracle is None:
+        return
+    print(
+        f"note: the project's oracle ({escape(oracle)}) was not run: check executes no project code; `resume-contract check "
+        "--run-oracle` or `resume-contract verify` judges the spec against it",
+        file=err,
+    )
 
 
 def _print_clean(format: str, files: int, out: TextIO) -> None:
@@ -141,22 +160,22 @@ def _check_summary(clean: bool, files: int) -> str:
 
 def _print_check(drift: Drift, hooks: list[Finding], files: int, fix: str, *, show_diff: bool, out: TextIO) -> None:
     for finding in hooks:
-        print(finding, file=out)
+        print(escape(finding), file=out)
     if drift.clean:
         print(_check_summary(True, files), file=out)
         if hooks:
-            print(f"to fix: {fix}", file=out)
+            print(escape(f"to fix: {fix}"), file=out)
         return
     print(_check_summary(False, files) + ":", file=out)
     for kind, path in drift.rows():
-        print(f"  {kind:<12} {path}", file=out)
+        print(escape(f"  {kind:<12} {path}"), file=out)
     if show_diff:
         for diff in drift.diffs.values():
             out.write(diff)
     if drift.conflicted:
         print("  (a merge left conflict markers in generated files: never merge them by hand; resolve any conflict in "
               "spec/, then regenerate)", file=out)
-    print(f"to fix: {fix}", file=out)
+    print(escape(f"to fix: {fix}"), file=out)
 
 
 def _check_json(drift_clean: bool, drift: list[tuple[str, str]], hooks: list[Finding], files: int, fix: str) -> str:
@@ -173,7 +192,7 @@ def _check_json(drift_clean: bool, drift: list[tuple[str, str]], hooks: list[Fin
 def _annotation(level: str, finding: Finding) -> str:
     from resume_contract_generator.annotations import annotation
 
-    return annotation(level, finding.message, file=finding.file, line=finding.line, col=finding.column, title="resume-contract check")
+    return annotation(level, escape(finding.message), file=finding.file, line=finding.line, col=finding.column, title="resume-contract check")
 
 
 def _diff_root(args: argparse.Namespace) -> Path:
@@ -217,12 +236,12 @@ def cmd_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except SpecSourceError as error:
         raise UsageError(str(error)) from None
     except SideInvalid as invalid:
-        lines = [f"{invalid.side} ({invalid.source}): {error}" for error in invalid.errors]
+        lines = [escape(f"{invalid.side} ({invalid.source}): {error}") for error in invalid.errors]
         whose = f"the {invalid.side} spec is" if invalid.what == "spec" else f"the {invalid.side}'s {invalid.what} are"
         raise Reported(*lines, f"resume-contract diff: {whose} invalid; nothing was compared") from None
     # A head that `check` would refuse (it breaks a declared invariant) is still reviewed, but said first.
     for problem in change.head_check_errors:
-        print(f"resume-contract diff: warning: the head fails `resume-contract check`: {problem}", file=err)
+        print(escape(f"resume-contract diff: warning: the head fails `resume-contract check`: {problem}"), file=err)
     result = change.review
     base_label = change.base if args.base is not None else f"merge-base {change.base[:12]}"
     head_label = "working tree" if change.head == WORKING_TREE else change.head
@@ -266,7 +285,8 @@ def register(commands: Any) -> None:
         "crash harness kills at each failpoint's hook), oracle.py (the independent oracle the invariants compare "
         "with), .pre-commit-config.yaml, .github/workflows/contract.yml, .gitattributes and spec/README.md. "
         "Refuses, writing nothing, if any of them exists.",
-        epilog="exit: 0 written, 1 refused (a file is already there), 2 usage.",
+        epilog="exit: 0 written, 1 refused (a file is already there), 2 usage, or a path init would write goes "
+        "through a symlink (named; init writes nothing through a link nor outside DIR).",
     )
     init.add_argument("directory", nargs="?", default=".", metavar="DIR", help="where to write the project (created if missing)")
     init.set_defaults(handler=cmd_init)
@@ -286,7 +306,8 @@ def register(commands: Any) -> None:
         "check",
         help="fail when generated/ differs from what spec/ produces (changes nothing)",
         description="Validate spec/ (every error as file:line:col), run its declared invariants over every ledger up "
-        "to 2 events, and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
+        "to 2 events (matches_oracle, when the spec names an oracle of its own, only with --run-oracle: check "
+        "executes no project code unless asked), and report changed, missing, orphaned, hand-edited and merge-conflicted files under "
         "generated/ and bytecode Python would run instead of a generated source, sorted, with the command that fixes them. In a project whose spec names its run loop "
         "(spec/failpoints.yaml `run_loop`), also report a failpoint without a hook and a hook without a failpoint. "
         "Writes nothing.",
@@ -294,6 +315,8 @@ def register(commands: Any) -> None:
         "invariant) or usage.",
     )
     check.add_argument("--diff", action="store_true", help="also print a unified diff of every drifted file (text format)")
+    check.add_argument("--run-oracle", action="store_true", help="also run the project's oracle (its Python, spec/invariants.yaml "
+                       "`oracle:`) and judge the invariant matches_oracle with it; without it check executes no project code")
     check.add_argument("--format", choices=("text", "github", "json"), default="text", help="github: GitHub Actions annotations at each file:line; json: one document for scripts")
     check.set_defaults(handler=cmd_check)
 

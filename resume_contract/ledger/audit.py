@@ -25,11 +25,15 @@ from ..errors import (
 from ..system.open_files import OpenFileTable
 from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
+from .snapshots import PARTIALS_DIR
 from .workspace import OpenSessions, walk_run
 
 CORRUPT = "corrupt"
 LIVE = "live"  # a writer still holds the ledger: a running run, not a crashed one
 UNREADABLE = "unreadable"
+# The refusal an unreadable run carries when a symlink stands where its directory (sessions/, <S>, runs/, <R>) or
+# its ledger belongs: never followed, never read, and counted apart (`refused`) so an audit names it as a refusal.
+SYMLINK = "symlink"
 
 
 class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
@@ -45,6 +49,7 @@ class RunSummary(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     diagnostics: tuple[str, ...] = ()  # the plan's diagnostic codes: two blocked runs read apart
     to_verify: tuple[str, ...] = ()  # "TOOL call ID" for each call without a committed response (up to VERIFY_LISTED)
     corruption: str | None = None  # the corruption kind, for a corrupt run
+    refusal: str | None = None  # SYMLINK, for an unreadable run refused because a link stands where its files belong
 
 
 VERIFY_LISTED = 5
@@ -64,9 +69,10 @@ class Discovery:
 def discover(workspace: Path) -> Discovery:
     """Every entry of every `sessions/<S>/runs/`, sorted: each is a run, and each is reported.
 
-    Directories with invalid ids are skipped (and said so); a session or `runs` directory that is a symlink is
-    reported unreadable rather than listed; anything else is planned, and a run whose ledger is missing, a
-    symlink, a FIFO or a directory comes back from `summarize` as unreadable with its cause. Raises
+    Directories with invalid ids are skipped (and said so); a `sessions`, session or `runs` directory that is a
+    symlink is reported unreadable and refused (`refusal`: SYMLINK) rather than listed; anything else is planned,
+    and a run whose ledger is missing, a FIFO or a directory comes back from `summarize` as unreadable with its
+    cause (a run directory, ledger or snapshots' directory that is a symlink: refused too). Raises
     LedgerMissing when `workspace` has no `sessions/` (an empty one is a workspace with no runs).
     """
     ledgers: list[Job] = []
@@ -76,7 +82,7 @@ def discover(workspace: Path) -> Discovery:
     if not os.path.lexists(sessions):  # a typo (one level too high or too low) must not read as "0 runs", all clear
         raise LedgerMissing(f"{workspace}: no sessions/ directory, so not a workspace (its runs are sessions/<S>/runs/<R>/{LEDGER_NAME})")
     if sessions.is_symlink():
-        unreadable.append(RunSummary("", "", str(sessions), UNREADABLE, error=f"{sessions}: {_LINK}"))
+        unreadable.append(RunSummary("", "", str(sessions), UNREADABLE, error=f"{sessions}: {_LINK}", refusal=SYMLINK))
         return Discovery(ledgers, skipped, unreadable)
     for session_dir in sorted(sessions.iterdir()) if sessions.is_dir() else []:
         runs = session_dir / "runs"
@@ -87,7 +93,7 @@ def discover(workspace: Path) -> Discovery:
             unreadable.append(RunSummary(session_dir.name, "", str(runs), UNREADABLE, error=f"{runs}: cannot be listed: {error.strerror or error}"))
             continue
         if linked is not None:
-            unreadable.append(RunSummary(session_dir.name, "", str(linked), UNREADABLE, error=f"{linked}: {_LINK}"))
+            unreadable.append(RunSummary(session_dir.name, "", str(linked), UNREADABLE, error=f"{linked}: {_LINK}", refusal=SYMLINK))
             continue
         session_id, listed = session_dir.name, str(runs)
         for run_id in run_ids:
@@ -105,6 +111,22 @@ def discover(workspace: Path) -> Discovery:
 _LINK = "a symlink inside the workspace; not followed, not read"
 
 
+def _linked_step(workspace: Path, session_id: str, run_id: str) -> str | None:
+    """The first step of the run's path below the workspace that is a symlink (sessions/, <S>, runs/, <R>, its
+    ledger or its snapshots' directory), if any: asked only of a run whose opening failed, so an audit of sound runs pays nothing for it."""
+    step = str(workspace)
+    for part in ("sessions", session_id, "runs", run_id):
+        step = os.path.join(step, part)
+        if os.path.islink(step):
+            return step
+        if not os.path.isdir(step):
+            return None
+    for name in (LEDGER_NAME, PARTIALS_DIR):
+        if os.path.islink(os.path.join(step, name)):
+            return os.path.join(step, name)
+    return None
+
+
 def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTable | None = None, sessions: OpenSessions | None = None) -> RunSummary:
     """Read (JSONL and partial snapshots merged) and plan one run (runs in a worker process); `open_files`, the
     processes' open files scanned once for the whole audit (default: scanned for this run); `sessions`, the
@@ -118,6 +140,9 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
     except LedgerInUse as error:
         return RunSummary(session_id, run_id, str(path), LIVE, error=str(error))
     except (OSError, EscapesWorkspace) as error:
+        linked = _linked_step(workspace, session_id, run_id) if isinstance(error, EscapesWorkspace) else None
+        if linked is not None:
+            return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{linked}: {_LINK}", refusal=SYMLINK)
         # Ours name their path; the system's name only the step that failed ("Permission denied: 'r1'").
         said = str(error) if isinstance(error, ResumeContractError) else f"{os.path.dirname(path)}: {error.strerror or error}"
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=said)

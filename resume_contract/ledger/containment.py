@@ -43,13 +43,9 @@ def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) ->
             except FileNotFoundError:
                 if not create:
                     raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                step = _make_directory(fd, part, root, parts[:depth])
             except OSError as error:
-                if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                    from pathlib import Path  # (a plan of a bare file never comes here, nor imports pathlib)
-
-                    _refuse_link(fd, part, Path(root, *parts[:depth]))  # (the path made only to be said: an audit opens thousands)
+                _refuse_step(fd, part, error, root, parts[:depth])
                 raise
             os.close(fd)
             fd = step
@@ -57,6 +53,29 @@ def open_directory(root: Path, parts: Sequence[str], *, create: bool = False) ->
     except BaseException:
         os.close(fd)
         raise
+
+
+def _make_directory(fd: int, part: str, root: Path, steps: Sequence[str]) -> int:
+    """Create the directory `part` in `fd` and open it. Idempotent under concurrency: when another process made
+    it first (EEXIST), the directory it made is opened, as if this one had; what is there is still opened with
+    O_NOFOLLOW, so a symlink or a file that took the name is refused, never followed."""
+    try:
+        os.mkdir(part, 0o755, dir_fd=fd)
+    except FileExistsError:
+        pass  # a racing writer made it (or a link or a file took the name): the open below decides
+    try:
+        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as error:
+        _refuse_step(fd, part, error, root, steps)
+        raise
+
+
+def _refuse_step(fd: int, part: str, error: OSError, root: Path, steps: Sequence[str]) -> None:
+    """Raise EscapesWorkspace, naming the path up to it, when a step could not be opened because it is a link."""
+    if error.errno in (errno.ELOOP, errno.ENOTDIR):
+        from pathlib import Path  # (a plan of a bare file never comes here, nor imports pathlib)
+
+        _refuse_link(fd, part, Path(root, *steps))  # (the path made only to be said: an audit opens thousands)
 
 
 def open_in(directory_fd: int, name: str, flags: int, where: str | os.PathLike[str], mode: int = 0o644) -> int:

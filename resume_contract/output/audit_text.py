@@ -10,11 +10,15 @@ from typing import Any
 from ..errors import TORN_ROW
 from .advice import NOT_REPAIRABLE
 
+REFUSED = "refused"  # the group of unreadable runs refused for a symlink (`RunSummary.refusal`)
+
 
 def run_line(summary: Any) -> str:
     """A run that is not safe_replay: its status, its reasons and diagnostics (two blocked runs read apart), the
     calls to verify, or the error that kept it from a plan."""
     where = f"{summary.session_id}/{summary.run_id}"
+    if summary.error is not None and getattr(summary, "refusal", None):
+        return f"{summary.status:<10} {where}: refused ({summary.refusal}): {summary.error}"
     if summary.error is not None:
         return f"{summary.status:<10} {where}: {summary.error}"
     text = f"{summary.status:<10} {where}: {', '.join(summary.rejection_reasons)}"
@@ -25,11 +29,22 @@ def run_line(summary: Any) -> str:
     return text
 
 
+def summary_text(counts: Mapping[str, int], refused: int, skipped: int) -> str:
+    """The audit's count line; the unreadable runs refused (a symlink where a run's files belong) are counted among
+    them, and said when there are any."""
+    unreadable = f"{counts['unreadable']} unreadable" + (f" ({refused} refused: symlinks)" if refused else "")
+    return (
+        f"{sum(counts.values())} runs: {counts['safe_replay']} safe_replay, {counts['blocked']} blocked, "
+        f"{counts['corrupt']} corrupt, {counts['live']} live, {unreadable}, {skipped} skipped"
+    )
+
+
 def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[Any]) -> list[str]:
     """What to do for each group of runs that needs attention, with the commands to run."""
     runs: dict[str, list[Any]] = {}
     for summary in summaries:
-        runs.setdefault(summary.status if summary.corruption != TORN_ROW else TORN_ROW, []).append(summary)
+        group = TORN_ROW if summary.corruption == TORN_ROW else REFUSED if getattr(summary, "refusal", None) else summary.status
+        runs.setdefault(group, []).append(summary)
     quoted = shlex.quote(str(workspace))
 
     def example(summary: Any, command: str) -> str:
@@ -48,6 +63,11 @@ def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[A
         lines.append(f"corrupt ({len(runs['corrupt'])}): {NOT_REPAIRABLE}")
     if runs.get("live"):
         lines.append(f"live ({counts['live']}): still running; plan them again once their process has stopped")
+    if runs.get(REFUSED):
+        lines.append(
+            f"refused ({len(runs[REFUSED])}): a symlink stands where a run's directory or ledger belongs; it is never followed. "
+            "Find who made it; put the run's own directory (or ledger) in its place, or remove the link, then plan again"
+        )
     if runs.get("unreadable"):
-        lines.append(f"unreadable ({counts['unreadable']}): see each error above")
+        lines.append(f"unreadable ({len(runs['unreadable'])}): see each error above")
     return ["what to do:"] + [f"  {line}" for line in lines] if lines else []

@@ -7,22 +7,13 @@ written as UTF-8 at all. `escape` shows every such character as a visible escape
 
 from __future__ import annotations
 
-import re
 from typing import TextIO
 
-# C0 and C1 controls (DEL included), bidi embeddings, overrides and isolates, and lone surrogates. Compiled
-# by `re` when first used (and cached there): a command writing only JSON never pays for it.
-_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+# The one definition (the generator's reports use it too): every control (a newline included), bidi and
+# surrogate character written as a visible escape. A line printed as `escape(line)` stays one line.
+from ..core.visible import escape
 
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def escape(text: object) -> str:
-    """`text` with every control, bidi and surrogate character written as a visible escape."""
-    return re.sub(_UNSAFE, _visible, str(text))
+__all__ = ["EscapingWriter", "JsonStream", "escape", "raw_stream"]
 
 
 class EscapingWriter:

@@ -4,10 +4,21 @@ It writes the packaged Phase 0 spec (with its schemas, so editors complete keys)
 loop and oracle, `generated/` rendered from it, the reference run loop and the Phase 0 oracle as the project's
 own files to edit, a pre-commit hook and a CI workflow that run the installed resume-contract, `.gitattributes`
 and a short README of the loop. It refuses, writing nothing, if any of those files is already there.
+
+It creates nothing outside the directory it is given: DIR itself is the user's choice (it may be a link), but
+below it no path init writes may go through a symlink, whatever it points at (a planted `.github` link to a
+directory elsewhere): init refuses, naming the link and writing nothing (InitUnsafe). The check comes first; the
+writing holds it as it goes too, each directory opened below the one before with O_NOFOLLOW and each file created
+with O_CREAT | O_EXCL | O_NOFOLLOW in it, so a link swapped in meanwhile is refused (and what was written undone),
+never written through.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +45,21 @@ class InitRefused(ResumeContractError):
     """`init` would overwrite something; nothing was written."""
 
 
+class InitUnsafe(InitRefused):
+    """A path `init` would write goes through a symlink, or would land outside its directory; nothing was written."""
+
+
 @dataclass(frozen=True)
 class Initialized:
     root: Path
     written: tuple[str, ...]
+
+    def next_step(self, cwd: Path) -> str:
+        """The commands to run next, from `cwd`: every path in them shell-quoted (DIR may hold `;`, `$(…)`, spaces)."""
+        import shlex
+
+        where = "" if self.root == cwd.resolve() else f"cd {shlex.quote(str(self.root))} && "
+        return f"{where}git init && git add . && resume-contract check && resume-contract crash (spec/README.md has the loop)"
 
 
 def init_project(directory: Path, version: str) -> Initialized:
@@ -50,20 +72,57 @@ def init_project(directory: Path, version: str) -> Initialized:
     if root.exists() and not root.is_dir():
         raise InitRefused(f"{root}: not a directory; init makes a project in a directory (nothing was written)")
     files = _project_files(version)
-    taken = sorted(relative for relative in [*files, "generated"] if (root / relative).exists() or (root / relative).is_symlink())
+    for relative in [*files, "generated"]:
+        _refuse_unsafe(root, relative)
+    taken = sorted(relative for relative in [*files, "generated"] if os.path.lexists(root / relative))
     if taken:
         raise InitRefused(f"{root}: already holds {', '.join(taken)}; init writes only into a directory without them (nothing was written)")
-    written: list[Path] = []
+    root.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    made: list[str] = []
     try:
         for relative, data in files.items():
-            _write(root / relative, data, written)
+            _write(root, relative, data, written, made)
         spec = load_checked(root)  # the packaged spec as this project states it: checked as any other
         for relative, text in render_all(spec).items():
-            _write(root / relative, text.encode("utf-8"), written)
+            _write(root, relative, text.encode("utf-8"), written, made)
     except BaseException:
-        _undo(root, written)
+        _undo(root, written, made)
         raise
-    return Initialized(root, tuple(sorted(path.relative_to(root).as_posix() for path in written)))
+    return Initialized(root, tuple(sorted(written)))
+
+
+def _parts(root: Path, relative: str) -> list[str]:
+    """The steps of `relative` below `root`; InitUnsafe for one that could leave it (absolute, `..`)."""
+    parts = relative.split("/")
+    if relative.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise InitUnsafe(f"{root}: {relative!r} would be written outside {root}; init writes only inside it (nothing was written)")
+    return parts
+
+
+def _refuse_unsafe(root: Path, relative: str) -> None:
+    """InitUnsafe if a step of `relative` below `root` is a symlink; InitRefused if a directory step is a file."""
+    step = root
+    parts = _parts(root, relative)
+    for depth, part in enumerate(parts, 1):
+        step = step / part
+        try:
+            mode = os.lstat(step).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode):
+            raise InitUnsafe(_link_refused(root, step))
+        if depth < len(parts) and not stat.S_ISDIR(mode):
+            raise InitRefused(f"{step}: not a directory, where init writes {relative}; nothing was written")
+
+
+def _link_refused(root: Path, link: Path) -> str:
+    try:
+        target = f" (to {os.readlink(link)})"
+    except OSError:
+        target = ""
+    return (f"{link}: a symlink{target} where init would write; init never writes through a link nor outside {root} "
+            "(nothing was written)")
 
 
 def _project_files(version: str) -> dict[str, bytes]:
@@ -93,23 +152,71 @@ def _project_files(version: str) -> dict[str, bytes]:
     return files
 
 
-def _undo(root: Path, written: list[Path]) -> None:
-    """Remove what an init cut off wrote, and the directories it made for it (empty ones only)."""
-    for path in reversed(written):
-        path.unlink(missing_ok=True)
-    directories = {parent for path in written for parent in path.relative_to(root).parents if str(parent) != "."}
-    for directory in sorted(directories, key=lambda relative: -len(relative.parts)):
+def _undo(root: Path, written: list[str], made: list[str]) -> None:
+    """Remove what an init cut off wrote, and the directories it made (empty ones only), never through a link."""
+    for relative in reversed(written):
+        *directories, name = relative.split("/")
+        _in_directory(root, directories, lambda fd, name=name: os.unlink(name, dir_fd=fd))
+    for relative in sorted(made, key=lambda made_one: -made_one.count("/")):
+        *directories, name = relative.split("/")
+        _in_directory(root, directories, lambda fd, name=name: os.rmdir(name, dir_fd=fd))
+
+
+def _in_directory(root: Path, directories: list[str], action: Callable[[int], object]) -> None:
+    try:
+        fd = _open_steps(root, directories, None)
+    except (OSError, InitUnsafe):
+        return
+    try:
+        action(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _open_steps(root: Path, directories: list[str], made: list[str] | None) -> int:
+    """A descriptor of `root/directories...`, each step opened below the one before with O_NOFOLLOW (created when
+    `made` is given, and recorded there); InitUnsafe for a step that is a link."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for depth, part in enumerate(directories, 1):
+            if made is not None:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                    made.append("/".join(directories[:depth]))
+                except FileExistsError:
+                    pass  # there already (the check saw to it that it is a directory): opened below, never followed
+            try:
+                step = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR) and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise InitUnsafe(_link_refused(root, root.joinpath(*directories[:depth]))) from None
+                raise
+            os.close(fd)
+            fd = step
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _write(root: Path, relative: str, data: bytes, written: list[str], made: list[str]) -> None:
+    """Create `root/relative` (never over anything that appeared meanwhile, never through a link) holding `data`."""
+    *directories, name = _parts(root, relative)
+    directory_fd = _open_steps(root, directories, made)
+    try:
         try:
-            (root / directory).rmdir()
-        except OSError:
-            pass
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=directory_fd)
+        except FileExistsError:
+            if stat.S_ISLNK(os.lstat(name, dir_fd=directory_fd).st_mode):
+                raise InitUnsafe(_link_refused(root, root / relative)) from None
+            raise InitRefused(f"{root / relative}: appeared while init was writing; nothing of init's was kept") from None
+        written.append(relative)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    finally:
+        os.close(directory_fd)
 
 
-def _write(path: Path, data: bytes, written: list[Path]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "xb") as handle:  # never over a file that appeared meanwhile
-        written.append(path)
-        handle.write(data)
-
-
-__all__ = ["InitRefused", "Initialized", "init_project"]
+__all__ = ["InitRefused", "InitUnsafe", "Initialized", "init_project"]

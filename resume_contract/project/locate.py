@@ -1,6 +1,7 @@
 """Which contract a command runs: the project's it is run in (found upward from the current directory, as git
-finds a repository, or named by --root), checked to be in sync with its generated/, or outside any project the
-one packaged with resume-contract.
+finds a repository, and then used only when trusted: `trust`; or named by --root), checked to be in sync with its
+generated/, or outside any project the one packaged with resume-contract. An untrusted project found is refused,
+never passed over for another contract.
 
 In sync means exactly what `resume-contract check` says: the spec renders to the files under generated/ (no
 changed, missing, orphaned, hand-edited or conflicted file, no bytecode Python would run instead of a source). Rendering costs a few tenths of a second, so a
@@ -68,7 +69,12 @@ def contract_for(root: str | os.PathLike[str] | None, start: str | os.PathLike[s
             raise NotAProject(f"--root {root}: no spec/ directory there")
         return load_project(root)
     found = find_root(os.getcwd() if start is None else start)
-    return packaged() if found is None else load_project(found)
+    if found is None:
+        return packaged()
+    from .trust import require_trusted
+
+    require_trusted(str(found))  # found, not named: trusted before anything of it is read (`trust`)
+    return load_project(found)
 
 
 def load_project(root: Path, *, check_sync: bool = True) -> Contract:

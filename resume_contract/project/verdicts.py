@@ -6,7 +6,8 @@ by the sha256 of everything the verdict depends on: every file under spec/ (an u
 one counts), the oracle the spec names, every file under generated/ (hidden ones and byte code included, with its time and size), whether
 an interrupted generate left anything beside it, the generator's, the core's and the errors' own files, and the
 installed metadata (the versions) of the libraries rendering uses. Any difference is a new key, and a full check: the cache can make a
-verdict faster, never different. A cache that cannot be written only costs the next command that check again.
+verdict faster, never different. The project's oracle is no input: neither verdict runs it (`check --run-oracle`,
+which does, is never remembered). A cache that cannot be written only costs the next command that check again.
 
 Two verdicts share the key: generated/ is in sync with the spec (`locate.ensure_in_sync`, before a command runs
 a project's contract), and `check` is clean, which also says that the run loop the spec names has a hook for
@@ -45,8 +46,9 @@ def remember_in_sync(root: Path) -> None:
         _remember(_cache_dir() / "in-sync" / key, b"")
 
 
-def remembered_clean_check(root: Path) -> int | None:
-    """The number of generated files a clean `check` of exactly these inputs found, if one was remembered."""
+def remembered_clean_check(root: Path) -> tuple[int, str | None] | None:
+    """(the number of generated files, the oracle the spec names) of a clean `check` of exactly these inputs,
+    if one was remembered."""
     import json  # (this module is on every command's path; only check reads and writes these records)
 
     key = _fingerprint(root)
@@ -63,16 +65,18 @@ def remembered_clean_check(root: Path) -> int | None:
     continuation_loop = record.get("continuationRunLoop")
     if continuation_loop is not None and _file_sha256(root, continuation_loop) != record.get("continuationRunLoopSha256"):
         return None
-    return files if isinstance(files, int) else None
+    oracle = record.get("oracle")
+    return (files, oracle) if isinstance(files, int) and isinstance(oracle, str | None) else None
 
 
-def remember_clean_check(root: Path, files: int, run_loop: str | None, continuation_run_loop: str | None = None) -> None:
-    """Remember that `check` found `root` clean, with `files` generated files and the run loops the spec names."""
+def remember_clean_check(root: Path, files: int, run_loop: str | None, continuation_run_loop: str | None = None, oracle: str | None = None) -> None:
+    """Remember that `check` found `root` clean, with `files` generated files, the run loops and the oracle the
+    spec names."""
     import json
 
     key = _fingerprint(root)
     if key is not None:
-        record = {"files": files, "runLoop": run_loop, "runLoopSha256": None if run_loop is None else _file_sha256(root, run_loop)}
+        record = {"files": files, "oracle": oracle, "runLoop": run_loop, "runLoopSha256": None if run_loop is None else _file_sha256(root, run_loop)}
         if continuation_run_loop is not None:
             record |= {"continuationRunLoop": continuation_run_loop, "continuationRunLoopSha256": _file_sha256(root, continuation_run_loop)}
         _remember(_cache_dir() / "checked" / key, json.dumps(record).encode())
@@ -103,13 +107,10 @@ def _cache_dir() -> Path:
 
 
 def _fingerprint(root: Path) -> str | None:
-    """The cache key of `root`'s verdict, or None when it cannot be computed safely (then nothing is remembered)."""
-    oracle = _oracle(root)
-    if oracle is None:
-        return None
+    """The cache key of `root`'s verdict. (The project's oracle is no input: neither verdict runs it.)"""
     digest = hashlib.sha256(_tool_fingerprint().encode())
     named = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
-    named += [f"{SPEC_DIR}/review-waivers.yaml", *oracle]
+    named += [f"{SPEC_DIR}/review-waivers.yaml"]
     for relative in named:
         _add(digest, relative, root / relative)
     _add_tree(digest, root, SPEC_DIR)  # any other file there too: an unknown spec file is an error
@@ -145,32 +146,15 @@ def _add_tree(digest: hashlib._Hash, root: Path, relative: str, *, with_times: b
 def _add(digest: hashlib._Hash, relative: str, path: Path) -> None:
     digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
     try:
-        if path.is_symlink():
-            digest.update(b"<symlink>" + os.readlink(path).encode("utf-8", "surrogateescape"))
-        elif path.is_file():
+        if path.is_symlink():  # the link, and the bytes it is read as (an edit made through it is a new key)
+            digest.update(b"<symlink>" + os.readlink(path).encode("utf-8", "surrogateescape") + b"\0")
+        if path.is_file():
             digest.update(path.read_bytes())
         else:
             digest.update(b"<not a file>")
     except OSError as error:
         digest.update(f"<unreadable {error.errno}>".encode())
     digest.update(b"\0")
-
-
-_ORACLE_LINE = re.compile(r"""oracle:[ \t]*(['"]?)([^'"#\s]+)\1[ \t]*(?:#.*)?""")
-
-
-def _oracle(root: Path) -> list[str] | None:
-    """The oracle file the spec names (its bytes decide the invariants `check` runs), found without the generator
-    (a plain `oracle: path` line); None when some line names it otherwise, so that no verdict is remembered."""
-    try:
-        lines = (root / SPEC_DIR / "invariants.yaml").read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    named = [line for line in lines if line.lstrip().startswith(("oracle:", "'oracle'", '"oracle"'))]
-    if not named:
-        return []
-    found = [_ORACLE_LINE.fullmatch(line) for line in named]
-    return [match.group(2) for match in found if match] if all(found) else None
 
 
 @functools.cache

@@ -41,12 +41,12 @@ def generated_subject(contract: Contract) -> Subject:
     against the oracle its spec names (the packaged Phase 0 one when it names none)."""
     machine = functools.partial(build_resume_plan_with_machine, contract=contract)
     subject = Subject(contract.table, contract.model, contract.table.anomalies, machine=machine)
-    oracle_file = contract.file(contract.catalog.ORACLE)
-    if oracle_file is None:
+    oracle_file = contract.file(contract.catalog.ORACLE)  # a regular file inside the project, never through a link
+    if oracle_file is None or contract.root is None:
         return subject
-    from resume_contract_generator.spec.oracle_file import load_module_file  # the project's own oracle
+    from resume_contract_generator.spec.oracle_file import load_project_module  # the project's own oracle
 
-    decide = load_module_file(oracle_file, "oracle").decide
+    decide = load_project_module(contract.root, contract.catalog.ORACLE, "oracle").decide
     return dataclasses.replace(subject, oracle=decide, oracle_file=contract.catalog.ORACLE)
 
 

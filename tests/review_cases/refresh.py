@@ -6,7 +6,8 @@
 
 Run it after a deliberate change to the review rules or the report, then read the diff: each expected file
 is a claim about how a change is classified. Cases overlay tests/frozen_spec/ (not the live spec/), so a
-contract edit never needs a refresh; a case's current/review-waivers.yaml, if any, is applied. A case is
+contract edit never needs a refresh; a case's current/review-waivers.yaml, if any, is applied, each waiver
+honoured only if previous/review-waivers.yaml waives its finding too (else it is WAIVER_ADDED). A case is
 named for the rule it shows (RULE, or RULE--variant for a second case of one rule); a refresh that would make a
 case stop showing its rule is refused for that case (fix the case's overlays instead). Exit 0 when nothing
 is left to accept, 1 when a case changed and was not accepted or could not be refreshed.
@@ -26,7 +27,7 @@ from resume_contract_generator.errors import SpecInvalid
 from resume_contract_generator.review.collector import review
 from resume_contract_generator.review.report import as_text
 from resume_contract_generator.review.rules import RULES
-from resume_contract_generator.review.waivers import apply_waivers, parse_waivers
+from resume_contract_generator.review.waivers import apply_waivers, on_base, parse_waivers
 from resume_contract_generator.spec.validate import load_spec
 
 CORPUS = Path(__file__).resolve().parent
@@ -40,7 +41,8 @@ def rule_of(case: str) -> str:
 
 
 def report_for(case: str) -> str:
-    """The text review of a case: its overlays on the frozen spec, with current/'s review-waivers.yaml if any."""
+    """The text review of a case: its overlays on the frozen spec, with current/'s review-waivers.yaml if any (as
+    `diff` applies the head's: approved when previous/'s waives the same finding)."""
     with tempfile.TemporaryDirectory() as scratch:
         sides = []
         for side in ("previous", "current"):
@@ -51,8 +53,9 @@ def report_for(case: str) -> str:
             for overlay in sorted((CORPUS / case / side).glob("*.schema.json")):
                 shutil.copyfile(overlay, root / "spec" / "schema" / overlay.name)
             sides.append(load_spec(root))
-        waivers_file = CORPUS / case / "current" / "review-waivers.yaml"
-        waivers = parse_waivers(waivers_file) if waivers_file.exists() else ()
+        waivers_file, base_file = (CORPUS / case / side / "review-waivers.yaml" for side in ("current", "previous"))
+        approved = frozenset(waiver.finding for waiver in parse_waivers(base_file)) if base_file.exists() else frozenset()
+        waivers = on_base(parse_waivers(waivers_file), approved) if waivers_file.exists() else ()
         return as_text(apply_waivers(review(sides[0], sides[1], depth=DEPTH), waivers), "previous", "current")
 
 
