@@ -16,6 +16,7 @@ never written through.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Callable
@@ -156,10 +157,18 @@ def _undo(root: Path, written: list[str], made: list[str]) -> None:
     """Remove what an init cut off wrote, and the directories it made (empty ones only), never through a link."""
     for relative in reversed(written):
         *directories, name = relative.split("/")
-        _in_directory(root, directories, lambda fd, name=name: os.unlink(name, dir_fd=fd))
+        _in_directory(root, directories, functools.partial(_unlink_at, name))
     for relative in sorted(made, key=lambda made_one: -made_one.count("/")):
         *directories, name = relative.split("/")
-        _in_directory(root, directories, lambda fd, name=name: os.rmdir(name, dir_fd=fd))
+        _in_directory(root, directories, functools.partial(_rmdir_at, name))
+
+
+def _unlink_at(name: str, fd: int) -> None:
+    os.unlink(name, dir_fd=fd)
+
+
+def _rmdir_at(name: str, fd: int) -> None:
+    os.rmdir(name, dir_fd=fd)
 
 
 def _in_directory(root: Path, directories: list[str], action: Callable[[int], object]) -> None:
