@@ -99,6 +99,15 @@ class NotALedger(StoreError, OSError):
     """A ledger path that is not a regular file (a directory, a FIFO, a device)."""
 
 
+class StoreUnreadable(StoreError):
+    """A workspace's runtime.sqlite this tool does not read: not a SQLite database, another schema version
+    (`user_version`), a missing table or column, a symlink. Nothing is planned from it."""
+
+
+class StoreBusy(StoreError):
+    """A workspace's runtime.sqlite stayed locked past the wait, or kept changing while it was read."""
+
+
 class EscapesWorkspace(ResumeContractError):
     """A step below the workspace that is a symlink, or a ledger that is also reachable by another name."""
 

@@ -60,7 +60,8 @@ def selected_contract(args: argparse.Namespace) -> Contract:
 
 
 def ledger_from_args(args: argparse.Namespace) -> str | Path:
-    """The ledger the arguments name: LEDGER as given (a str), or the run's file in the workspace (a Path)."""
+    """The ledger the arguments name: LEDGER as given (a str), or the run's file in the workspace (a Path), or,
+    in a workspace that keeps its ledgers in runtime.sqlite, the run's name there (a str)."""
     if args.ledger is not None:
         if args.workspace or args.session or args.run:
             raise UsageError("give either LEDGER or --workspace/--session/--run, not both")
@@ -73,8 +74,11 @@ def ledger_from_args(args: argparse.Namespace) -> str | Path:
         raise UsageError("give a LEDGER file, or --workspace DIR with --session S and --run R")
     from pathlib import Path
 
+    from ..ledger.sqlite_layout import holds_store, store_path
     from ..ledger.store import ledger_path
 
+    if holds_store(args.workspace):  # the run is rows of the workspace's runtime.sqlite, named so
+        return f"{store_path(args.workspace)} (session {args.session}, run {args.run})"
     try:
         return ledger_path(Path(args.workspace), args.session, args.run)
     except ValueError as error:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
-    from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger
+    from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger, StoreBusy, StoreUnreadable
     from ..ledger.file_plan import plan_ledger
 
     path = ledger_from_args(args)
@@ -41,7 +41,7 @@ def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
 
         workspace = Path(args.workspace)
         return path, plan_run(workspace, args.session, args.run, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
-    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace) as error:
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, StoreUnreadable, StoreBusy) as error:
         raise UsageError(str(error)) from None
     except MemoryError:
         raise UsageError(f"{path}: not enough memory to plan this ledger") from None
@@ -100,6 +100,10 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: not a directory")
+    from ..ledger.sqlite_layout import holds_store
+
+    if holds_store(workspace):
+        return _audit_store(args, workspace, out, err)
     found = discover(workspace)
     for skipped in found.skipped:
         print(f"skipped {skipped}", file=err)
@@ -132,6 +136,45 @@ def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if counts[CORRUPT]:
         return EXIT_CORRUPT
     if counts[UNREADABLE] or counts[LIVE] or found.skipped:  # a refused run is unreadable: 2
+        return EXIT_USAGE
+    return EXIT_FAIL if counts["blocked"] else EXIT_OK
+
+
+def _audit_store(args: argparse.Namespace, workspace: Path, out: TextIO, err: TextIO) -> int:
+    """The audit of a workspace that keeps its ledgers in runtime.sqlite: every run of the store, one a read
+    transaction, in one process (a run is read at SQLite's speed; workers would each open the store)."""
+    import msgspec
+
+    from ..errors import StoreBusy, StoreUnreadable
+    from ..ledger.audit import CORRUPT, UNREADABLE, audit_store
+    from ..ledger.sqlite_layout import store_path
+    from ..output.audit_text import next_steps, run_line, summary_text
+    from ..output.terminal import escape
+
+    if (workspace / "sessions").is_dir():
+        print(f"note: {workspace / 'sessions'} is not read: this workspace keeps its ledgers in {store_path(workspace)}", file=err)
+    counts = {"safe_replay": 0, "blocked": 0, CORRUPT: 0, "live": 0, UNREADABLE: 0}
+    contract = selected_contract(args)
+    attention: list[Any] = []
+    try:
+        for summary in audit_store(workspace, contract=contract):
+            counts[summary.status] += 1
+            if args.json:
+                out.write(_json_line(summary) + "\n")
+            elif summary.status != "safe_replay":
+                attention.append(summary)
+                out.write(escape(run_line(summary)) + "\n")
+    except (StoreUnreadable, StoreBusy) as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        summary_line = {**counts, "total": sum(counts.values()), "skipped": 0, "contract": contract.identity.as_json()}
+        out.write(msgspec.json.encode({"summary": summary_line}).decode() + "\n")
+    else:
+        out.write(summary_text(counts, 0, 0) + "\n")
+        out.write("".join(escape(line) + "\n" for line in next_steps(workspace, counts, attention)))
+    if counts[CORRUPT]:
+        return EXIT_CORRUPT
+    if counts[UNREADABLE]:
         return EXIT_USAGE
     return EXIT_FAIL if counts["blocked"] else EXIT_OK
 

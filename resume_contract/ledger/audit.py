@@ -7,13 +7,13 @@ so the parent's memory stays flat. Results come back in (session, run) order wha
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
-from ..contract import Contract, active
+from ..contract import Contract, active, build_resume_plan
 from ..errors import (
     EscapesWorkspace,
     InvalidLedgerId,
@@ -21,8 +21,10 @@ from ..errors import (
     LedgerInUse,
     LedgerMissing,
     ResumeContractError,
+    StoreError,
 )
 from ..system.open_files import OpenFileTable
+from .bytes import StrPath
 from .committed_file import LEDGER_NAME
 from .ids import check_ledger_id
 from .snapshots import PARTIALS_DIR
@@ -243,3 +245,35 @@ def _alone(job: Job, contract: Contract, open_files: OpenFileTable) -> RunSummar
             return pool.submit(_summarize_chunk, [job], contract, open_files).result()[0]
         except BrokenProcessPool as error:
             return _died(job, str(error) or "killed")
+
+
+def audit_store(workspace: StrPath, *, contract: Contract | None = None) -> Iterator[RunSummary]:
+    """Every run of the store, planned one after another (each in its own read transaction), in (session, run)
+    order, as the reference lists them. Raises StoreError when the store itself is not one this tool reads."""
+    from .sqlite_store import SqliteStore  # (sqlite3 is loaded only for a workspace that keeps a store)
+
+    contract = contract or active()
+    with SqliteStore(workspace, contract=contract) as store:
+        for session_id, run_id in store.runs():
+            where = f"{store.path} (session {session_id}, run {run_id})"
+            try:
+                ledger = store.read_run(session_id, run_id)
+                plan = build_resume_plan(ledger.events, None, rows=ledger.rows, contract=contract)
+            except LedgerCorruption as error:
+                yield RunSummary(session_id, run_id, where, CORRUPT, error=str(error), corruption=error.kind)
+                continue
+            except StoreError as error:
+                yield RunSummary(session_id, run_id, where, UNREADABLE, error=str(error))
+                continue
+            yield RunSummary(
+                session_id,
+                run_id,
+                where,
+                plan.disposition,
+                plan.source_runtime_event_high_water,
+                plan.rejection_reasons,
+                diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
+                to_verify=tuple(
+                    f"{operation.tool_name} call {operation.tool_call_id}" for operation in plan.operations if operation.response_runtime_event_id is None
+                )[:VERIFY_LISTED],
+            )

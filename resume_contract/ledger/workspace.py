@@ -30,6 +30,7 @@ from .file_plan import LedgerRows, PlannedFile, walk_ledger
 from .merge import JsonlWatch, MergedRows, Placed, merged
 from .reader import CommittedLedger
 from .snapshots import PARTIALS_DIR, Snapshot, read_row, read_snapshots
+from .sqlite_layout import holds_store
 from .store import ledger_path, ledger_text, read_ledger
 
 
@@ -54,6 +55,10 @@ def read_run(
     """One run's committed events as the reference store reads them (JSONL and partial snapshots merged), all
     held in memory; `plan_run` plans a run without holding it."""
     contract = contract or active()
+    if holds_store(workspace):
+        from .sqlite_plan import read_store_run
+
+        return read_store_run(workspace, session_id, run_id, contract=contract)
     run = (session_id, run_id)
     run_fd, path = _open_run(Path(workspace), session_id, run_id)
     try:
@@ -93,6 +98,10 @@ def plan_run(
     its rows, the snapshots' among them, are read back when written. A run with snapshots is walked in one
     process (`processes` is for one without, the usual case)."""
     contract = contract or active()
+    if holds_store(workspace):  # the reference's canonical store since 2026-08: the workspace's ledgers are its rows
+        from .sqlite_plan import plan_store_run
+
+        return plan_store_run(workspace, session_id, run_id, expected_high_water, contract=contract)
     walked = _walk_run(Path(workspace), session_id, run_id, refuse_live, processes, chunk_bytes, contract)
     source, walk, placed, partials = walked
     rows = LedgerRows(source, source.rows)

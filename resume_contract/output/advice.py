@@ -18,4 +18,9 @@ def corruption_next_step(error: LedgerCorruption) -> str:
             f"next step: once no process is writing this run, run `resume-contract repair {shlex.quote(str(error.path))}` "
             "(it moves the torn bytes to a file beside the ledger and keeps every committed row), then plan again"
         )
+    if getattr(error, "in_store", False):
+        return (
+            f"next step: a row of the SQLite store is {error.kind}: no plan can be made from this run, and repair does not "
+            "change a store; keep runtime.sqlite (with any -wal and -shm beside it) as evidence, do not replay this run"
+        )
     return f"next step: line {error.line} is {error.kind}: {NOT_REPAIRABLE}"

@@ -1,0 +1,21 @@
+"""Where a workspace keeps its ledgers: the reference's canonical SQLite store, `WS/runtime.sqlite` (since
+2026-08), or JSONL files, `WS/sessions/<S>/runs/<R>/runtime-events.jsonl`. Asked of every workspace, so it loads
+nothing else (`sqlite_store` reads the store)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .bytes import StrPath
+
+STORE_NAME = "runtime.sqlite"
+
+
+def store_path(workspace: StrPath) -> Path:
+    return Path(workspace) / STORE_NAME
+
+
+def holds_store(workspace: StrPath) -> bool:
+    """Whether the workspace keeps its ledgers in `runtime.sqlite` (a symlink there counts: it is refused when read)."""
+    return os.path.lexists(os.path.join(workspace, STORE_NAME))

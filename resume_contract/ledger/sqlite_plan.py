@@ -1,0 +1,39 @@
+"""Plan a run of a workspace's `runtime.sqlite`, or audit every run of it: the store read as `sqlite_store` reads
+it (read-only, one read transaction a run), planned by the contract as a JSONL ledger is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..contract import Contract, active, build_resume_plan
+from ..core.plan import ResumePlan
+from ..errors import LedgerMissing
+from .bytes import StrPath
+from .reader import CommittedLedger
+from .sqlite_layout import holds_store, store_path
+from .sqlite_store import SqliteStore
+
+
+def read_store_run(workspace: StrPath, session_id: str, run_id: str, *, contract: Contract | None = None) -> CommittedLedger:
+    """One run of the store, its partial snapshots merged; LedgerMissing when the store has no row of it."""
+    with SqliteStore(workspace, contract=contract) as store:
+        ledger = store.read_run(session_id, run_id)
+        if not ledger.events:
+            sessions = {session for session, _ in store.runs()}
+            where = f"session {session_id!r} has no run {run_id!r}" if session_id in sessions else f"no session {session_id!r}"
+            raise LedgerMissing(f"{store.path}: {where} (no row of it in runtime_events or runtime_partial_snapshots)")
+    return ledger
+
+
+def plan_store_run(
+    workspace: StrPath, session_id: str, run_id: str, expected_high_water: int | None = None, *, contract: Contract | None = None
+) -> ResumePlan:
+    """The plan of one run of the workspace's `runtime.sqlite`, as `plan_run` plans a JSONL run."""
+    contract = contract or active()
+    ledger = read_store_run(workspace, session_id, run_id, contract=contract)
+    return build_resume_plan(ledger.events, expected_high_water, rows=ledger.rows, contract=contract)
+
+
+def store_of(workspace: StrPath) -> Path | None:
+    """The workspace's `runtime.sqlite`, when it keeps its ledgers there."""
+    return store_path(workspace) if holds_store(workspace) else None

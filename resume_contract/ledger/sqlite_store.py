@@ -1,0 +1,296 @@
+"""A workspace's canonical SQLite store, `WS/runtime.sqlite`, read exactly as the reference's read-only reader
+reads it (its `openRuntimeEventReadPersistence` and `readRuntimeEvents`), and never written.
+
+The store (reference schema `user_version` 12): `runtime_events(event_id PK, session_id, invocation_id, run_id,
+turn_id, event_seq, event_kind, payload_json, committed_at)`, one row per RuntimeEvent, `payload_json` the whole
+event as canonical JSON; `runtime_partial_snapshots` and `runtime_partial_segments`, the open streams' partial
+events (mutable presentation state). A run's ledger is its rows `ORDER BY event_seq, event_id`, with its partial
+snapshots merged in: they count in the high-water and are never replayed (they are partial events).
+
+Safe beside a live runtime, and it changes nothing:
+- The database is opened read-only (`mode=ro`) with `query_only`, and every row of a run (its events, snapshots
+  and segments) is read in ONE read transaction: a consistent snapshot even while the runtime commits in WAL mode.
+  A read transaction never takes a write lock; a database busy past `BUSY_TIMEOUT` seconds is `StoreBusy`.
+- A read-only open of a WAL database creates `-wal` and `-shm` files beside it. Where none are (no process has
+  the database open: its last writer closed it, and checkpointed it), the file is read as immutable instead,
+  which creates nothing, and the read is kept only if, afterwards, still no `-wal`, `-shm` or `-journal` file is
+  there and the file's size, times and inode are unchanged (a writer that came and went meanwhile changed them:
+  the run is read again, as a live database). Where they are (a live runtime, or one killed), they are used as
+  the runtime left them.
+
+What this tool refuses (never a plan, never a traceback): a file that is not a SQLite database, another
+`user_version`, a missing table or column (`StoreUnreadable`, exit 2); a row whose payload is not JSON or not a
+RuntimeEvent, or whose identity columns differ from its payload's (`StoreRowCorruption`, exit 3, naming the row).
+A partial snapshot that does not decode, or whose columns or stream key differ from its payload, is skipped, as
+the reference skips it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+
+from ..contract import Contract, active
+from ..errors import DUPLICATE_EVENT_ID, LedgerCorruption, RowRefused, StoreBusy, StoreUnreadable
+from .bytes import StrPath
+from .reader import CommittedLedger, decode_rows
+from .sqlite_layout import STORE_NAME, store_path
+from .sqlite_partials import merged_partials, read_partial, text_of
+
+USER_VERSION = 12  # the reference's runtime schema version: any other is refused, as the reference refuses it
+BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
+IDENTITY_MISMATCH = "identity_mismatch"
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+_HEADER = b"SQLite format 3\x00"
+_REQUIRED = {
+    "runtime_events": ("event_id", "session_id", "invocation_id", "run_id", "turn_id", "event_seq", "payload_json"),
+    "runtime_partial_snapshots": ("stream_key", "session_id", "invocation_id", "run_id", "turn_id", "after_event_id", "payload_json",
+                                  "text_content", "updated_at"),
+    "runtime_partial_segments": ("stream_key", "segment_seq", "text_content"),
+}
+_IDENTITY = (("id", "event_id"), ("sessionId", "session_id"), ("invocationId", "invocation_id"), ("runId", "run_id"), ("turnId", "turn_id"))
+
+
+class StoreRowCorruption(LedgerCorruption):
+    """A row of the store that is not a legal committed event: named by its event id and its place in the run."""
+
+    in_store = True  # (what to do next differs: a store has no torn tail to move aside)
+
+    def __str__(self) -> str:
+        where, _, detail = self.detail.partition("\n")
+        return f"{self.path}: {where}: {self.kind}: {detail}"
+
+    @classmethod
+    def of_row(cls, path: Path, run: tuple[str, str], index: int, event_id: str, seq: Any, kind: str, detail: str) -> StoreRowCorruption:
+        """`index`: the event's place in the run (1 is its first); `seq`: its event_seq ("-" for a snapshot)."""
+        where = f"session {run[0]!r}, run {run[1]!r}, event {index} (event_id {event_id!r}, event_seq {seq})"
+        return cls(path, index, 0, kind, f"{where}\n{detail}")
+
+
+@dataclass(frozen=True)
+class _Stat:
+    ino: int
+    size: int
+    mtime: int
+    ctime: int
+
+
+def _stat(path: Path) -> _Stat:
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode):
+        raise StoreUnreadable(f"{path}: a symlink; the store is read only where the workspace keeps it, never through a link")
+    if not stat.S_ISREG(status.st_mode):
+        raise StoreUnreadable(f"{path}: not a regular file")
+    return _Stat(status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _side_files(path: Path) -> list[str]:
+    return [suffix for suffix in _SIDE_FILES if os.path.lexists(str(path) + suffix)]
+
+
+class SqliteStore:
+    """A workspace's `runtime.sqlite`, opened read-only. Use as a context manager, or `close` it."""
+
+    def __init__(self, workspace: StrPath, *, contract: Contract | None = None, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = store_path(workspace)
+        self.contract = contract or active()
+        self.busy_timeout = busy_timeout
+        self._connection: sqlite3.Connection | None = None
+        self._immutable = False
+        self._opened_as: _Stat | None = None
+        self._checked = False
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    # -- opening ---------------------------------------------------------------------------------------------
+
+    def _connect(self, immutable: bool) -> sqlite3.Connection:
+        uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+        try:
+            connection = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise StoreUnreadable(f"{self.path}: cannot be opened read-only: {error}") from None
+        connection.text_factory = bytes
+        try:
+            connection.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as error:
+            connection.close()
+            raise self._refusal(error) from None
+        return connection
+
+    def _open(self) -> sqlite3.Connection:
+        if self._connection is None:
+            before = _stat(self.path)
+            with open(self.path, "rb") as file:
+                if file.read(len(_HEADER)) != _HEADER:
+                    raise StoreUnreadable(f"{self.path}: not a SQLite database (no SQLite header); this tool reads the runtime's {STORE_NAME}")
+            present = _side_files(self.path)
+            if "-wal" in present and "-shm" not in present and os.path.getsize(str(self.path) + "-wal") > 0:
+                raise StoreUnreadable(
+                    f"{self.path}-wal holds transactions but {self.path}-shm is missing: reading it would create a file beside the "
+                    "store; plan a copy of the three files, or let the runtime open the workspace once"
+                )
+            self._immutable = not present
+            self._opened_as = before
+            self._connection = self._connect(self._immutable)
+        return self._connection
+
+    def _still_immutable(self) -> bool:
+        """After an immutable read: nothing opened the database meanwhile (else the read is made again, live)."""
+        return not _side_files(self.path) and _stat(self.path) == self._opened_as
+
+    def _refusal(self, error: sqlite3.Error) -> Exception:
+        text = str(error)
+        if "locked" in text or "busy" in text:
+            return StoreBusy(f"{self.path}: the database stayed locked for {self.busy_timeout:g} s ({text}); try again once the runtime is idle")
+        if "not a database" in text or "malformed" in text:
+            return StoreUnreadable(f"{self.path}: not a database this tool reads: {text}")
+        return StoreUnreadable(f"{self.path}: {text}")
+
+    def _snapshot(self, read: Any) -> Any:
+        """`read(connection)` run in one read transaction; an immutable read checked afterwards (made again live)."""
+        for _ in range(3):
+            connection = self._open()
+            try:
+                connection.execute("BEGIN")
+                try:
+                    if not self._checked:
+                        self._check_schema(connection)
+                    result = read(connection)
+                finally:
+                    connection.execute("COMMIT")
+            except sqlite3.Error as error:
+                raise self._refusal(error) from None
+            if not self._immutable or self._still_immutable():
+                self._checked = True
+                return result
+            self.close()  # opened again as it now is: live beside its -wal, or immutable again as of now
+        raise StoreBusy(f"{self.path}: changed while it was read, three times; try again")
+
+    def _check_schema(self, connection: sqlite3.Connection) -> None:
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+        if version != USER_VERSION:
+            raise StoreUnreadable(
+                f"{self.path}: SQLite runtime schema {version} (PRAGMA user_version); this tool reads schema {USER_VERSION}, as the "
+                f"reference's reader does: a schema {version} store needs the runtime that wrote it"
+            )
+        for table, columns in _REQUIRED.items():
+            found = {row[1].decode() for row in connection.execute(f"PRAGMA table_info({table})")}
+            if not found:
+                raise StoreUnreadable(f"{self.path}: no table {table}: not a runtime store this tool reads")
+            missing = [column for column in columns if column not in found]
+            if missing:
+                raise StoreUnreadable(f"{self.path}: table {table} has no column {', '.join(missing)}: not a runtime store this tool reads")
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def runs(self) -> list[tuple[str, str]]:
+        """Every (session, run) of the store, as the reference lists a workspace's runs, in order."""
+        def read(connection: sqlite3.Connection) -> list[tuple[str, str]]:
+            rows = connection.execute(
+                "SELECT session_id, run_id FROM runtime_events UNION SELECT session_id, run_id FROM runtime_partial_snapshots ORDER BY 1, 2"
+            ).fetchall()
+            return [(text_of(session), text_of(run)) for session, run in rows]
+
+        result: list[tuple[str, str]] = self._snapshot(read)
+        return result
+
+    def has_run(self, session_id: str, run_id: str) -> bool:
+        return (session_id, run_id) in set(self.runs())
+
+    def read_run(self, session_id: str, run_id: str) -> CommittedLedger:
+        """One run's committed events (rows and partial snapshots merged), read in one read transaction."""
+        run = (session_id, run_id)
+        rows, snapshots = self._snapshot(lambda connection: _run_rows(connection, run))
+        return self._ledger(run, rows, snapshots)
+
+    def _ledger(self, run: tuple[str, str], rows: list[tuple[Any, ...]], snapshots: list[tuple[Any, ...]]) -> CommittedLedger:
+        label = f"{self.path} (session {run[0]}, run {run[1]})"
+        payloads = [row[-1] for row in rows]
+        events = self._decode(run, rows, payloads)
+        for index, (event, row) in enumerate(zip(events, rows), 1):
+            for (key, column), attribute, value in zip(_IDENTITY, _IDENTITY_FIELDS, row[:5]):
+                if getattr(event, attribute) != text_of(value):
+                    raise StoreRowCorruption.of_row(
+                        self.path, run, index, text_of(row[0]), row[5], IDENTITY_MISMATCH,
+                        f"the row's {column} is {text_of(value)!r} but its payload's {key} is {getattr(event, attribute)!r}",
+                    )
+        raw_rows = list(map(msgspec.Raw, payloads))
+        if snapshots:
+            model = self.contract.model
+            found = [partial for partial in (read_partial(snapshot, model) for snapshot in snapshots) if partial is not None]
+            events, raw_rows = merged_partials(events, raw_rows, found)
+            _check_unique(self.path, run, events)
+        return CommittedLedger(label, tuple(events), tuple(raw_rows))
+
+    def _decode(self, run: tuple[str, str], rows: list[tuple[Any, ...]], payloads: list[bytes]) -> list[Any]:
+        model = self.contract.model
+        if not any(b"\n" in payload for payload in payloads):
+            try:
+                decoded, _ = decode_rows(self.path, b"".join(payload + b"\n" for payload in payloads), model=model)
+                return list(decoded)
+            except LedgerCorruption:
+                pass  # found again below, row by row, and named by the row
+        events: list[Any] = []
+        for index, (row, payload) in enumerate(zip(rows, payloads), 1):
+            try:
+                events.append(model.decode_row(payload))
+            except RowRefused as refused:
+                raise StoreRowCorruption.of_row(self.path, run, index, text_of(row[0]), row[5], refused.kind, refused.detail) from None
+        ids = [event.id for event in events]
+        if len(set(ids)) != len(ids):  # (the primary key makes it impossible; said if a store breaks it)
+            seen: set[str] = set()
+            for index, (row, event_id) in enumerate(zip(rows, ids), 1):
+                if event_id in seen:
+                    raise StoreRowCorruption.of_row(self.path, run, index, event_id, row[5], DUPLICATE_EVENT_ID, "the event id is already in the run")
+                seen.add(event_id)
+        return events
+
+_IDENTITY_FIELDS = ("id", "session_id", "invocation_id", "run_id", "turn_id")
+
+
+def _check_unique(path: Path, run: tuple[str, str], events: list[Any]) -> None:
+    """A partial snapshot whose event id is a committed row's (or another snapshot's): the merged run repeats an id."""
+    seen: set[str] = set()
+    for index, event in enumerate(events, 1):
+        if event.id in seen:
+            raise StoreRowCorruption.of_row(path, run, index, event.id, "-", DUPLICATE_EVENT_ID, "a partial snapshot repeats an event id the run already has")
+        seen.add(event.id)
+
+
+def _run_rows(connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    rows = connection.execute(
+        "SELECT event_id, session_id, invocation_id, run_id, turn_id, event_seq, payload_json FROM runtime_events "
+        "WHERE session_id = ? AND run_id = ? ORDER BY event_seq, event_id",
+        run,
+    ).fetchall()
+    snapshots = connection.execute(
+        "SELECT stream_key, session_id, invocation_id, run_id, turn_id, after_event_id, payload_json, text_content, updated_at "
+        "FROM runtime_partial_snapshots WHERE session_id = ? AND run_id = ? ORDER BY updated_at, stream_key",
+        run,
+    ).fetchall()
+    with_segments = []
+    for snapshot in snapshots:
+        segments = [segment for (segment,) in connection.execute(
+            "SELECT text_content FROM runtime_partial_segments WHERE stream_key = ? ORDER BY segment_seq", (snapshot[0],)
+        )]
+        with_segments.append((*snapshot, segments))
+    return rows, with_segments
+
+

@@ -1,0 +1,183 @@
+"""Reading a workspace's runtime.sqlite beside a live runtime: read-only, one consistent snapshot a run, nothing
+created, nothing changed, never locking the writer out; and every store this tool does not read refused clearly.
+
+The writer here is a real second process using SQLite as the reference's store does (WAL, synchronous=FULL, each
+transaction `BEGIN IMMEDIATE ... COMMIT`), appending a run's tool calls two events a transaction (a call and its
+response): every committed prefix has an even number of events and is safe_replay, so a plan of anything but a
+committed prefix shows (an odd high-water, or a dangling call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from resume_contract import plan_run
+from resume_contract.errors import LedgerMissing, StoreBusy, StoreUnreadable
+from resume_contract.ledger.sqlite_store import SqliteStore
+
+REFERENCE = Path(__file__).parent / "conformance_sqlite" / "reference"
+
+WRITER = r'''
+import json, sqlite3, sys, time
+path, count, pace = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+connection = sqlite3.connect(path, isolation_level=None, timeout=10)
+connection.execute("PRAGMA journal_mode=WAL")
+connection.execute("PRAGMA synchronous=FULL")
+def event(seq, event_id, **fields):
+    payload = {"id": event_id, "sessionId": "live", "invocationId": "inv-live", "runId": "run-live", "turnId": "turn-live",
+               "ts": seq, "partial": False, **fields}
+    return (event_id, "live", "inv-live", "run-live", "turn-live", seq, "x", json.dumps(payload, sort_keys=True, separators=(",", ":")), seq)
+errors = 0
+for n in range(count):
+    call = {"kind": "function_call", "id": f"c{n}", "name": "Bash", "args": {"n": n}}
+    response = {"kind": "function_response", "id": f"c{n}", "name": "Bash", "result": {"ok": True}}
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany("INSERT INTO runtime_events (event_id, session_id, invocation_id, run_id, turn_id, event_seq, event_kind, payload_json, committed_at) VALUES (?,?,?,?,?,?,?,?,?)", [
+            event(2 * n + 1, f"call-{n}", author="agent", role="model", content=call),
+            event(2 * n + 2, f"response-{n}", author="tool", role="tool", content=response)])
+        connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        errors += 1
+        print("writer error:", error, file=sys.stderr)
+        connection.execute("ROLLBACK")
+    print(n, flush=True)
+    time.sleep(pace)
+print("errors", errors, flush=True)
+sys.stdin.readline()  # closed when told: the last connection to close removes the -wal and -shm files
+connection.close()
+'''
+
+
+def _store(tmp_path: Path) -> Path:
+    """A copy of a reference-written workspace (runtime layout, user_version 12, WAL header, no -wal/-shm)."""
+    shutil.copytree(REFERENCE / "T_P6" / "WS", tmp_path / "WS")
+    for path in (tmp_path / "WS").iterdir():
+        path.chmod(0o644)
+    return tmp_path / "WS"
+
+
+def _writer(database: Path, count: int, pace: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", WRITER, str(database), str(count), str(pace)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_plans_beside_a_live_writer_are_committed_prefixes_and_never_lock_it_out(tmp_path: Path) -> None:
+    workspace = _store(tmp_path)
+    writer = _writer(workspace / "runtime.sqlite", 400, 0.002)
+    assert writer.stdout is not None
+    writer.stdout.readline()  # the first transaction is committed
+    seen = []
+    lines: list[str] = []
+    reading = threading.Thread(target=lambda: lines.extend(iter(writer.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reading.start()
+    while not any(line.startswith("errors") for line in lines):
+        plan = plan_run(workspace, "live", "run-live")
+        high_water = plan.source_runtime_event_high_water
+        assert high_water % 2 == 0, f"a plan of half a transaction: high-water {high_water}"
+        assert plan.disposition == "safe_replay", (high_water, plan.diagnostics)
+        assert not seen or high_water >= seen[-1], "a later plan saw fewer committed events"
+        seen.append(high_water)
+        assert writer.poll() is None, writer.stderr.read() if writer.stderr else ""
+    assert lines[-1].strip() == "errors 0"  # never locked out: every BEGIN IMMEDIATE ... COMMIT went through
+    assert len(seen) >= 5 and len(set(seen)) >= 3, seen  # planned while it wrote, at several committed prefixes
+    assert plan_run(workspace, "live", "run-live").source_runtime_event_high_water == 800
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite", "runtime.sqlite-shm", "runtime.sqlite-wal"]  # the writer's
+    writer.stdin.write("close\n")  # type: ignore[union-attr]
+    writer.stdin.close()  # type: ignore[union-attr]
+    assert writer.wait(timeout=60) == 0
+    # The reader holds nothing open: the writer's close was the last, and removed its -wal and -shm.
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite"], "a -wal or -shm file was left behind"
+
+
+def test_reading_a_quiet_store_changes_no_byte_and_creates_no_file(tmp_path: Path) -> None:
+    workspace = _store(tmp_path)
+    before = (_digest(workspace / "runtime.sqlite"), os.stat(workspace / "runtime.sqlite").st_mtime_ns)
+    for _ in range(3):
+        assert plan_run(workspace, "session-1", "run-1").disposition == "safe_replay"
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite"]
+    assert (_digest(workspace / "runtime.sqlite"), os.stat(workspace / "runtime.sqlite").st_mtime_ns) == before
+
+
+def test_a_writer_that_came_and_went_between_two_reads_is_seen(tmp_path: Path) -> None:
+    # The quiet store is read as immutable (no lock, nothing created); a writer that opens it, commits and closes
+    # (checkpointing into the file) changes the file: the next read of the same open store sees its rows.
+    workspace = _store(tmp_path)
+    with SqliteStore(workspace) as store:
+        assert store.runs() == [("session-1", "run-1")]
+        writer = _writer(workspace / "runtime.sqlite", 3, 0)
+        _, err = writer.communicate("close\n", timeout=60)
+        assert writer.returncode == 0, err
+        assert store.runs() == [("live", "run-live"), ("session-1", "run-1")]
+        assert len(store.read_run("live", "run-live").events) == 6
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite"]
+
+
+def test_a_database_locked_past_the_wait_is_store_busy_naming_it(tmp_path: Path) -> None:
+    workspace = _store(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3,sys,time\nc=sqlite3.connect(sys.argv[1],isolation_level=None)\n"
+         "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
+         "c.execute(\"UPDATE runtime_events SET committed_at=committed_at\")\nprint('held',flush=True)\ntime.sleep(30)",
+         str(workspace / "runtime.sqlite")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(StoreBusy, match=r"runtime\.sqlite: the database stayed locked for 0\.5 s"):
+            with SqliteStore(workspace, busy_timeout=0.5) as store:
+                store.read_run("session-1", "run-1")
+        assert time.monotonic() - started < 20
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_what_is_not_a_store_this_tool_reads_is_refused_with_exit_2(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    cases = {}
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "runtime.sqlite").write_bytes(b"not a database at all\n" * 40)
+    cases[garbage] = "not a SQLite database"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    connection = sqlite3.connect(empty / "runtime.sqlite")
+    connection.execute("PRAGMA user_version = 12")
+    connection.execute("CREATE TABLE other (x)")
+    connection.close()
+    cases[empty] = "no table runtime_events"
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "runtime.sqlite").symlink_to(_store(tmp_path / "elsewhere") / "runtime.sqlite")
+    cases[linked] = "a symlink"
+    for workspace, said in cases.items():
+        before = sorted(os.listdir(workspace))
+        code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+        assert (code, out) == (2, ""), (workspace, code, err)
+        assert said in err and str(workspace / "runtime.sqlite") in err, err
+        assert sorted(os.listdir(workspace)) == before
+        code, out, err = run_cli("plan", "--workspace", str(workspace))
+        assert code == 2 and said in err, (workspace, code, err)
+    with pytest.raises(StoreUnreadable):
+        plan_run(garbage, "session-1", "run-1")
+
+
+def test_a_run_the_store_does_not_hold_is_missing_not_an_empty_safe_prefix(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    with pytest.raises(LedgerMissing, match="session 'session-1' has no run 'run-2'"):
+        plan_run(workspace, "session-1", "run-2")
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "nobody", "--run", "run-1")
+    assert (code, out) == (2, "") and "no session 'nobody'" in err, err
