@@ -27,6 +27,7 @@ the reference skips it.
 
 from __future__ import annotations
 
+import operator
 import os
 import sqlite3
 import stat
@@ -42,19 +43,13 @@ from ..errors import DUPLICATE_EVENT_ID, LedgerCorruption, RowRefused, StoreBusy
 from .bytes import StrPath
 from .reader import CommittedLedger, decode_rows
 from .sqlite_layout import STORE_NAME, store_path
-from .sqlite_partials import merged_partials, read_partial, text_of
+from .sqlite_partials import merged_partials, read_partial
 
 USER_VERSION = 12  # the reference's runtime schema version: any other is refused, as the reference refuses it
 BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
 IDENTITY_MISMATCH = "identity_mismatch"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 _HEADER = b"SQLite format 3\x00"
-_REQUIRED = {
-    "runtime_events": ("event_id", "session_id", "invocation_id", "run_id", "turn_id", "event_seq", "payload_json"),
-    "runtime_partial_snapshots": ("stream_key", "session_id", "invocation_id", "run_id", "turn_id", "after_event_id", "payload_json",
-                                  "text_content", "updated_at"),
-    "runtime_partial_segments": ("stream_key", "segment_seq", "text_content"),
-}
 _IDENTITY = (("id", "event_id"), ("sessionId", "session_id"), ("invocationId", "invocation_id"), ("runId", "run_id"), ("turnId", "turn_id"))
 
 
@@ -126,7 +121,6 @@ class SqliteStore:
             connection = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as error:
             raise StoreUnreadable(f"{self.path}: cannot be opened read-only: {error}") from None
-        connection.text_factory = bytes
         try:
             connection.execute("PRAGMA query_only = 1")
         except sqlite3.Error as error:
@@ -157,6 +151,8 @@ class SqliteStore:
 
     def _refusal(self, error: sqlite3.Error) -> Exception:
         text = str(error)
+        if text.startswith(("no such table", "no such column")):  # (the reads name every table and column they need)
+            return StoreUnreadable(f"{self.path}: {text}: not a runtime store this tool reads")
         if "locked" in text or "busy" in text:
             return StoreBusy(f"{self.path}: the database stayed locked for {self.busy_timeout:g} s ({text}); try again once the runtime is idle")
         if "not a database" in text or "malformed" in text:
@@ -190,14 +186,6 @@ class SqliteStore:
                 f"{self.path}: SQLite runtime schema {version} (PRAGMA user_version); this tool reads schema {USER_VERSION}, as the "
                 f"reference's reader does: a schema {version} store needs the runtime that wrote it"
             )
-        for table, columns in _REQUIRED.items():
-            found = {row[1].decode() for row in connection.execute(f"PRAGMA table_info({table})")}
-            if not found:
-                raise StoreUnreadable(f"{self.path}: no table {table}: not a runtime store this tool reads")
-            missing = [column for column in columns if column not in found]
-            if missing:
-                raise StoreUnreadable(f"{self.path}: table {table} has no column {', '.join(missing)}: not a runtime store this tool reads")
-
     # -- reading ---------------------------------------------------------------------------------------------
 
     def runs(self) -> list[tuple[str, str]]:
@@ -206,7 +194,7 @@ class SqliteStore:
             rows = connection.execute(
                 "SELECT session_id, run_id FROM runtime_events UNION SELECT session_id, run_id FROM runtime_partial_snapshots ORDER BY 1, 2"
             ).fetchall()
-            return [(text_of(session), text_of(run)) for session, run in rows]
+            return [(str(session), str(run)) for session, run in rows]
 
         result: list[tuple[str, str]] = self._snapshot(read)
         return result
@@ -224,13 +212,16 @@ class SqliteStore:
         label = f"{self.path} (session {run[0]}, run {run[1]})"
         payloads = [row[-1] for row in rows]
         events = self._decode(run, rows, payloads)
-        for index, (event, row) in enumerate(zip(events, rows), 1):
-            for (key, column), attribute, value in zip(_IDENTITY, _IDENTITY_FIELDS, row[:5]):
-                if getattr(event, attribute) != text_of(value):
-                    raise StoreRowCorruption.of_row(
-                        self.path, run, index, text_of(row[0]), row[5], IDENTITY_MISMATCH,
-                        f"the row's {column} is {text_of(value)!r} but its payload's {key} is {getattr(event, attribute)!r}",
-                    )
+        session_id, run_id = run  # (the rows' session_id and run_id columns: the query selects them equal to these)
+        identities = [(event_id, session_id, invocation_id, run_id, turn_id) for event_id, invocation_id, turn_id, _, _ in rows]
+        if list(map(_IDENTITY_OF, events)) != identities:  # (compared at C speed; the row is found below)
+            for index, (event, row, identity) in enumerate(zip(events, rows, identities), 1):
+                for (key, column), attribute, value in zip(_IDENTITY, _IDENTITY_FIELDS, identity):
+                    if getattr(event, attribute) != value:
+                        raise StoreRowCorruption.of_row(
+                            self.path, run, index, row[0], row[3], IDENTITY_MISMATCH,
+                            f"the row's {column} is {value!r} but its payload's {key} is {getattr(event, attribute)!r}",
+                        )
         raw_rows = list(map(msgspec.Raw, payloads))
         if snapshots:
             model = self.contract.model
@@ -252,17 +243,18 @@ class SqliteStore:
             try:
                 events.append(model.decode_row(payload))
             except RowRefused as refused:
-                raise StoreRowCorruption.of_row(self.path, run, index, text_of(row[0]), row[5], refused.kind, refused.detail) from None
+                raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], refused.kind, refused.detail) from None
         ids = [event.id for event in events]
         if len(set(ids)) != len(ids):  # (the primary key makes it impossible; said if a store breaks it)
             seen: set[str] = set()
             for index, (row, event_id) in enumerate(zip(rows, ids), 1):
                 if event_id in seen:
-                    raise StoreRowCorruption.of_row(self.path, run, index, event_id, row[5], DUPLICATE_EVENT_ID, "the event id is already in the run")
+                    raise StoreRowCorruption.of_row(self.path, run, index, event_id, row[3], DUPLICATE_EVENT_ID, "the event id is already in the run")
                 seen.add(event_id)
         return events
 
 _IDENTITY_FIELDS = ("id", "session_id", "invocation_id", "run_id", "turn_id")
+_IDENTITY_OF = operator.attrgetter(*_IDENTITY_FIELDS)
 
 
 def _check_unique(path: Path, run: tuple[str, str], events: list[Any]) -> None:
@@ -276,12 +268,13 @@ def _check_unique(path: Path, run: tuple[str, str], events: list[Any]) -> None:
 
 def _run_rows(connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     rows = connection.execute(
-        "SELECT event_id, session_id, invocation_id, run_id, turn_id, event_seq, payload_json FROM runtime_events "
+        # (the payload as the bytes stored: decoded by the strict reader, which refuses invalid UTF-8 as corruption)
+        "SELECT event_id, invocation_id, turn_id, event_seq, CAST(payload_json AS BLOB) FROM runtime_events "
         "WHERE session_id = ? AND run_id = ? ORDER BY event_seq, event_id",
         run,
     ).fetchall()
     snapshots = connection.execute(
-        "SELECT stream_key, session_id, invocation_id, run_id, turn_id, after_event_id, payload_json, text_content, updated_at "
+        "SELECT stream_key, session_id, invocation_id, run_id, turn_id, after_event_id, CAST(payload_json AS BLOB), text_content, updated_at "
         "FROM runtime_partial_snapshots WHERE session_id = ? AND run_id = ? ORDER BY updated_at, stream_key",
         run,
     ).fetchall()

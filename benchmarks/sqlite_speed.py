@@ -1,0 +1,216 @@
+"""Benchmark: plan one run of a runtime.sqlite of 10,000 runs x 200 events, and audit all of it; every figure
+measured in one run, as a ratio to a floor measured beside it.
+
+    .venv/bin/python benchmarks/sqlite_speed.py                       # builds the database once (~1.5 GB)
+    .venv/bin/python benchmarks/sqlite_speed.py --runs 2000 --rounds 5  # a smaller one, for a quick look
+
+The database (cached in --cache, outside the repo) has the reference's runtime schema (copied from a database the
+reference wrote, tests/conformance_sqlite/reference/T_P6), `user_version` 12, WAL, and --runs runs of --events
+events each in sessions of 10 runs: a user text carrying the tool-boundary marker, then turns of a model text and
+T1 (a function_call and its dispatch event) and T2 (the bound function_response), a terminal text at the end; one
+run in 10 stops after a T1 (blocked, as a crash there leaves it). Payloads are canonical JSON (sorted keys).
+
+Each measurement runs in a fresh interpreter (its peak RSS is its own), on the same database:
+- floor, one run:  open the database read-only, SELECT the run's payload_json ORDER BY event_seq, event_id,
+  decode each with msgspec (json.decode into a dict) -- what any reader of the store must at least do;
+- plan, one run:   `plan_run` of the same run and its plan written as JSON to /dev/null (`plan --format json`'s
+  work after start-up); the median of --rounds separate processes, each timing --repeat plans of a run in turn;
+- floor, audit:    the floor for every run, one after another (listing the runs as the reference lists them);
+- audit:           `resume-contract plan --workspace` 's work: every run planned and summarized (`audit_store`).
+
+The reference's own figures on the same shape (../shared/conformance-sqlite/README.md): one run 2.53 ms
+(readRuntimeEvents + plan, in process), every run of 10,000: 22.9 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA_FROM = REPO / "tests" / "conformance_sqlite" / "reference" / "T_P6" / "WS" / "runtime.sqlite"
+MARKER = {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}
+
+_FLOOR_ONE = """
+import resource, sqlite3, sys, time, msgspec
+path, session, run, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+decode = msgspec.json.decode
+times = []
+for _ in range(repeat):
+    start = time.perf_counter()
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    events = [decode(payload) for (payload,) in connection.execute(
+        "SELECT payload_json FROM runtime_events WHERE session_id = ? AND run_id = ? ORDER BY event_seq, event_id", (session, run))]
+    connection.close()
+    times.append(time.perf_counter() - start)
+print(min(times), len(events), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+_PLAN_ONE = """
+import resource, sys, time
+from resume_contract import plan_json_pieces, plan_run
+path, session, run, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+plan_run(path, session, run)  # (the contract loaded once, as a process planning runs has it)
+times = []
+with open("/dev/null", "wb") as sink:
+    for _ in range(repeat):
+        start = time.perf_counter()
+        plan = plan_run(path, session, run)
+        for piece in plan_json_pieces(plan):
+            sink.write(piece)
+        times.append(time.perf_counter() - start)
+print(min(times), plan.source_runtime_event_high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+_FLOOR_AUDIT = """
+import resource, sqlite3, sys, time, msgspec
+path = sys.argv[1]
+decode = msgspec.json.decode
+start = time.perf_counter()
+connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+runs = connection.execute("SELECT session_id, run_id FROM runtime_events UNION SELECT session_id, run_id FROM runtime_partial_snapshots ORDER BY 1, 2").fetchall()
+count = 0
+for session, run in runs:
+    events = [decode(payload) for (payload,) in connection.execute(
+        "SELECT payload_json FROM runtime_events WHERE session_id = ? AND run_id = ? ORDER BY event_seq, event_id", (session, run))]
+    count += len(events)
+connection.close()
+print(time.perf_counter() - start, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+_AUDIT = """
+import resource, sys, time
+from resume_contract.ledger.audit import audit_store
+start = time.perf_counter()
+statuses = {}
+for summary in audit_store(sys.argv[1]):
+    statuses[summary.status] = statuses.get(summary.status, 0) + 1
+print(time.perf_counter() - start, sum(statuses.values()), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, statuses)
+"""
+
+
+def _payload(session: str, run: str, seq: int, event_id: str, **fields: object) -> tuple[object, ...]:
+    invocation, turn = f"inv-{session}-{run}", f"turn-{run}"
+    event = {"id": event_id, "sessionId": session, "invocationId": invocation, "runId": run, "turnId": turn, "ts": 1767225600000 + seq,
+             "partial": False, **fields}
+    kind = fields.get("content", {}).get("kind", "action") if isinstance(fields.get("content"), dict) else "action"  # type: ignore[union-attr]
+    text = json.dumps(event, sort_keys=True, separators=(",", ":"))
+    return (event_id, session, invocation, run, turn, seq, kind, text, 1767225600000 + seq)
+
+
+def _run_rows(session: str, run: str, events: int, crashed: bool) -> list[tuple[object, ...]]:
+    rows = [_payload(session, run, 1, f"{run}-user", author="user", role="user", actions=MARKER,
+                     content={"kind": "text", "text": "Release the notes for version 2 and tell me what changed."})]
+    turn = 0
+    while len(rows) + 4 <= events - 1:
+        turn += 1
+        call_id, op = f"{run}-call-{turn}", f"{run}-op-{turn}"
+        args = {"path": f"notes/{turn}.md", "text": "Release notes, part " + str(turn)}
+        rows.append(_payload(session, run, len(rows) + 1, f"{run}-text-{turn}", author="agent", role="model",
+                             content={"kind": "text", "text": "Writing the next part of the notes now."}))
+        rows.append(_payload(session, run, len(rows) + 1, f"{op}_call", author="agent", role="model", refs={"operationId": op, "toolCallId": call_id},
+                             content={"kind": "function_call", "id": call_id, "name": "write_file", "args": args}))
+        rows.append(_payload(session, run, len(rows) + 1, f"{op}_dispatch", author="system", role="system", refs={"operationId": op, "toolCallId": call_id},
+                             actions={"toolDispatch": {"canonicalArgsHash": "sha256:" + "0" * 64, "operationId": op, "protocol": "t1_after_preflight_v1",
+                                                       "providerToolCallId": call_id, "recoveryMode": "never_auto_retry", "toolName": "write_file"}}))
+        if crashed and len(rows) + 4 > events - 1:
+            return rows  # killed after T1: the call is indeterminate
+        rows.append(_payload(session, run, len(rows) + 1, f"{op}_response", author="tool", role="tool", refs={"operationId": op, "toolCallId": call_id},
+                             content={"kind": "function_response", "id": call_id, "name": "write_file", "result": {"bytesWritten": 40 + turn}}))
+    while len(rows) < events - 1:
+        rows.append(_payload(session, run, len(rows) + 1, f"{run}-text-end-{len(rows)}", author="agent", role="model",
+                             content={"kind": "text", "text": "Done."}))
+    rows.append(_payload(session, run, len(rows) + 1, f"{run}-terminal", author="agent", role="model", status="completed",
+                         actions={"endInvocation": True}, content={"kind": "text", "text": "The notes are released."}))
+    return rows
+
+
+def build(path: Path, runs: int, events: int) -> None:
+    """The benchmark's database, written once (a temporary name, renamed when complete)."""
+    source = sqlite3.connect(f"file:{SCHEMA_FROM}?mode=ro&immutable=1", uri=True)
+    schema = [sql for (sql,) in source.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
+    source.close()
+    partial = path.with_suffix(".building")
+    partial.unlink(missing_ok=True)
+    connection = sqlite3.connect(partial, isolation_level=None)
+    connection.execute("PRAGMA page_size = 4096")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = OFF")
+    for statement in schema:
+        connection.execute(statement)
+    connection.execute("PRAGMA user_version = 12")
+    insert = ("INSERT INTO runtime_events (event_id, session_id, invocation_id, run_id, turn_id, event_seq, event_kind, payload_json, "
+              "committed_at) VALUES (?,?,?,?,?,?,?,?,?)")
+    started = time.perf_counter()
+    for first in range(0, runs, 100):
+        connection.execute("BEGIN")
+        for number in range(first, min(runs, first + 100)):
+            connection.executemany(insert, _run_rows(f"session-{number // 10:05d}", f"run-{number:05d}", events, number % 10 == 7))
+        connection.execute("COMMIT")
+        print(f"\rbuilding {path.name}: {min(runs, first + 100)}/{runs} runs ({time.perf_counter() - started:.0f} s)", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    partial.rename(path)
+    for suffix in ("-wal", "-shm"):
+        Path(str(partial) + suffix).unlink(missing_ok=True)
+
+
+def _measure(code: str, *args: str) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return result.stdout.split(maxsplit=3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5, help="processes a one-run figure is the median of")
+    parser.add_argument("--repeat", type=int, default=50, help="plans of the run in each process (its best is taken)")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/resume-contract-bench"))
+    parser.add_argument("--skip-audit", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    workspace = args.cache / f"sqlite-{args.runs}x{args.events}"
+    database = workspace / "runtime.sqlite"
+    if not database.exists():
+        workspace.mkdir(exist_ok=True)
+        build(database, args.runs, args.events)
+    figures: dict[str, object] = {"database": str(database), "bytes": database.stat().st_size, "runs": args.runs, "events": args.events}
+    middle = args.runs // 2 + 3  # a safe_replay run in the middle of the file
+    session, run = f"session-{middle // 10:05d}", f"run-{middle:05d}"
+    for name, code, target in (("floor_one", _FLOOR_ONE, str(database)), ("plan_one", _PLAN_ONE, str(workspace))):
+        samples = [_measure(code, target, session, run, str(args.repeat)) for _ in range(args.rounds)]
+        figures[name] = {"seconds": statistics.median(float(sample[0]) for sample in samples), "events": int(samples[0][1]),
+                         "max_rss_kib": max(int(sample[2]) for sample in samples)}
+    figures["ratio_one"] = figures["plan_one"]["seconds"] / figures["floor_one"]["seconds"]  # type: ignore[index]
+    if not args.skip_audit:
+        floor = _measure(_FLOOR_AUDIT, str(database))
+        audit = _measure(_AUDIT, str(workspace))
+        figures["floor_audit"] = {"seconds": float(floor[0]), "events": int(floor[1]), "max_rss_kib": int(floor[2])}
+        figures["audit"] = {"seconds": float(audit[0]), "runs": int(audit[1]), "max_rss_kib": int(audit[2]), "statuses": audit[3].strip()}
+        figures["ratio_audit"] = float(audit[0]) / float(floor[0])
+    if args.json:
+        print(json.dumps(figures, indent=1))
+    else:
+        print(f"database: {database} ({figures['bytes'] / 1e9:.2f} GB, {args.runs} runs x {args.events} events)")
+        one, floor_one = figures["plan_one"], figures["floor_one"]
+        print(f"one run:  plan {one['seconds'] * 1e3:.2f} ms, floor {floor_one['seconds'] * 1e3:.2f} ms: "  # type: ignore[index]
+              f"{figures['ratio_one']:.2f}x (target <= 1.5x; the reference: 2.53 ms)")
+        if not args.skip_audit:
+            audit_figures, floor_audit = figures["audit"], figures["floor_audit"]
+            print(f"audit:    {audit_figures['seconds']:.1f} s, floor {floor_audit['seconds']:.1f} s: {figures['ratio_audit']:.2f}x "  # type: ignore[index]
+                  f"(target <= 1.6x; the reference: 22.9 s); peak RSS {audit_figures['max_rss_kib'] // 1024} MiB "  # type: ignore[index]
+                  f"(floor {floor_audit['max_rss_kib'] // 1024} MiB); {audit_figures['statuses']}")  # type: ignore[index]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
