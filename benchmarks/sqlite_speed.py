@@ -14,7 +14,8 @@ Each measurement runs in a fresh interpreter (its peak RSS is its own), on the s
 - floor, one run:  open the database read-only, SELECT the run's payload_json ORDER BY event_seq, event_id,
   decode each with msgspec (json.decode into a dict) -- what any reader of the store must at least do;
 - plan, one run:   `plan_run` of the same run and its plan written as JSON to /dev/null (`plan --format json`'s
-  work after start-up); the median of --rounds separate processes, each timing --repeat plans of a run in turn;
+  work after start-up); each process times --repeat plans of the run and keeps its best; --rounds rounds, each a
+  floor process then a plan process, and the ratio is the median of the rounds' ratios;
 - floor, audit:    the floor for every run, one after another (listing the runs as the reference lists them);
 - audit:           `resume-contract plan --workspace` 's work: every run planned and summarized (`audit_store`).
 
@@ -186,11 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, object] = {"database": str(database), "bytes": database.stat().st_size, "runs": args.runs, "events": args.events}
     middle = args.runs // 2 + 3  # a safe_replay run in the middle of the file
     session, run = f"session-{middle // 10:05d}", f"run-{middle:05d}"
-    for name, code, target in (("floor_one", _FLOOR_ONE, str(database)), ("plan_one", _PLAN_ONE, str(workspace))):
-        samples = [_measure(code, target, session, run, str(args.repeat)) for _ in range(args.rounds)]
-        figures[name] = {"seconds": statistics.median(float(sample[0]) for sample in samples), "events": int(samples[0][1]),
-                         "max_rss_kib": max(int(sample[2]) for sample in samples)}
-    figures["ratio_one"] = figures["plan_one"]["seconds"] / figures["floor_one"]["seconds"]  # type: ignore[index]
+    # Floor and plan measured back to back in each round (the machine's noise moves both), the ratio the median
+    # of the rounds' ratios.
+    samples: dict[str, list[list[str]]] = {"floor_one": [], "plan_one": []}
+    for _ in range(args.rounds):
+        samples["floor_one"].append(_measure(_FLOOR_ONE, str(database), session, run, str(args.repeat)))
+        samples["plan_one"].append(_measure(_PLAN_ONE, str(workspace), session, run, str(args.repeat)))
+    for name, taken in samples.items():
+        figures[name] = {"seconds": statistics.median(float(sample[0]) for sample in taken), "events": int(taken[0][1]),
+                         "max_rss_kib": max(int(sample[2]) for sample in taken)}
+    figures["ratio_one"] = statistics.median(
+        float(plan[0]) / float(floor[0]) for floor, plan in zip(samples["floor_one"], samples["plan_one"])
+    )
     if not args.skip_audit:
         floor = _measure(_FLOOR_AUDIT, str(database))
         audit = _measure(_AUDIT, str(workspace))

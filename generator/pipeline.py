@@ -93,7 +93,7 @@ def hook_findings(root: Path, spec: Spec) -> list[Finding]:
     hook naming no failpoint; one when the run loop named does not exist. None when the spec names no run loop,
     or one in another language than Python (its hooks are found by `crash`, which kills it at each). The same
     for the continuation's crash boundaries and its run loop (spec/lifecycle.yaml `run_loop`)."""
-    continuation = _continuation_hook_findings(root, spec)
+    continuation = _continuation_hook_findings(root, spec) + _sqlite_hook_findings(root, spec)
     if spec.run_loop is None:
         return continuation
     runloop = root / spec.run_loop
@@ -121,6 +121,24 @@ def hook_findings(root: Path, spec: Spec) -> list[Finding]:
         for hook, line in unknown_hooks(marks, runloop)
     ]
     return findings + continuation
+
+
+def _sqlite_hook_findings(root: Path, spec: Spec) -> list[Finding]:
+    """The SQLite store's boundaries the project's SQLite run loop (spec/failpoints.yaml `sqlite.run_loop`) has no hook
+    for; none when the spec names none (the packaged one is used) or it is not Python."""
+    if spec.sqlite_run_loop is None:
+        return []
+    runloop = root / spec.sqlite_run_loop
+    if not runloop.is_file():
+        mark = spec.location("failpoints", "sqlite", "run_loop")
+        return [Finding(mark.file, mark.line, mark.column, f"the SQLite run loop {spec.sqlite_run_loop!r} does not exist in the project")]
+    if runloop.suffix != ".py":
+        return []
+    unparsed = _unparsed(runloop, spec.sqlite_run_loop)
+    if unparsed is not None:
+        return [unparsed]
+    marks = {boundary.id: boundary.mark for boundary in spec.sqlite_failpoints}
+    return [Finding(marks[b].file, marks[b].line, marks[b].column, missing_hook_message(b, spec.sqlite_run_loop)) for b in missing_hooks(marks, runloop)]
 
 
 def _continuation_hook_findings(root: Path, spec: Spec) -> list[Finding]:

@@ -70,7 +70,7 @@ def test_a_key_cannot_forge_a_workflow_command_in_check_github(hostile_project: 
     # One spec error, one annotation: the key stays inside it (GitHub's escapes after the visible ones).
     assert len(annotations) == 1 and annotations[0].startswith("::error file=spec/failpoints.yaml,line=")
     assert "unknown key 'bad\\x0a::error file=x::forged\\x0a::warning::also forged'" in annotations[0]
-    assert annotations[0].endswith("allowed keys are [failpoints, run_loop]")
+    assert re.search(r"; allowed keys are \[failpoints, [a-z_, ]+\]$", annotations[0]), annotations[0]  # (the schema's keys)
     assert "unknown key 'bad\\x0a::error file=x::forged\\x0a::warning::also forged'" in result.stderr
     assert not [line for line in result.stderr.splitlines() if line.startswith("::")]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,9 @@ def _set_up(name: str, root: Path) -> None:
             }[run]
             (runs / run).mkdir(parents=True)
             (runs / run / "runtime-events.jsonl").write_text("".join(chosen))
+    elif name == "sqlite":  # databases the reference's own writers wrote (tests/conformance_sqlite)
+        shutil.copytree(REPO / "tests" / "conformance_sqlite" / "reference" / "S_multi_run_one_session" / "WS", root / "ws")
+        shutil.copytree(REPO / "tests" / "conformance_sqlite" / "reference" / "S_unreadable_identity_mismatch" / "WS", root / "bad")
     else:
         raise AssertionError(f"docs/on-call.md has an example {name!r} this test does not set up")
 
@@ -138,4 +142,4 @@ def test_the_on_call_examples_are_what_the_tool_prints(name: str, session: str, 
 
 
 def test_the_on_call_page_shows_every_example_this_test_sets_up() -> None:
-    assert sorted(name for name, _ in EXAMPLES) == ["audit", "blocked", "invalid", "offset", "torn"]
+    assert sorted(name for name, _ in EXAMPLES) == ["audit", "blocked", "invalid", "offset", "sqlite", "torn"]

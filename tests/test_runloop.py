@@ -62,12 +62,14 @@ def test_resume_contract_crash_prints_the_table_and_verifies(run_cli) -> None:
 
 
 def test_resume_contract_crash_rejects_unknown_failpoints(run_cli) -> None:
-    from resume_contract_generated.catalog import FAILPOINTS_BY_ID
+    from resume_contract_generated.catalog import FAILPOINTS_BY_ID, SQLITE_FAILPOINTS_BY_ID
+    from resume_contract_generated.continuation_boundaries import BOUNDARIES_BY_ID
 
+    known = [*FAILPOINTS_BY_ID, *SQLITE_FAILPOINTS_BY_ID, *BOUNDARIES_BY_ID]
     assert run_cli("crash", "--failpoint", "P99") == (
         2,
         "",
-        f"resume-contract: unknown failpoint 'P99'; the failpoints are {', '.join(FAILPOINTS_BY_ID)}\n",
+        f"resume-contract: unknown failpoint 'P99'; the failpoints and boundaries are {', '.join(known)}\n",
     )
 
 

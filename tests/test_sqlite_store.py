@@ -181,3 +181,83 @@ def test_a_run_the_store_does_not_hold_is_missing_not_an_empty_safe_prefix(tmp_p
         plan_run(workspace, "session-1", "run-2")
     code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "nobody", "--run", "run-1")
     assert (code, out) == (2, "") and "no session 'nobody'" in err, err
+
+
+def _case(name: str, tmp_path: Path) -> Path:
+    shutil.copytree(REFERENCE / name / "WS", tmp_path / name)
+    return tmp_path / name
+
+
+def test_repair_of_a_store_says_there_is_no_torn_tail_and_changes_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _case("T_P2", tmp_path)
+    before = _digest(workspace / "runtime.sqlite")
+    code, out, err = run_cli("repair", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+    assert (code, err) == (0, "") and "has no torn tail to move aside" in out and "nothing changed" in out
+    corrupt = _case("S_unreadable_identity_mismatch", tmp_path)
+    code, out, err = run_cli("repair", "--workspace", str(corrupt), "--session", "session-1", "--run", "run-1")
+    assert code == 3 and "identity_mismatch" in err and "repair does not change a store" in err, err
+    assert _digest(workspace / "runtime.sqlite") == before and sorted(os.listdir(workspace)) == ["runtime.sqlite"]
+
+
+def test_a_store_given_as_a_ledger_file_is_a_usage_error_saying_what_to_run(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    database = _case("T_P2", tmp_path) / "runtime.sqlite"
+    for command in ("plan", "repair"):
+        code, out, err = run_cli(command, str(database))
+        assert (code, out) == (2, ""), (command, code, err)
+        assert "a SQLite database, not a JSONL ledger" in err and f"plan --workspace {database.parent}" in err, err
+
+
+def test_recover_of_a_store_reports_the_interrupted_runs_and_changes_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _case("S_multi_run_one_session", tmp_path)  # run-a done; run-b and run-c interrupted
+    before = _digest(workspace / "runtime.sqlite")
+    code, out, err = run_cli("recover", "--workspace", str(workspace), "--format", "json")
+    assert (code, err) == (0, "")
+    report = __import__("json").loads(out)
+    assert report["changed"] is False
+    assert [(run["runId"], run["outcome"]) for run in report["runs"]] == [("run-a", "terminal"), ("run-b", "interrupted"), ("run-c", "interrupted")]
+    code, out, err = run_cli("recover", "--workspace", str(workspace))
+    assert code == 0 and "nothing was changed" in out and "session-1/run-b: no terminal event" in out
+    assert _digest(workspace / "runtime.sqlite") == before and sorted(os.listdir(workspace)) == ["runtime.sqlite"]
+
+
+def _insert_run(database: Path, payloads: list[bytes]) -> None:
+    """Rows of run `hostile` (session `s`), inserted as plain SQL inserts, payloads as the bytes given."""
+    connection = sqlite3.connect(database, isolation_level=None)
+    for seq, payload in enumerate(payloads, 1):
+        connection.execute("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
+                           (f"e{seq}", "s", "i", "hostile", "t", seq, "x", payload, seq))
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+
+
+def _row(event_id: str, tail: bytes = b"") -> bytes:
+    return (b'{"author":"user","content":{"kind":"text","text":"hi"},"id":"' + event_id.encode()
+            + b'","invocationId":"i","partial":false,"role":"user","runId":"hostile","sessionId":"s","ts":1,"turnId":"t"' + tail + b"}")
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind"),
+    [
+        (_row("e2", b',"actions":{"a":1,"a":2}'), "duplicate_key"),            # a key repeated inside free JSON
+        (_row("e2", b',"ts":2'), "duplicate_key"),                              # a typed key repeated
+        (_row("e2", b',"actions":{"x":"\xff"}'), "invalid_utf8"),              # invalid UTF-8 inside free JSON
+        (_row("e2", b',"actions":' + b"[" * 2000 + b"]" * 2000), "invalid_json"),  # nested past the reader's bound
+        (_row("e2", b',"colour":"red"'), "invalid_event"),
+        (b"{not json", "invalid_json"),
+    ],
+    ids=["free-json-key", "typed-key", "utf8", "deep", "unknown-field", "not-json"],
+)
+def test_a_hostile_payload_is_the_same_corruption_as_in_a_jsonl_ledger(payload: bytes, kind: str, tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    _insert_run(workspace / "runtime.sqlite", [_row("e1"), payload])
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "s", "--run", "hostile")
+    assert (code, out) == (3, ""), err
+    assert f"event 2 (event_id 'e2', event_seq 2): {kind}: " in err or f"event_seq 2): {kind}: " in err, err
+
+
+def test_a_payload_spread_over_lines_reads_as_the_same_event(tmp_path: Path) -> None:
+    workspace = _store(tmp_path)
+    _insert_run(workspace / "runtime.sqlite", [_row("e1"), _row("e2").replace(b",", b",\n  ")])
+    plan = plan_run(workspace, "s", "hostile")
+    assert plan.source_runtime_event_high_water == 2 and plan.disposition == "safe_replay"
+    assert [bytes(row) for row in plan.runtime_events][1] == _row("e2").replace(b",", b",\n  ")  # the row as stored

@@ -63,14 +63,9 @@ def _identifier(name: str) -> str:
 def _catalog_context(spec: Spec) -> dict[str, Any]:
     outcomes = spec.ledger.outcome_names
     return {
-        "failpoints": [
-            py_call(
-                "Failpoint",
-                [("id", fp.id), ("boundary", fp.boundary), ("committed_prefix", fp.committed_prefix), ("note", fp.note)],
-                indent=4,
-            )
-            for fp in spec.failpoints
-        ],
+        "failpoints": _failpoint_calls(spec.failpoints),
+        "sqlite_failpoints": _failpoint_calls(spec.sqlite_failpoints),
+        "sqlite_run_loop": py(spec.sqlite_run_loop),
         "outcomes": py(outcomes),
         "contract_name": py(spec.scope.name),
         "phase": py(spec.scope.phase),
@@ -107,6 +102,15 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
         "reason_meanings": py(dict(spec.projector.reasons), 0, TOP_LEVEL_LEAD),
         "invariants": py({invariant.name: invariant.exempt_diagnostics for invariant in spec.invariants}, 0, TOP_LEVEL_LEAD),
     }
+
+
+def _failpoint_calls(failpoints: tuple[Any, ...]) -> list[str]:
+    fields = ("id", "boundary", "committed_prefix", "note")
+    return [py_call("Failpoint", [(name, getattr(fp, name)) for name in fields], indent=4) for fp in failpoints]
+
+
+def _failpoint_rows(failpoints: tuple[Any, ...]) -> list[list[str]]:
+    return [[md_code(fp.id), md_cell(fp.boundary), md_code(fp.committed_prefix), md_cell(fp.note or "")] for fp in failpoints]
 
 
 def _table_context(spec: Spec) -> dict[str, Any]:
@@ -190,10 +194,9 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         ),
         "summary": md_text(spec.scope.summary),
         "pipeline": " -> ".join(md_cell(step) for step in spec.scope.pipeline),
-        "failpoint_rows": [
-            [md_code(fp.id), md_cell(fp.boundary), md_code(fp.committed_prefix), md_cell(fp.note or "")]
-            for fp in spec.failpoints
-        ],
+        "failpoint_rows": _failpoint_rows(spec.failpoints),
+        "sqlite_failpoint_rows": _failpoint_rows(spec.sqlite_failpoints),
+        "sqlite_run_loop": md_code(spec.sqlite_run_loop or "resume_contract/crash/sqlite_runloop.py"),
         "outcome_rows": [[md_code(name), md_cell(text)] for name, text in spec.ledger.outcomes],
         "ledger_rows": [
             [
@@ -351,4 +354,6 @@ def _contract_tests_context(spec: Spec) -> dict[str, Any]:
         for fp in spec.failpoints
         for outcome in outcomes
     ]
-    return {"expected": expected, "cases": cases, "first_outcome": py(outcomes[0])}
+    sqlite = [{"id": py(f"sqlite-{fp.id}-{outcome}"), "failpoint": py(fp.id), "outcome": py(outcome), "prefix": py(fp.committed_prefix)}
+              for fp in spec.sqlite_failpoints for outcome in outcomes]
+    return {"expected": expected, "cases": cases, "sqlite_cases": sqlite, "first_outcome": py(outcomes[0])}

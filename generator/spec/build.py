@@ -42,6 +42,7 @@ class SpecBuilder:
         decisions, rules, errors = build_decisions(files["decisions"], ledger, projector)
         self.errors.extend(errors)
         failpoints = self._failpoints(files["failpoints"], ledger)
+        sqlite_failpoints = self._sqlite_failpoints(files["failpoints"], ledger, failpoints)
         self._unused(ledger, projector, failpoints, rules)
         invariants = self._invariants(files["invariants"], projector)
         continuation = None
@@ -75,6 +76,8 @@ class SpecBuilder:
             schemas=tuple((name, canonical_schema(root, name)) for name in schemas),
             continuation=continuation,
             continuation_crash=continuation_crash,
+            sqlite_failpoints=sqlite_failpoints,
+            sqlite_run_loop=(files["failpoints"].data.get("sqlite") or {}).get("run_loop"),
         )
 
     def _locations(self) -> MappingProxyType[str, Mark]:
@@ -109,6 +112,22 @@ class SpecBuilder:
                 Failpoint(id=failpoint_id, boundary=item["boundary"], committed_prefix=item["committed_prefix"], note=item.get("note"), mark=mark)
             )
         return tuple(failpoints)
+
+    def _sqlite_failpoints(self, file: LoadedFile, ledger: CanonicalLedger, failpoints: tuple[Failpoint, ...]) -> tuple[Failpoint, ...]:
+        """The SQLite store's crash boundaries (`sqlite.boundaries`): ids unique among every hook, prefixes known."""
+        prefix_names = [prefix.name for prefix in ledger.prefixes]
+        taken = {failpoint.id: failpoint.mark for failpoint in failpoints}
+        boundaries = []
+        for index, item in enumerate((file.data.get("sqlite") or {}).get("boundaries", ())):
+            path = ("sqlite", "boundaries", index)
+            mark = file.mark(path)
+            if item["id"] in taken:
+                self.error(file.mark(path + ("id",)), f"duplicate failpoint id '{item['id']}' (first defined at {taken[item['id']]})")
+            taken.setdefault(item["id"], mark)
+            if item["committed_prefix"] not in prefix_names:
+                self.error(file.mark(path + ("committed_prefix",)), f"unknown prefix '{item['committed_prefix']}'; the prefixes are [{', '.join(prefix_names)}]")
+            boundaries.append(Failpoint(id=item["id"], boundary=item["boundary"], committed_prefix=item["committed_prefix"], note=item.get("note"), mark=mark))
+        return tuple(boundaries)
 
     # -- invariants -----------------------------------------------------------------------------------------
     def _invariants(self, file: LoadedFile, projector: Projector) -> tuple[Invariant, ...]:

@@ -254,6 +254,10 @@ class Spec:
     continuation: ContinuationSpec | None = None
     # spec/lifecycle.yaml, Phase 1's crash contract (None: the contract has none).
     continuation_crash: ContinuationCrashSpec | None = None
+    # spec/failpoints.yaml `sqlite`: the SQLite store's crash boundaries (none: the contract declares no SQLite
+    # store), and the run loop that writes it (None: the packaged one).
+    sqlite_failpoints: tuple[Failpoint, ...] = ()
+    sqlite_run_loop: str | None = None
 
     def decision(self, prefix: str) -> Decision:
         return next(decision for decision in self.decisions if decision.prefix == prefix)

@@ -25,7 +25,15 @@ if TYPE_CHECKING:
 def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
     """The plan of the committed ledger the arguments name: a bare JSONL file, or a workspace run (partial
     snapshots merged), read in bounded memory."""
-    from ..errors import EscapesWorkspace, LedgerInUse, LedgerMissing, NotALedger, StoreBusy, StoreUnreadable
+    from ..errors import (
+        EscapesWorkspace,
+        LedgerCorruption,
+        LedgerInUse,
+        LedgerMissing,
+        NotALedger,
+        StoreBusy,
+        StoreUnreadable,
+    )
     from ..ledger.file_plan import plan_ledger
 
     path = ledger_from_args(args)
@@ -34,7 +42,11 @@ def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
     processes = jobs(args.jobs, 1)  # one ledger: one process unless asked (parts pay off only on idle cores)
     try:
         if args.ledger is not None:
-            return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
+            try:
+                return path, plan_ledger(path, args.expected_high_water, refuse_live=True, processes=processes, contract=contract)
+            except LedgerCorruption:
+                _refuse_a_store_as_a_ledger(path)
+                raise
         from pathlib import Path
 
         from ..ledger.workspace import plan_run  # a run's snapshots: read only for a workspace run
@@ -47,6 +59,20 @@ def _plan(args: argparse.Namespace, contract: Any) -> tuple[str | Path, Any]:
         raise UsageError(f"{path}: not enough memory to plan this ledger") from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _refuse_a_store_as_a_ledger(path: str | Path) -> None:
+    """A SQLite database given where a JSONL ledger goes is a usage error that says what to run, not corruption."""
+    from ..ledger.sqlite_layout import is_sqlite_file
+
+    if is_sqlite_file(path):
+        import shlex
+
+        where = shlex.quote(os.path.dirname(os.path.abspath(path)))
+        raise UsageError(
+            f"{path}: a SQLite database, not a JSONL ledger: a workspace keeps it as runtime.sqlite; plan its runs with "
+            f"`resume-contract plan --workspace {where}` (all) or add `--session S --run R` (one)"
+        )
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -198,7 +224,12 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from ..errors import EscapesWorkspace, LedgerMissing, StoreError
     from ..ledger.repair import repair_ledger
+    from ..ledger.sqlite_layout import holds_store
 
+    if args.ledger is None and args.workspace is not None and holds_store(args.workspace):
+        return _repair_store(args, out, err)
+    if args.ledger is not None:
+        _refuse_a_store_as_a_ledger(args.ledger)
     path = Path(ledger_from_args(args))
     workspace = None
     try:
@@ -224,6 +255,29 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         print(f"{path}: moved {result.torn_bytes} torn bytes to {result.quarantine}; {result.committed_bytes} committed bytes kept", file=out)
     return _still_corrupt(args, path, err)
+
+
+def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`repair` of a workspace that keeps its ledgers in runtime.sqlite: there is nothing to move aside, said so; then
+    the run read as `plan` reads it (exit 3 when a row is corrupt, which repair cannot fix)."""
+    from ..errors import LedgerCorruption, LedgerMissing, StoreBusy, StoreUnreadable
+    from ..ledger.sqlite_layout import store_path
+    from ..ledger.sqlite_plan import read_store_run
+    from ..output.advice import corruption_next_step
+
+    store = store_path(args.workspace)
+    print(f"{store}: a SQLite store has no torn tail to move aside (each transaction is committed whole or not at all, and "
+          "SQLite's own recovery replays its WAL when the runtime next opens it); nothing changed", file=out)
+    if not (args.session and args.run):
+        return EXIT_OK
+    try:
+        read_store_run(args.workspace, args.session, args.run, contract=selected_contract(args))
+    except (LedgerMissing, StoreUnreadable, StoreBusy) as error:
+        raise UsageError(str(error)) from None
+    except LedgerCorruption as error:
+        print(f"resume-contract: still corrupt, no plan: {error}\n{corruption_next_step(error)}", file=err)
+        return EXIT_CORRUPT
+    return EXIT_OK
 
 
 def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:

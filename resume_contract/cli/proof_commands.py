@@ -66,6 +66,22 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL
 
 
+def _selected(args: argparse.Namespace, contract: Any) -> tuple[Any, Any, Any]:
+    """(the Phase 0 failpoints whose run-loop hooks must be there, the continuation boundaries, the outcomes) of
+    `crash --failpoint`; a name no failpoint or boundary has is a usage error."""
+    failpoints, outcomes = contract.catalog.FAILPOINTS_BY_ID, contract.catalog.OUTCOMES
+    lifecycle = contract.continuation_boundaries
+    boundaries = lifecycle.BOUNDARIES_BY_ID if lifecycle is not None else {}
+    sqlite = getattr(contract.catalog, "SQLITE_FAILPOINTS_BY_ID", {})
+    if args.failpoint is not None and args.failpoint not in failpoints and args.failpoint not in boundaries and args.failpoint not in sqlite:
+        known = ", ".join([*failpoints, *sqlite, *boundaries])
+        raise UsageError(f"unknown failpoint {args.failpoint!r}; the failpoints and boundaries are {known}")
+    _refuse_missing_continuation_hooks(contract, boundaries if args.failpoint is None else [b for b in boundaries if b == args.failpoint])
+    if args.failpoint in boundaries or args.failpoint in sqlite:
+        failpoints = {}
+    return failpoints, boundaries, outcomes
+
+
 def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from resume_contract_generator.hooks import missing_hook_message, missing_hooks
 
@@ -73,15 +89,7 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..crash.harness import run_loop_of
 
     contract = selected_contract(args)
-    failpoints, outcomes = contract.catalog.FAILPOINTS_BY_ID, contract.catalog.OUTCOMES
-    lifecycle = contract.continuation_boundaries
-    boundaries = lifecycle.BOUNDARIES_BY_ID if lifecycle is not None else {}
-    if args.failpoint is not None and args.failpoint not in failpoints and args.failpoint not in boundaries:
-        known, what = (boundaries, "the continuation boundaries") if args.failpoint[:1].islower() and boundaries else (failpoints, "the failpoints")
-        raise UsageError(f"unknown failpoint {args.failpoint!r}; {what} are {', '.join(known)}")
-    _refuse_missing_continuation_hooks(contract, boundaries if args.failpoint is None else [b for b in boundaries if b == args.failpoint])
-    if args.failpoint in boundaries:
-        failpoints = {}
+    failpoints, boundaries, outcomes = _selected(args, contract)
     if args.outcome is not None and args.outcome not in outcomes:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(outcomes)}")
     run_loop = run_loop_of(contract)
@@ -108,6 +116,11 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     for line in run.torn_lines:
         out.write(line + "\n")
+    if run.sqlite_table:
+        out.write("SQLite store boundaries (spec/failpoints.yaml sqlite: runtime.sqlite, T1 and T2):\n")
+        widths = [max(len(row[column]) for row in run.sqlite_table) for column in range(len(run.sqlite_table[0]))]
+        for row in run.sqlite_table:
+            out.write("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     if run.continuation_table:
         out.write("continuation crash boundaries (spec/lifecycle.yaml):\n")
         widths = [max(len(row[column]) for row in run.continuation_table) for column in range(len(run.continuation_table[0]))]
@@ -195,6 +208,7 @@ def _crash_case_names(run: Any) -> list[tuple[str, str]]:
         names += [("sigkill", f"{row[0]} {row[1]} sigkill"), ("real_boundary", f"{row[0]} {row[1]} real boundary")]
     names += [("torn_write", line.split(":", 1)[0]) for line in run.torn_lines]
     names += [("continuation", f"{row[0]} continuation") for row in run.continuation_table[1:]]
+    names += [("sqlite", f"{row[0]} {row[1]} sqlite") for row in run.sqlite_table[1:]]
     return names
 
 
@@ -218,6 +232,7 @@ def _crash_json(run: Any, contract: Any) -> str:
         "table": [dict(zip(header, row)) for row in run.table[1:]],
         "tornWrites": run.torn_lines,
         "continuation": [dict(zip(run.continuation_table[0], row)) for row in run.continuation_table[1:]],
+        "sqlite": [dict(zip(run.sqlite_table[0], row)) for row in run.sqlite_table[1:]],
         "failures": [{"case": case, "problem": problem} for case, problem in run.failures],
     }
     return json.dumps(document, indent=2)

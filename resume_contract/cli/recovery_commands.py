@@ -15,6 +15,10 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..ledger.recovery import recover
 
     contract = selected_contract(args)
+    from ..ledger.sqlite_layout import holds_store
+
+    if holds_store(args.workspace):
+        return _recover_store(args, contract, out, err)
     try:
         report = recover(args.workspace, args.session, contract=contract)
     except (LedgerMissing, InvalidLedgerId, EscapesWorkspace, NoContinuationDecision, RunHeaderUnreadable) as error:
@@ -60,6 +64,49 @@ def cmd_recover(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if live:
         return EXIT_USAGE
     return EXIT_FAIL if refused or report.claims_refused else EXIT_OK
+
+
+def _recover_store(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) -> int:
+    """`recover` of a workspace that keeps its ledgers in runtime.sqlite, whose writer is the runtime's, not this
+    project's: what the reference's startup recovery would do to each run (an interrupted run, one without a
+    terminal event, gets a recovered terminal event), and nothing changed."""
+    from ..contract import build_resume_plan
+    from ..errors import LedgerCorruption, StoreBusy, StoreUnreadable
+    from ..ledger.sqlite_store import SqliteStore
+
+    runs: list[dict[str, Any]] = []
+    try:
+        with SqliteStore(args.workspace, contract=contract) as store:
+            for session_id, run_id in store.runs():
+                if args.session not in (None, session_id):
+                    continue
+                try:
+                    ledger = store.read_run(session_id, run_id)
+                except LedgerCorruption as error:
+                    runs.append({"sessionId": session_id, "runId": run_id, "outcome": "corrupt", "message": str(error)})
+                    continue
+                terminal = build_resume_plan(ledger.events, rows=ledger.rows, contract=contract).terminal_runtime_event_id
+                runs.append({"sessionId": session_id, "runId": run_id, "outcome": "terminal" if terminal else "interrupted",
+                             "highWater": len(ledger.events)})
+    except (StoreUnreadable, StoreBusy) as error:
+        raise UsageError(str(error)) from None
+    interrupted = [run for run in runs if run["outcome"] == "interrupted"]
+    corrupt = [run for run in runs if run["outcome"] == "corrupt"]
+    if args.format == "json":
+        out.write(json.dumps({"store": str(store.path), "changed": False, "runs": runs, "contract": contract.identity.as_json()}) + "\n")
+    else:
+        out.write(f"recover {args.workspace}: its ledgers are rows of {store.path}, written by the runtime, not by this project: "
+                  f"nothing was changed. {len(runs)} run(s), {len(interrupted)} interrupted"
+                  + (f", {len(corrupt)} corrupt" if corrupt else "") + "\n")
+        for run in interrupted:
+            out.write(f"  {run['sessionId']}/{run['runId']}: no terminal event; the runtime's startup recovery commits a recovered "
+                      "terminal event (author and role system, status failed, actions.endInvocation true) when it next opens the "
+                      "workspace\n")
+        for run in corrupt:
+            out.write(f"  {run['sessionId']}/{run['runId']}: corrupt, not touched: {run['message']}\n")
+        if interrupted:
+            out.write("to decide each before the runtime recovers it: `resume-contract plan --workspace WS --session S --run R`\n")
+    return EXIT_CORRUPT if corrupt else EXIT_OK
 
 
 def register(commands: Any) -> None:

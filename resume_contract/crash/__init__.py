@@ -5,5 +5,6 @@ The names below keep the import path generated contract tests use (`from resume_
 """
 
 from .harness import run_boundary_case, run_crash_case, run_in_parallel, run_torn_write_case
+from .sqlite_harness import run_sqlite_case
 
-__all__ = ["run_boundary_case", "run_crash_case", "run_in_parallel", "run_torn_write_case"]
+__all__ = ["run_boundary_case", "run_crash_case", "run_in_parallel", "run_sqlite_case", "run_torn_write_case"]

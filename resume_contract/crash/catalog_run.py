@@ -16,8 +16,10 @@ from typing import Any
 from ..contract import Contract, active
 from .continuation_harness import continuation_mismatches, expected_from_catalog, run_continuation_case
 from .harness import CrashObservation, run_boundary_case, run_crash_case, run_in_parallel, run_torn_write_case
-from .report import CatalogRun, catalog_report, continuation_report
-from .verdict import judge_catalog
+from .report import CatalogRun, catalog_report, continuation_report, sqlite_report
+from .sqlite_harness import run_sqlite_case
+from .verdict import expected_from_catalog as expected_plan
+from .verdict import judge_catalog, mismatches
 
 
 def _bare_spawn() -> CrashObservation:
@@ -31,7 +33,8 @@ def run_catalog(
     """Every selected failpoint x outcome through the SIGKILL and real-boundary harnesses, plus torn writes,
     judged against the catalog's decision table (`verdict`), and each selected crash boundary of a
     continuation (`continuation_harness`, judged against its catalog); then as many bare interpreter spawns,
-    for scale. `failpoint` selects one Phase 0 failpoint or one continuation boundary by id."""
+    for scale; and each selected SQLite store boundary x outcome (`sqlite_harness`), when the contract declares the
+    store. `failpoint` selects one Phase 0 failpoint, one continuation boundary or one SQLite boundary by id."""
     contract = contract or active()
     catalog = contract.catalog
     failpoints = [fp for fp in catalog.RUNTIME_RESUME_FAILPOINTS if failpoint in (None, fp.id)]
@@ -46,6 +49,10 @@ def run_catalog(
     jobs += [functools.partial(run_torn_write_case, prefix, name, contract=contract) for prefix, name in torn_cases]
     phase0_jobs = len(jobs)
     jobs += [functools.partial(run_continuation_case, b.id, contract=contract) for b in boundaries]
+    sqlite_boundaries = [b for b in getattr(catalog, "SQLITE_FAILPOINTS", ()) if failpoint in (None, b.id)]
+    sqlite_cases = [(b, name) for b in sqlite_boundaries for name in outcomes]
+    sqlite_start = len(jobs)
+    jobs += [functools.partial(run_sqlite_case, b.id, name, b.committed_prefix, contract=contract) for b, name in sqlite_cases]
 
     started = time.perf_counter()
     observations = run_in_parallel(jobs, workers)
@@ -53,11 +60,18 @@ def run_catalog(
     table, torn_lines, failures = catalog_report(*judge_catalog(cases, torn_cases, observations[:phase0_jobs], contract))
     judged = [
         (b, observed, continuation_mismatches(observed, expected_from_catalog(b.id, contract)))
-        for b, observed in zip(boundaries, observations[phase0_jobs:])
+        for b, observed in zip(boundaries, observations[phase0_jobs:sqlite_start])
     ]
     continuation_table, continuation_failures = continuation_report(judged)
+    sqlite_table, sqlite_failures = sqlite_report([
+        (b, name, observed, mismatches(observed, expected_plan(b.committed_prefix, name, contract)))
+        for (b, name), observed in zip(sqlite_cases, observations[sqlite_start:])
+    ])
 
     spawn_started = time.perf_counter()
     run_in_parallel([_bare_spawn] * len(jobs), workers)
     spawn_seconds = time.perf_counter() - spawn_started
-    return CatalogRun(table, torn_lines, failures + continuation_failures, len(jobs), seconds, spawn_seconds, continuation_table if boundaries else [])
+    return CatalogRun(
+        table, torn_lines, failures + continuation_failures + sqlite_failures, len(jobs), seconds, spawn_seconds,
+        continuation_table if boundaries else [], sqlite_table if sqlite_cases else [],
+    )

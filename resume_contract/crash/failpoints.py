@@ -25,9 +25,10 @@ ACTIONS = ("kill", "pause", "off")
 
 
 def known_failpoints(contract: Contract) -> dict[str, object]:
-    """Every hook name of `contract`: its Phase 0 failpoints, then its continuation's crash boundaries."""
+    """Every hook name of `contract`: its Phase 0 failpoints, its SQLite store's, then its continuation's crash boundaries."""
     boundaries = contract.continuation_boundaries
-    return {**contract.catalog.FAILPOINTS_BY_ID, **(boundaries.BOUNDARIES_BY_ID if boundaries is not None else {})}
+    sqlite = getattr(contract.catalog, "SQLITE_FAILPOINTS_BY_ID", {})  # (a catalog generated before the SQLite store has none)
+    return {**contract.catalog.FAILPOINTS_BY_ID, **sqlite, **(boundaries.BOUNDARIES_BY_ID if boundaries is not None else {})}
 
 
 def parse(text: str, known: Mapping[str, object] | None = None) -> dict[str, str]:

@@ -10,6 +10,7 @@ from .verdict import CaseVerdict, TornVerdict
 
 TABLE_HEADER = ("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill", "real boundary")
 CONTINUATION_HEADER = ("boundary", "committed when killed", "planning again", "recovery", "left", "sigkill")
+SQLITE_HEADER = ("ID", "outcome", "boundary", "committed prefix", "decision", "reasons", "sigkill")
 
 
 @dataclass
@@ -24,6 +25,8 @@ class CatalogRun:
     spawn_seconds: float
     # A row per crash boundary of a continuation (CONTINUATION_HEADER first), when the contract declares them.
     continuation_table: list[tuple[str, ...]] = field(default_factory=list)
+    # A row per SQLite store boundary x outcome (SQLITE_HEADER first), when the contract declares the store.
+    sqlite_table: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def failed_cases(self) -> int:
@@ -90,6 +93,25 @@ def continuation_report(judged: list[tuple[Any, Any, list[str]]]) -> tuple[list[
             f"{observation.replan_disposition or '?'} [{reasons}]",
             ", ".join(observation.recovery_steps) or "nothing to do",
             left,
+            _verified(problems),
+        ))
+    return table, failures
+
+
+def sqlite_report(judged: list[tuple[Any, str, Any, list[str]]]) -> tuple[list[tuple[str, ...]], list[tuple[str, str]]]:
+    """(table, failures as (case, problem)) of the SQLite store's cases, each (boundary, outcome, observation, problems)."""
+    table: list[tuple[str, ...]] = [SQLITE_HEADER]
+    failures: list[tuple[str, str]] = []
+    for boundary, outcome, observation, problems in judged:
+        failures += [(f"{boundary.id} {outcome} sqlite", problem) for problem in problems]
+        plan = observation.plan
+        table.append((
+            boundary.id,
+            outcome,
+            boundary.boundary,
+            boundary.committed_prefix,
+            plan.disposition if plan is not None else "?",
+            ", ".join(plan.rejection_reasons) if plan is not None and plan.rejection_reasons else "-",
             _verified(problems),
         ))
     return table, failures

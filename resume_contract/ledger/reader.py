@@ -14,6 +14,7 @@ RuntimeEvent or repeats a key; the first row of another run; the first repeated 
 
 from __future__ import annotations
 
+import codecs
 import operator
 from array import array
 from collections.abc import Iterator
@@ -182,6 +183,27 @@ _FIRST_BYTE = operator.itemgetter(0)
 _LAST_BYTE = operator.itemgetter(-2)  # the byte before the newline
 _OPEN, _CLOSE = ord("{"), ord("}")
 _TYPED_DEPTH = 4  # levels the typed part of a row can add: the event, its content, a list or dict of free JSON
+
+
+def decode_payloads(payloads: list[bytes], model: WireModel) -> list[Any] | None:
+    """Each payload (one whole row: a SQLite store's `payload_json`) decoded under the reader's proofs, as a chunk's
+    rows are: valid UTF-8, nesting within bounds, no key repeated in one object at any depth (`keys_proven`). None
+    when a payload is refused or a proof does not settle: the caller then reads each with `model.decode_row`, which
+    decides exactly and names the kind."""
+    data = b"\n".join(payloads)
+    if not data.isascii():
+        try:
+            codecs.utf_8_decode(data, "strict", True)
+        except UnicodeDecodeError:
+            return None
+    # A row nested deeper than MAX_NESTING holds more than twice as many bytes: only long rows are looked at.
+    if any(map(too_deep, compress(payloads, map((2 * MAX_NESTING).__lt__, map(len, payloads))))):
+        return None
+    try:
+        events = list(map(model.decoder.decode, payloads))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return events if keys_proven(data, events, model) else None
 
 
 def _decode_row_by_row(path: StrPath, first_index: int, offset: int, lines: list[bytes], model: WireModel) -> list[Any]:

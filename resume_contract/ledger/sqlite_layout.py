@@ -10,6 +10,7 @@ from pathlib import Path
 from .bytes import StrPath
 
 STORE_NAME = "runtime.sqlite"
+HEADER = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
 
 
 def store_path(workspace: StrPath) -> Path:
@@ -19,3 +20,12 @@ def store_path(workspace: StrPath) -> Path:
 def holds_store(workspace: StrPath) -> bool:
     """Whether the workspace keeps its ledgers in `runtime.sqlite` (a symlink there counts: it is refused when read)."""
     return os.path.lexists(os.path.join(workspace, STORE_NAME))
+
+
+def is_sqlite_file(path: StrPath) -> bool:
+    """Whether the file starts with SQLite's header (a database given where a JSONL ledger goes)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(HEADER)) == HEADER
+    except OSError:
+        return False

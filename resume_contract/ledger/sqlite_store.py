@@ -8,7 +8,7 @@ events (mutable presentation state). A run's ledger is its rows `ORDER BY event_
 snapshots merged in: they count in the high-water and are never replayed (they are partial events).
 
 Safe beside a live runtime, and it changes nothing:
-- The database is opened read-only (`mode=ro`) with `query_only`, and every row of a run (its events, snapshots
+- The database is opened read-only (`mode=ro`, and `query_only`), and every row of a run (its events, snapshots
   and segments) is read in ONE read transaction: a consistent snapshot even while the runtime commits in WAL mode.
   A read transaction never takes a write lock; a database busy past `BUSY_TIMEOUT` seconds is `StoreBusy`.
 - A read-only open of a WAL database creates `-wal` and `-shm` files beside it. Where none are (no process has
@@ -39,9 +39,10 @@ from urllib.parse import quote
 import msgspec
 
 from ..contract import Contract, active
-from ..errors import DUPLICATE_EVENT_ID, LedgerCorruption, RowRefused, StoreBusy, StoreUnreadable
+from ..errors import DUPLICATE_EVENT_ID, INVALID_UTF8, LedgerCorruption, RowRefused, StoreBusy, StoreUnreadable
 from .bytes import StrPath
-from .reader import CommittedLedger, decode_rows
+from .reader import CommittedLedger, decode_payloads
+from .sqlite_layout import HEADER as _HEADER
 from .sqlite_layout import STORE_NAME, store_path
 from .sqlite_partials import merged_partials, read_partial
 
@@ -49,7 +50,6 @@ USER_VERSION = 12  # the reference's runtime schema version: any other is refuse
 BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
 IDENTITY_MISMATCH = "identity_mismatch"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
-_HEADER = b"SQLite format 3\x00"
 _IDENTITY = (("id", "event_id"), ("sessionId", "session_id"), ("invocationId", "invocation_id"), ("runId", "run_id"), ("turnId", "turn_id"))
 
 
@@ -121,11 +121,12 @@ class SqliteStore:
             connection = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as error:
             raise StoreUnreadable(f"{self.path}: cannot be opened read-only: {error}") from None
-        try:
-            connection.execute("PRAGMA query_only = 1")
-        except sqlite3.Error as error:
-            connection.close()
-            raise self._refusal(error) from None
+        if not immutable:  # (an immutable open cannot write at all)
+            try:
+                connection.execute("PRAGMA query_only = 1")
+            except sqlite3.Error as error:
+                connection.close()
+                raise self._refusal(error) from None
         return connection
 
     def _open(self) -> sqlite3.Connection:
@@ -163,14 +164,17 @@ class SqliteStore:
         """`read(connection)` run in one read transaction; an immutable read checked afterwards (made again live)."""
         for _ in range(3):
             connection = self._open()
+            live = not self._immutable  # (an immutable read is one snapshot by itself: the file, proven unchanged after)
             try:
-                connection.execute("BEGIN")
+                if live:
+                    connection.execute("BEGIN")
                 try:
                     if not self._checked:
                         self._check_schema(connection)
                     result = read(connection)
                 finally:
-                    connection.execute("COMMIT")
+                    if live:
+                        connection.execute("COMMIT")
             except sqlite3.Error as error:
                 raise self._refusal(error) from None
             if not self._immutable or self._still_immutable():
@@ -232,16 +236,18 @@ class SqliteStore:
 
     def _decode(self, run: tuple[str, str], rows: list[tuple[Any, ...]], payloads: list[bytes]) -> list[Any]:
         model = self.contract.model
-        if not any(b"\n" in payload for payload in payloads):
-            try:
-                decoded, _ = decode_rows(self.path, b"".join(payload + b"\n" for payload in payloads), model=model)
-                return list(decoded)
-            except LedgerCorruption:
-                pass  # found again below, row by row, and named by the row
+        decoded = decode_payloads(payloads, model)
+        if decoded is not None and len({event.id for event in decoded}) == len(decoded):
+            return decoded
         events: list[Any] = []
         for index, (row, payload) in enumerate(zip(rows, payloads), 1):
             try:
+                if not payload.isascii():
+                    payload.decode("utf-8")  # (as a JSONL chunk is checked before it is decoded)
                 events.append(model.decode_row(payload))
+            except UnicodeDecodeError as error:
+                detail = f"invalid UTF-8 at byte {error.start} of its payload_json"
+                raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], INVALID_UTF8, detail) from None
             except RowRefused as refused:
                 raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], refused.kind, refused.detail) from None
         ids = [event.id for event in events]
@@ -252,6 +258,7 @@ class SqliteStore:
                     raise StoreRowCorruption.of_row(self.path, run, index, event_id, row[3], DUPLICATE_EVENT_ID, "the event id is already in the run")
                 seen.add(event_id)
         return events
+
 
 _IDENTITY_FIELDS = ("id", "session_id", "invocation_id", "run_id", "turn_id")
 _IDENTITY_OF = operator.attrgetter(*_IDENTITY_FIELDS)
