@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,18 +102,19 @@ def _write_json(path: Path, value: object) -> None:
     path.write_text(json.dumps(value, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, play: Callable[[Path, str, Failpoints], list[str]] = run, name: str = "runloop.py") -> int:
+    """The command line of a run loop: WORKSPACE OUTCOME, the failpoints from RESUME_FAILPOINTS, `play` the script."""
     args = sys.argv[1:] if argv is None else argv
     outcomes = active().catalog.CANONICAL_LEDGER_ROWS
     if len(args) != 2 or args[1] not in outcomes:
-        print(f"usage: python runloop.py WORKSPACE {{{'|'.join(outcomes)}}}", file=sys.stderr)
+        print(f"usage: python {name} WORKSPACE {{{'|'.join(outcomes)}}}", file=sys.stderr)
         return 2
     try:
         failpoints = Failpoints()
     except FailpointConfigError as error:
         print(error, file=sys.stderr)
         return 2
-    passed = run(Path(args[0]), args[1], failpoints)
+    passed = play(Path(args[0]), args[1], failpoints)
     print("completed " + " ".join(passed), flush=True)
     return 0
 

@@ -13,13 +13,12 @@ their transaction, after its writes and before its COMMIT: a kill there must lea
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 # Absolute imports: the harness runs this file as a script, as it runs a project's own run loop.
 from resume_contract.contract import active
+from resume_contract.crash import runloop
 from resume_contract.crash.failpoints import Failpoints
-from resume_contract.errors import FailpointConfigError
 from resume_contract.ledger.sqlite_writer import SqliteRuntimeEventStore
 
 
@@ -42,19 +41,7 @@ def run(workspace: Path, outcome: str, failpoints: Failpoints) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    outcomes = active().catalog.CANONICAL_LEDGER_ROWS
-    if len(args) != 2 or args[1] not in outcomes:
-        print(f"usage: python sqlite_runloop.py WORKSPACE {{{'|'.join(outcomes)}}}", file=sys.stderr)
-        return 2
-    try:
-        failpoints = Failpoints()
-    except FailpointConfigError as error:
-        print(error, file=sys.stderr)
-        return 2
-    passed = run(Path(args[0]), args[1], failpoints)
-    print("completed " + " ".join(passed), flush=True)
-    return 0
+    return runloop.main(argv, run, "sqlite_runloop.py")
 
 
 if __name__ == "__main__":
