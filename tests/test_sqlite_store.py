@@ -78,7 +78,7 @@ def _digest(path: Path) -> str:
 
 def test_plans_beside_a_live_writer_are_committed_prefixes_and_never_lock_it_out(tmp_path: Path) -> None:
     workspace = _store(tmp_path)
-    writer = _writer(workspace / "runtime.sqlite", 400, 0.002)
+    writer = _writer(workspace / "runtime.sqlite", 400, 0.005)
     assert writer.stdout is not None
     writer.stdout.readline()  # the first transaction is committed
     seen = []

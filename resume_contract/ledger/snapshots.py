@@ -42,7 +42,7 @@ from .bytes import read_all
 
 PARTIALS_DIR = "runtime-partials"
 SNAPSHOT_SUFFIX = ".partial"
-_PROVIDER_STREAMS = ("text", "thinking")
+PROVIDER_STREAMS = ("text", "thinking")
 _REFS = attrgetter("refs")
 
 # A stream as the reference keys it: (`text:provider:<id>` or ..., session, invocation, run, turn, branch, role,
@@ -130,7 +130,7 @@ def _read(path: Path, raw: bytes, run: tuple[str, str], contract: Contract) -> t
     try:  # read by the reference, so it counts: it must be a row held exactly (no repeated key, no lost number)
         wire = python_json(first_line.encode("utf-8"))["event"]
         content = wire.get("content")
-        if isinstance(content, dict) and content.get("kind") in _PROVIDER_STREAMS:
+        if isinstance(content, dict) and content.get("kind") in PROVIDER_STREAMS:
             wire = {**wire, "content": {**content, "text": raw[newline + 1 :].decode("utf-8", errors="replace")}}
         event = contract.model.from_python(wire)
         row = msgspec.Raw(encode_json(wire))
@@ -140,7 +140,7 @@ def _read(path: Path, raw: bytes, run: tuple[str, str], contract: Contract) -> t
         raise LedgerCorruption(
             path, 1, 0, FOREIGN_ROW, f"the snapshot's event belongs to session {event.session_id!r}, run {event.run_id!r}, not {run[0]!r}, {run[1]!r}"
         )
-    return event, row, header.get("afterEventId"), _stream(wire, event)
+    return event, row, header.get("afterEventId"), stream_of(wire, event)
 
 
 def _snapshot(name: str, path: Path, identity: tuple[int, int, int, int], event: Any, row: msgspec.Raw, after: Any, stream: Stream | None) -> Snapshot:
@@ -161,7 +161,7 @@ def _identity(event: Any, stream: str) -> Stream:
     return (stream, event.session_id, event.invocation_id, event.run_id, event.turn_id, branch, event.role, event.author)
 
 
-def _stream(wire: dict[str, Any], event: Any) -> Stream | None:
+def stream_of(wire: dict[str, Any], event: Any) -> Stream | None:
     """The stream the reference keys a snapshotted partial event by (its `partialRuntimeStream`), if any."""
     refs, content = wire.get("refs"), wire.get("content")
     if "status" in wire or is_truthy(wire.get("actions")) or not isinstance(refs, dict):
@@ -186,7 +186,7 @@ def completed_streams(events: list[Any], streams: set[Stream]) -> Iterator[Strea
         if not refs or event.partial:
             continue
         kind = getattr(event.content, "KIND", None)
-        if kind in _PROVIDER_STREAMS:
+        if kind in PROVIDER_STREAMS:
             key, prefix = refs.get("providerEventId"), f"{kind}:provider:"
         elif kind == "function_response":
             key, prefix = refs.get("toolCallId"), "tool:call:"

@@ -20,7 +20,7 @@ from ..core.collation import locale_compare_key
 from ..core.javascript import to_number
 from ..core.wire import encode_json, python_json
 from ..errors import RowRefused
-from .snapshots import _PROVIDER_STREAMS, _stream
+from .snapshots import PROVIDER_STREAMS, stream_of
 
 
 def text_of(value: Any) -> str:
@@ -37,7 +37,7 @@ def read_partial(snapshot: tuple[Any, ...], model: Any) -> Partial | None:
         if not isinstance(wire, dict):
             return None
         content = wire.get("content")
-        if isinstance(content, dict) and content.get("kind") in _PROVIDER_STREAMS:
+        if isinstance(content, dict) and content.get("kind") in PROVIDER_STREAMS:
             wire = {**wire, "content": {**content, "text": text_of(text) + "".join(map(text_of, segments))}}
         event = model.from_python(wire)
         row = encode_json(wire)
@@ -46,7 +46,7 @@ def read_partial(snapshot: tuple[Any, ...], model: Any) -> Partial | None:
     columns = (text_of(session), text_of(invocation), text_of(run), text_of(turn))
     if (event.session_id, event.invocation_id, event.run_id, event.turn_id) != columns or not event.partial:
         return None
-    stream = _stream(wire, event)
+    stream = stream_of(wire, event)
     if stream is None or _stream_key(stream) != text_of(stream_key):
         return None
     anchor = text_of(after) if after is not None and after != b"" else None

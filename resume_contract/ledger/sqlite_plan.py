@@ -1,16 +1,14 @@
-"""Plan a run of a workspace's `runtime.sqlite`, or audit every run of it: the store read as `sqlite_store` reads
-it (read-only, one read transaction a run), planned by the contract as a JSONL ledger is."""
+"""Plan a run of a workspace's `runtime.sqlite`: the store read as `sqlite_store` reads it (read-only, in one read
+transaction), planned by the contract as a JSONL ledger is (`plan_run` and `read_run` come here for a workspace
+that holds the store; the audit is `audit.audit_store`)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from ..contract import Contract, active, build_resume_plan
 from ..core.plan import ResumePlan
 from ..errors import LedgerMissing
 from .bytes import StrPath
 from .reader import CommittedLedger
-from .sqlite_layout import holds_store, store_path
 from .sqlite_store import SqliteStore
 
 
@@ -32,8 +30,3 @@ def plan_store_run(
     contract = contract or active()
     ledger = read_store_run(workspace, session_id, run_id, contract=contract)
     return build_resume_plan(ledger.events, expected_high_water, rows=ledger.rows, contract=contract)
-
-
-def store_of(workspace: StrPath) -> Path | None:
-    """The workspace's `runtime.sqlite`, when it keeps its ledgers there."""
-    return store_path(workspace) if holds_store(workspace) else None

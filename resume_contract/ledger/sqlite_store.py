@@ -203,9 +203,6 @@ class SqliteStore:
         result: list[tuple[str, str]] = self._snapshot(read)
         return result
 
-    def has_run(self, session_id: str, run_id: str) -> bool:
-        return (session_id, run_id) in set(self.runs())
-
     def read_run(self, session_id: str, run_id: str) -> CommittedLedger:
         """One run's committed events (rows and partial snapshots merged), read in one read transaction."""
         run = (session_id, run_id)
