@@ -3,8 +3,8 @@
 Flip the first blocked decision (`after_function_call` today) to safe_replay without changing the projector:
 the generator's own check refuses such a spec (see tests/bad_specs/decision_contradicts_machine); rendering it
 anyway, bypassing that check, must give a crash module whose cases for that prefix's failpoints (P1-P4 today)
-fail against the real projector, and only those. Everything is read from spec/: a contract edit needs no
-change here.
+fail against the real projector, and only those (and the SQLite store's boundaries that leave that prefix).
+Everything is read from spec/: a contract edit needs no change here.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ def test_a_decision_changed_without_the_projector_fails_the_regenerated_crash_te
         + [("test_the_run_loop_killed_at_its_real_boundary", f"loop-{fp}-kill-{outcome}") for fp in after_call for outcome in outcomes]
         + [("test_the_run_loop_killed_at_its_real_boundary", f"loop-{fp}-pause-{outcomes[0]}") for fp in after_call]
         + [("test_a_kill_mid_row_is_corruption_at_the_committed_offset_until_repaired", f"torn-{blocked.prefix}-{outcomes[0]}")]
+        + [  # the SQLite store's boundaries that leave the same prefix (spec/failpoints.yaml `sqlite`)
+            ("test_the_sqlite_store_killed_inside_and_after_each_transaction", f"sqlite-{boundary.id}-{outcome}")
+            for boundary in spec.sqlite_failpoints
+            if boundary.committed_prefix == blocked.prefix
+            for outcome in outcomes
+        ]
     )
     assert failed == expected
     summary = re.search(r"\b(\d+) failed, (\d+) passed\b", result.stdout)
