@@ -10,6 +10,7 @@ committed prefix shows (an odd high-water, or a dangling call).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -130,7 +131,9 @@ def test_a_writer_that_came_and_went_between_two_reads_is_seen(tmp_path: Path) -
 def test_a_database_locked_past_the_wait_is_store_busy_naming_it(tmp_path: Path) -> None:
     workspace = _store(tmp_path)
     holder = subprocess.Popen(
+        # A runtime with the database open in WAL mode (its -wal and -shm beside it) that then takes it exclusively.
         [sys.executable, "-c", "import sqlite3,sys,time\nc=sqlite3.connect(sys.argv[1],isolation_level=None)\n"
+         "c.execute('PRAGMA journal_mode=WAL'); c.execute('UPDATE runtime_events SET committed_at=committed_at')\n"
          "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
          "c.execute(\"UPDATE runtime_events SET committed_at=committed_at\")\nprint('held',flush=True)\ntime.sleep(30)",
          str(workspace / "runtime.sqlite")], stdout=subprocess.PIPE, text=True)
@@ -158,7 +161,7 @@ def test_what_is_not_a_store_this_tool_reads_is_refused_with_exit_2(tmp_path: Pa
     connection.execute("PRAGMA user_version = 12")
     connection.execute("CREATE TABLE other (x)")
     connection.close()
-    cases[empty] = "no such table: runtime_"
+    cases[empty] = "runtime_events: no such table"
     linked = tmp_path / "linked"
     linked.mkdir()
     (linked / "runtime.sqlite").symlink_to(_store(tmp_path / "elsewhere") / "runtime.sqlite")
@@ -261,3 +264,104 @@ def test_a_payload_spread_over_lines_reads_as_the_same_event(tmp_path: Path) -> 
     plan = plan_run(workspace, "s", "hostile")
     assert plan.source_runtime_event_high_water == 2 and plan.disposition == "safe_replay"
     assert [bytes(row) for row in plan.runtime_events][1] == _row("e2").replace(b",", b",\n  ")  # the row as stored
+
+
+# -- what an attacker tried (the review of this reader): each is refused or read, never a hang, a traceback or a plan
+# of a corrupt run.
+
+
+def _sql(database: Path, *statements: str, values: tuple[object, ...] = ()) -> None:
+    connection = sqlite3.connect(database, isolation_level=None)
+    for statement in statements[:-1]:
+        connection.execute(statement)
+    connection.execute(statements[-1], values)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+
+
+def test_a_view_in_a_tables_place_is_refused_before_it_is_read(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    _sql(workspace / "runtime.sqlite", "ALTER TABLE runtime_events RENAME TO old_events",
+         "CREATE VIEW runtime_events AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT 'e' || n AS "
+         "event_id, 'session-1' AS session_id, 'i' AS invocation_id, 'run-1' AS run_id, 't' AS turn_id, n AS event_seq, 'x' AS "
+         "event_kind, '{}' AS payload_json, n AS committed_at FROM r")
+    started = time.monotonic()
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+    assert (code, out) == (2, "") and "runtime_events: a view, not a table" in err, err
+    assert time.monotonic() - started < 10
+
+
+def test_a_workspace_path_that_is_not_utf8_is_read(tmp_path: Path) -> None:
+    workspace = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xffname"))
+    shutil.copytree(REFERENCE / "T_P6" / "WS", workspace)
+    assert plan_run(workspace, "session-1", "run-1").disposition == "safe_replay"
+
+
+def test_null_payloads_non_integer_seqs_and_non_text_ids_are_corruption(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    database = workspace / "runtime.sqlite"
+    _sql(database, "CREATE TABLE loose AS SELECT * FROM runtime_events", "DROP TABLE runtime_events",
+         "ALTER TABLE loose RENAME TO runtime_events",  # the same columns, without their constraints
+         "INSERT INTO runtime_events VALUES ('n1', 'nulls', 'i', 'r', 't', 1, 'x', NULL, 1)")
+    _sql(database, "INSERT INTO runtime_events VALUES (?, 'seqs', 'i', 'r', 't', 'x\ny', 'x', ?, 1)",
+         values=("s1", _row("s1").replace(b'"hostile"', b'"r"').replace(b'"s"', b'"seqs"')))
+    _sql(database, "INSERT INTO runtime_events VALUES ('b1', 'blobs', 'i', ?, 't', 1, 'x', '{}', 1)", values=(b"r",))
+    for session, said in (("nulls", "its payload_json is NULL"), ("seqs", "its event_seq is not an integer")):
+        code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", session, "--run", "r")
+        assert (code, out) == (3, "") and said in err, err
+        assert len(err.splitlines()) == 2, err  # the message and the next step: the seq's newline forges no line
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--format", "json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    blob = next(line for line in lines[:-1] if line["sessionId"] == "blobs")
+    assert blob["status"] == "corrupt" and "stored as blob, not text" in blob["error"], blob
+    assert code == 3
+
+
+def test_side_files_that_are_not_a_live_wal_are_never_added_to(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    for present in (["-shm"], ["-wal"]):  # a lone -shm, an empty lone -wal: nothing is in a WAL
+        workspace = _store(tmp_path / "".join(present))
+        for suffix in present:
+            Path(f"{workspace / 'runtime.sqlite'}{suffix}").write_bytes(b"")
+        before = sorted(os.listdir(workspace))
+        assert run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")[0] == 0
+        assert sorted(os.listdir(workspace)) == before
+    workspace = _store(tmp_path / "journal")
+    (workspace / "runtime.sqlite-journal").write_bytes(b"x" * 512)
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+    assert (code, out) == (2, "") and "-journal is beside the store" in err, err
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite", "runtime.sqlite-journal"]
+
+
+def test_ids_from_the_database_never_forge_a_line(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    forged = "s\nresume-contract: 0 runs: all safe\x1b[2J"
+    _sql(workspace / "runtime.sqlite", "INSERT INTO runtime_events VALUES ('f1', ?, 'i1', 'r', 't', 1, 'x', '{bad', 1)", values=(forged,))
+    _sql(workspace / "runtime.sqlite", "INSERT INTO runtime_events VALUES (?, 'u', 'i2', 'r', 't', 1, 'x', '{}', 1)",
+         values=(b"e\xff\nresume-contract: FORGED",))
+    for argv in (("plan", "--workspace", str(workspace)), ("recover", "--workspace", str(workspace)),
+                 ("plan", "--workspace", str(workspace), "--session", "u", "--run", "r")):
+        code, out, err = run_cli(*argv)
+        assert not any(line.startswith(("resume-contract: 0 runs", "resume-contract: FORGED", "0 runs")) for line in (out + err).splitlines()), (argv, out, err)
+        assert "\x1b" not in out + err, argv
+    assert code == 3  # the invalid UTF-8 event id: a corrupt row of its run, named
+
+
+def test_a_run_listed_only_by_a_skipped_snapshot_is_planned_alike_alone_and_in_the_audit(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _case("S_partial_corrupt_skipped", tmp_path)
+    _sql(workspace / "runtime.sqlite", "UPDATE runtime_partial_snapshots SET run_id = 'run-ghost'")
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--format", "json")
+    ghost = next(json.loads(line) for line in out.splitlines() if '"run-ghost"' in line)
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", ghost["sessionId"], "--run", "run-ghost", "--format", "json")
+    assert code == {"safe_replay": 0, "blocked": 1}[ghost["status"]], err
+    assert json.loads(out)["sourceRuntimeEventHighWater"] == ghost["highWater"]
+
+
+def test_recover_and_repair_refuse_what_is_not_there(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    code, out, err = run_cli("recover", "--workspace", str(workspace), "--session", "nosuch")
+    assert (code, out) == (2, "") and "no session 'nosuch'" in err, err
+    text = tmp_path / "text"
+    text.mkdir()
+    (text / "runtime.sqlite").write_text("not a database\n" * 10)
+    code, out, err = run_cli("repair", "--workspace", str(text))
+    assert (code, out) == (2, "") and "not a SQLite database" in err, err

@@ -87,7 +87,7 @@ def ledger_from_args(args: argparse.Namespace) -> str | Path:
 
 def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ledger", nargs="?", metavar="LEDGER.jsonl", help="a runtime-events.jsonl file")
-    parser.add_argument("--workspace", metavar="DIR", help="a workspace holding sessions/<S>/runs/<R>/runtime-events.jsonl")
+    parser.add_argument("--workspace", metavar="DIR", help="a workspace: sessions/<S>/runs/<R>/runtime-events.jsonl, or its runtime.sqlite store")
     parser.add_argument("--session", metavar="S", help="session id (with --workspace)")
     parser.add_argument("--run", metavar="R", help="run id (with --workspace)")
 

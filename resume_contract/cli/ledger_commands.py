@@ -263,9 +263,17 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..errors import LedgerCorruption, LedgerMissing, StoreBusy, StoreUnreadable
     from ..ledger.sqlite_layout import store_path
     from ..ledger.sqlite_plan import read_store_run
+    from ..ledger.sqlite_store import SqliteStore
     from ..output.advice import corruption_next_step
 
     store = store_path(args.workspace)
+    try:
+        with SqliteStore(args.workspace) as opened:
+            opened.runs()  # a store this tool reads, or exit 2 saying why
+    except (StoreUnreadable, StoreBusy) as error:
+        raise UsageError(str(error)) from None
+    if bool(args.session) != bool(args.run):
+        raise UsageError("give both --session and --run (one run), or neither (the store as a whole)")
     print(f"{store}: a SQLite store has no torn tail to move aside (each transaction is committed whole or not at all, and "
           "SQLite's own recovery replays its WAL when the runtime next opens it); nothing changed", file=out)
     if not (args.session and args.run):
@@ -315,8 +323,10 @@ def register(commands: Any) -> None:
         "  resume-contract plan --workspace DIR --session S --run R --expected-high-water 42\n"
         "  resume-contract plan --workspace DIR          # audit every run, on all cores\n\n"
         "A workspace run is read as the reference store reads it: the JSONL ledger merged with its partial\n"
-        "snapshots (runs/R/runtime-partials/*.partial), which count in the high-water. --json prints the plan\n"
-        "with runtimeEvents and replayRuntimeEvents: the committed rows exactly as written.\n",
+        "snapshots (runs/R/runtime-partials/*.partial), which count in the high-water. A workspace holding\n"
+        "runtime.sqlite (the runtime's SQLite store) is read from it instead, read-only, each run in one read\n"
+        "transaction (docs/deciding.md). --json prints the plan with runtimeEvents and replayRuntimeEvents: the\n"
+        "committed rows exactly as written.\n",
         epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input (a missing ledger, workspace, session\n"
         "or run too: only an existing empty ledger is the empty prefix), 3 corrupt ledger (never a plan).\n"
         "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
@@ -339,7 +349,8 @@ def register(commands: Any) -> None:
         help="quarantine a ledger's torn tail so it can be read and appended again",
         description="Move the bytes after the last complete row to `runtime-events.jsonl.torn-<offset>-<hash>` "
         "beside the ledger, then truncate the ledger to its last complete row. Nothing is lost; only a torn "
-        "tail is repaired (any other corruption is left for a person).",
+        "tail is repaired (any other corruption is left for a person). A workspace holding runtime.sqlite has no "
+        "torn tail (SQLite commits a transaction whole or not at all): repair says so and changes nothing.",
         epilog="exit: 0 repaired or nothing to do, 1 refused (a live writer holds the ledger), 2 usage or no such ledger,\n"
         "3 a corruption repair cannot fix (anything but a torn tail: keep the file as evidence).",
     )

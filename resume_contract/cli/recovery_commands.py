@@ -73,11 +73,15 @@ def _recover_store(args: argparse.Namespace, contract: Any, out: TextIO, err: Te
     from ..contract import build_resume_plan
     from ..errors import LedgerCorruption, StoreBusy, StoreUnreadable
     from ..ledger.sqlite_store import SqliteStore
+    from ..output.terminal import escape
 
     runs: list[dict[str, Any]] = []
     try:
         with SqliteStore(args.workspace, contract=contract) as store:
-            for session_id, run_id in store.runs():
+            listed = store.runs()
+            if args.session is not None and args.session not in {session for session, _ in listed}:
+                raise UsageError(f"{store.path}: no session {args.session!r} (no row of it in runtime_events or runtime_partial_snapshots)")
+            for session_id, run_id in listed:
                 if args.session not in (None, session_id):
                     continue
                 try:
@@ -95,15 +99,15 @@ def _recover_store(args: argparse.Namespace, contract: Any, out: TextIO, err: Te
     if args.format == "json":
         out.write(json.dumps({"store": str(store.path), "changed": False, "runs": runs, "contract": contract.identity.as_json()}) + "\n")
     else:
-        out.write(f"recover {args.workspace}: its ledgers are rows of {store.path}, written by the runtime, not by this project: "
+        out.write(f"recover {escape(args.workspace)}: its ledgers are rows of {escape(store.path)}, written by the runtime, not by this project: "
                   f"nothing was changed. {len(runs)} run(s), {len(interrupted)} interrupted"
                   + (f", {len(corrupt)} corrupt" if corrupt else "") + "\n")
         for run in interrupted:
-            out.write(f"  {run['sessionId']}/{run['runId']}: no terminal event; the runtime's startup recovery commits a recovered "
+            out.write(f"  {escape(run['sessionId'])}/{escape(run['runId'])}: no terminal event; the runtime's startup recovery commits a recovered "
                       "terminal event (author and role system, status failed, actions.endInvocation true) when it next opens the "
                       "workspace\n")
         for run in corrupt:
-            out.write(f"  {run['sessionId']}/{run['runId']}: corrupt, not touched: {run['message']}\n")
+            out.write(f"  {escape(run['sessionId'])}/{escape(run['runId'])}: corrupt, not touched: {escape(run['message'])}\n")
         if interrupted:
             out.write("to decide each before the runtime recovers it: `resume-contract plan --workspace WS --session S --run R`\n")
     return EXIT_CORRUPT if corrupt else EXIT_OK
@@ -121,7 +125,10 @@ def register(commands: Any) -> None:
         "its terminal event. Idempotent: a second run finds nothing to do. A live run (a writer holds its ledger)\n"
         "is refused and left untouched; the source of a continuation is never written. A symlink where a run\n"
         "directory belongs is never followed: it is refused and named. A claim whose run was never created (the\n"
-        "claimer died before creating it) is reported and left standing: its source is not continued again.\n\n"
+        "claimer died before creating it) is reported and left standing: its source is not continued again.\n"
+        "A workspace that keeps its ledgers in runtime.sqlite (the runtime's SQLite store) is not written: recover\n"
+        "lists its runs with no terminal event, which the runtime's own startup recovery ends (exit 0, or 3 for a\n"
+        "corrupt run).\n\n"
         "  resume-contract recover --workspace WS [--session S] [--format json]\n",
         epilog="exit: 0 every interrupted run recovered (or none; a claim without a run is reported, not an error), 1 a\n"
         "run recovery cannot take to a final state, a symlinked run directory, or a claim that cannot be read (left\n"

@@ -254,8 +254,11 @@ def audit_store(workspace: StrPath, *, contract: Contract | None = None) -> Iter
 
     contract = contract or active()
     with SqliteStore(workspace, contract=contract) as store:
-        for session_id, run_id in store.runs():
+        for session_id, run_id, problem in store.listing():
             where = f"{store.path} (session {session_id}, run {run_id})"
+            if problem is not None:
+                yield RunSummary(session_id, run_id, where, CORRUPT, error=f"{where}: {problem}", corruption="invalid_identity")
+                continue
             try:
                 ledger = store.read_run(session_id, run_id)
                 plan = build_resume_plan(ledger.events, None, rows=ledger.rows, contract=contract)

@@ -41,7 +41,7 @@ def read_partial(snapshot: tuple[Any, ...], model: Any) -> Partial | None:
             wire = {**wire, "content": {**content, "text": text_of(text) + "".join(map(text_of, segments))}}
         event = model.from_python(wire)
         row = encode_json(wire)
-    except (RowRefused, ValueError, UnicodeDecodeError):
+    except (RowRefused, ValueError, TypeError, UnicodeDecodeError):  # (TypeError: a NULL payload or text)
         return None
     columns = (text_of(session), text_of(invocation), text_of(run), text_of(turn))
     if (event.session_id, event.invocation_id, event.run_id, event.turn_id) != columns or not event.partial:

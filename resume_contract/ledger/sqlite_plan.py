@@ -16,7 +16,7 @@ def read_store_run(workspace: StrPath, session_id: str, run_id: str, *, contract
     """One run of the store, its partial snapshots merged; LedgerMissing when the store has no row of it."""
     with SqliteStore(workspace, contract=contract) as store:
         ledger = store.read_run(session_id, run_id)
-        if not ledger.events:
+        if not ledger.events and (session_id, run_id) not in store.runs():  # (a run of snapshots all skipped is a run)
             sessions = {session for session, _ in store.runs()}
             where = f"session {session_id!r} has no run {run_id!r}" if session_id in sessions else f"no session {session_id!r}"
             raise LedgerMissing(f"{store.path}: {where} (no row of it in runtime_events or runtime_partial_snapshots)")

@@ -39,6 +39,7 @@ from urllib.parse import quote
 import msgspec
 
 from ..contract import Contract, active
+from ..core.visible import escape
 from ..errors import DUPLICATE_EVENT_ID, INVALID_UTF8, LedgerCorruption, RowRefused, StoreBusy, StoreUnreadable
 from .bytes import StrPath
 from .reader import CommittedLedger, decode_payloads
@@ -50,7 +51,22 @@ USER_VERSION = 12  # the reference's runtime schema version: any other is refuse
 BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
 IDENTITY_MISMATCH = "identity_mismatch"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+_TABLES = ("runtime_events", "runtime_partial_snapshots", "runtime_partial_segments")
+_TABLES_QUERY = f"SELECT name, type FROM sqlite_master WHERE name IN {_TABLES!r}"
+_RUNS_QUERY = (
+    "SELECT CAST(session_id AS BLOB), CAST(run_id AS BLOB), typeof(session_id), typeof(run_id) FROM runtime_events UNION "
+    "SELECT CAST(session_id AS BLOB), CAST(run_id AS BLOB), typeof(session_id), typeof(run_id) FROM runtime_partial_snapshots "
+    "ORDER BY 1, 2"
+)
 _IDENTITY = (("id", "event_id"), ("sessionId", "session_id"), ("invocationId", "invocation_id"), ("runId", "run_id"), ("turnId", "turn_id"))
+
+
+def _surrogates(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _let_signals_in() -> int:
+    return 0  # (a pending signal's handler runs here, in Python, and its exception aborts the query)
 
 
 class StoreRowCorruption(LedgerCorruption):
@@ -65,8 +81,8 @@ class StoreRowCorruption(LedgerCorruption):
     @classmethod
     def of_row(cls, path: Path, run: tuple[str, str], index: int, event_id: str, seq: Any, kind: str, detail: str) -> StoreRowCorruption:
         """`index`: the event's place in the run (1 is its first); `seq`: its event_seq ("-" for a snapshot)."""
-        where = f"session {run[0]!r}, run {run[1]!r}, event {index} (event_id {event_id!r}, event_seq {seq})"
-        return cls(path, index, 0, kind, f"{where}\n{detail}")
+        where = f"session {run[0]!r}, run {run[1]!r}, event {index} (event_id {event_id!r}, event_seq {seq!r})"
+        return cls(path, index, 0, kind, f"{where}\n{escape(detail)}")
 
 
 @dataclass(frozen=True)
@@ -86,8 +102,15 @@ def _stat(path: Path) -> _Stat:
     return _Stat(status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
-def _side_files(path: Path) -> list[str]:
-    return [suffix for suffix in _SIDE_FILES if os.path.lexists(str(path) + suffix)]
+def _side_files(path: Path) -> dict[str, int]:
+    """The side files beside the database: suffix -> size (a `-wal`'s size says whether it holds transactions)."""
+    found = {}
+    for suffix in _SIDE_FILES:
+        try:
+            found[suffix] = os.lstat(str(path) + suffix).st_size
+        except FileNotFoundError:
+            continue
+    return found
 
 
 class SqliteStore:
@@ -100,6 +123,7 @@ class SqliteStore:
         self._connection: sqlite3.Connection | None = None
         self._immutable = False
         self._opened_as: _Stat | None = None
+        self._beside: dict[str, int] = {}
         self._checked = False
 
     def __enter__(self) -> SqliteStore:
@@ -116,17 +140,20 @@ class SqliteStore:
     # -- opening ---------------------------------------------------------------------------------------------
 
     def _connect(self, immutable: bool) -> sqlite3.Connection:
-        uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+        uri = f"file:{quote(os.fsencode(os.path.abspath(self.path)))}?mode=ro" + ("&immutable=1" if immutable else "")
         try:
             connection = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as error:
-            raise StoreUnreadable(f"{self.path}: cannot be opened read-only: {error}") from None
+            raise StoreUnreadable(f"{self.path}: cannot be opened read-only: {escape(error)}") from None
         if not immutable:  # (an immutable open cannot write at all)
             try:
                 connection.execute("PRAGMA query_only = 1")
             except sqlite3.Error as error:
                 connection.close()
                 raise self._refusal(error) from None
+        # Python runs a signal's handler only between its own steps: a long query gives it one every 100,000 SQLite
+        # steps, so Ctrl-C and SIGTERM stop a read (the handler's exception aborts the query and is raised again).
+        connection.set_progress_handler(_let_signals_in, 100_000)
         return connection
 
     def _open(self) -> sqlite3.Connection:
@@ -136,22 +163,29 @@ class SqliteStore:
                 if file.read(len(_HEADER)) != _HEADER:
                     raise StoreUnreadable(f"{self.path}: not a SQLite database (no SQLite header); this tool reads the runtime's {STORE_NAME}")
             present = _side_files(self.path)
-            if "-wal" in present and "-shm" not in present and os.path.getsize(str(self.path) + "-wal") > 0:
+            if "-journal" in present:  # (a rollback journal: the file may hold half a transaction until it is rolled back)
+                raise StoreBusy(f"{self.path}-journal is beside the store: a writer is mid-transaction in rollback-journal mode, "
+                                "or was cut off in one; plan again once the runtime is idle (or has opened the workspace again)")
+            if present.get("-wal", 0) > 0 and "-shm" not in present:
                 raise StoreUnreadable(
-                    f"{self.path}-wal holds transactions but {self.path}-shm is missing: reading it would create a file beside the "
-                    "store; plan a copy of the three files, or let the runtime open the workspace once"
+                    f"{self.path}-wal holds transactions but {self.path}-shm is missing (a writer in exclusive locking mode, "
+                    "or one whose -shm was removed): reading it would create a file beside the store; plan once the runtime "
+                    "has stopped, or plan a copy of the files"
                 )
-            self._immutable = not present
+            # Live (with the runtime's own -wal and -shm) only when both are there; else nothing is in a WAL, and the
+            # file is read as immutable, which creates nothing, then proven unchanged.
+            self._immutable = not ("-wal" in present and "-shm" in present)
             self._opened_as = before
+            self._beside = present
             self._connection = self._connect(self._immutable)
         return self._connection
 
     def _still_immutable(self) -> bool:
         """After an immutable read: nothing opened the database meanwhile (else the read is made again, live)."""
-        return not _side_files(self.path) and _stat(self.path) == self._opened_as
+        return _side_files(self.path) == self._beside and _stat(self.path) == self._opened_as
 
     def _refusal(self, error: sqlite3.Error) -> Exception:
-        text = str(error)
+        text = escape(error)  # (SQLite's message can quote a column's bytes)
         if text.startswith(("no such table", "no such column")):  # (the reads name every table and column they need)
             return StoreUnreadable(f"{self.path}: {text}: not a runtime store this tool reads")
         if "locked" in text or "busy" in text:
@@ -162,7 +196,7 @@ class SqliteStore:
 
     def _snapshot(self, read: Any) -> Any:
         """`read(connection)` run in one read transaction; an immutable read checked afterwards (made again live)."""
-        for _ in range(3):
+        for _ in range(4):
             connection = self._open()
             live = not self._immutable  # (an immutable read is one snapshot by itself: the file, proven unchanged after)
             try:
@@ -176,6 +210,12 @@ class SqliteStore:
                     if live:
                         connection.execute("COMMIT")
             except sqlite3.Error as error:
+                if self._immutable and not self._still_immutable():  # a writer came meanwhile: what was read is not the file
+                    self.close()
+                    continue
+                if "Could not decode to UTF-8" in str(error) and connection.text_factory is str:
+                    connection.text_factory = _surrogates  # read again: the column's bytes reach the checks, which name the row
+                    continue
                 raise self._refusal(error) from None
             if not self._immutable or self._still_immutable():
                 self._checked = True
@@ -187,21 +227,42 @@ class SqliteStore:
         (version,) = connection.execute("PRAGMA user_version").fetchone()
         if version != USER_VERSION:
             raise StoreUnreadable(
-                f"{self.path}: SQLite runtime schema {version} (PRAGMA user_version); this tool reads schema {USER_VERSION}, as the "
-                f"reference's reader does: a schema {version} store needs the runtime that wrote it"
+                f"{self.path}: SQLite runtime schema {escape(version)} (PRAGMA user_version); this tool reads schema {USER_VERSION}, "
+                f"as the reference's reader does: a schema {escape(version)} store needs the runtime that wrote it"
             )
+        kinds = dict(connection.execute(_TABLES_QUERY).fetchall())
+        for table in _TABLES:  # a view in a table's place could compute rows without end
+            if kinds.get(table) != "table":
+                found = f"a {kinds[table]}" if table in kinds else "no such table"
+                raise StoreUnreadable(f"{self.path}: {table}: {escape(found)}, not a table: not a runtime store this tool reads")
     # -- reading ---------------------------------------------------------------------------------------------
 
     def runs(self) -> list[tuple[str, str]]:
-        """Every (session, run) of the store, as the reference lists a workspace's runs, in order."""
-        def read(connection: sqlite3.Connection) -> list[tuple[str, str]]:
-            rows = connection.execute(
-                "SELECT session_id, run_id FROM runtime_events UNION SELECT session_id, run_id FROM runtime_partial_snapshots ORDER BY 1, 2"
-            ).fetchall()
-            return [(str(session), str(run)) for session, run in rows]
+        """Every (session, run) of the store, as the reference lists a workspace's runs, in order (those whose ids
+        are not text are left out: `listing` names them)."""
+        return [(session, run) for session, run, problem in self.listing() if problem is None]
 
-        result: list[tuple[str, str]] = self._snapshot(read)
-        return result
+    def listing(self) -> list[tuple[str, str, str | None]]:
+        """Every (session, run, problem) of the store, in order: the runs of `runtime_events` and
+        `runtime_partial_snapshots`, as the reference lists them; `problem` says why a run's ids cannot be a run's
+        (a session_id or run_id stored as a BLOB, NULL or number, or text that is not UTF-8), else None."""
+        def read(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            return connection.execute(_RUNS_QUERY).fetchall()
+
+        listed = []
+        for session, run, session_type, run_type in self._snapshot(read):
+            problem = None
+            names = []
+            for column, value, kind in (("session_id", session, session_type), ("run_id", run, run_type)):
+                try:
+                    names.append(value.decode("utf-8") if kind == "text" else repr(value))
+                except UnicodeDecodeError:
+                    names.append(value.decode("utf-8", "surrogateescape"))
+                    kind = "text that is not UTF-8"
+                if kind != "text" and problem is None:
+                    problem = f"its {column} is stored as {kind}, not text: its rows belong to no run the runtime reads"
+            listed.append((names[0], names[1], problem))
+        return listed
 
     def read_run(self, session_id: str, run_id: str) -> CommittedLedger:
         """One run's committed events (rows and partial snapshots merged), read in one read transaction."""
@@ -233,11 +294,16 @@ class SqliteStore:
 
     def _decode(self, run: tuple[str, str], rows: list[tuple[Any, ...]], payloads: list[bytes]) -> list[Any]:
         model = self.contract.model
-        decoded = decode_payloads(payloads, model)
+        sound = all(type(row[3]) is int for row in rows) and all(type(payload) is bytes for payload in payloads)
+        decoded = decode_payloads(payloads, model) if sound else None
         if decoded is not None and len({event.id for event in decoded}) == len(decoded):
             return decoded
         events: list[Any] = []
         for index, (row, payload) in enumerate(zip(rows, payloads), 1):
+            if type(row[3]) is not int:
+                raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], "invalid_event", "its event_seq is not an integer")
+            if payload is None:
+                raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], "invalid_json", "its payload_json is NULL")
             try:
                 if not payload.isascii():
                     payload.decode("utf-8")  # (as a JSONL chunk is checked before it is decoded)
