@@ -344,6 +344,8 @@ def test_ids_from_the_database_never_forge_a_line(tmp_path: Path, run_cli) -> No
         assert not any(line.startswith(("resume-contract: 0 runs", "resume-contract: FORGED", "0 runs")) for line in (out + err).splitlines()), (argv, out, err)
         assert "\x1b" not in out + err, argv
     assert code == 3  # the invalid UTF-8 event id: a corrupt row of its run, named
+    code, out, err = run_cli("plan", "--workspace", str(workspace))
+    assert code == 3 and "corrupt (2): no plan, and repair does not change a store" in out, out  # not "repair's torn row"
 
 
 def test_a_run_listed_only_by_a_skipped_snapshot_is_planned_alike_alone_and_in_the_audit(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -197,7 +197,7 @@ def _audit_store(args: argparse.Namespace, workspace: Path, out: TextIO, err: Te
         out.write(msgspec.json.encode({"summary": summary_line}).decode() + "\n")
     else:
         out.write(summary_text(counts, 0, 0) + "\n")
-        out.write("".join(escape(line) + "\n" for line in next_steps(workspace, counts, attention)))
+        out.write("".join(escape(line) + "\n" for line in next_steps(workspace, counts, attention, store=True)))
     if counts[CORRUPT]:
         return EXIT_CORRUPT
     if counts[UNREADABLE]:

@@ -39,8 +39,9 @@ def summary_text(counts: Mapping[str, int], refused: int, skipped: int) -> str:
     )
 
 
-def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[Any]) -> list[str]:
-    """What to do for each group of runs that needs attention, with the commands to run."""
+def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[Any], *, store: bool = False) -> list[str]:
+    """What to do for each group of runs that needs attention, with the commands to run; `store`: the workspace's
+    runs are rows of its runtime.sqlite (nothing there is torn, and repair changes nothing)."""
     runs: dict[str, list[Any]] = {}
     for summary in summaries:
         group = TORN_ROW if summary.corruption == TORN_ROW else REFUSED if getattr(summary, "refusal", None) else summary.status
@@ -59,7 +60,10 @@ def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[A
         lines.append(
             f"torn ({len(runs[TORN_ROW])}): once nothing writes them, {example(runs[TORN_ROW][0], 'repair')} (each), then plan again"
         )
-    if runs.get("corrupt"):
+    if runs.get("corrupt") and store:
+        lines.append(f"corrupt ({len(runs['corrupt'])}): no plan, and repair does not change a store; keep runtime.sqlite (with any "
+                     "-wal and -shm beside it) as evidence, do not replay these runs")
+    elif runs.get("corrupt"):
         lines.append(f"corrupt ({len(runs['corrupt'])}): {NOT_REPAIRABLE}")
     if runs.get("live"):
         lines.append(f"live ({counts['live']}): still running; plan them again once their process has stopped")
