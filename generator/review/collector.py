@@ -175,18 +175,19 @@ class _Collector(ProjectorChanges, WireChanges):
         return [key for key in base if key in head]
 
     def failpoints(self) -> None:
-        base = {fp.id: fp for fp in self.base.failpoints}
-        head = {fp.id: fp for fp in self.head.failpoints}
-        def decided(key: str) -> str:
-            # What a reviewer needs to judge a new failpoint: the prefix it leaves, and what the contract decides there.
+        for what, base_list, head_list in (("failpoint", self.base.failpoints, self.head.failpoints),  # and the SQLite store's
+                                           ("SQLite failpoint", self.base.sqlite_failpoints, self.head.sqlite_failpoints)):
+            self._failpoints(what, {fp.id: fp for fp in base_list}, {fp.id: fp for fp in head_list})
+
+    def _failpoints(self, what: str, base: dict[str, Any], head: dict[str, Any]) -> None:
+        def decided(key: str) -> str:  # what a reviewer needs of a new failpoint: the prefix it leaves, and its decision
             prefix = head[key].committed_prefix
             decision = next((d for d in self.head.decisions if d.prefix == prefix), None)
             if decision is None:
                 return f": committed prefix {prefix}, no decision"
             reasons = f" [{', '.join(decision.rejection_reasons)}]" if decision.rejection_reasons else ""
             return f": committed prefix {prefix}, decided {decision.disposition}{reasons}"
-
-        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, "failpoint", base, head, lambda k: base[k].mark, lambda k: head[k].mark,
+        for key in self._keyed(rules.FAILPOINT_REMOVED, rules.FAILPOINT_ADDED, what, base, head, lambda k: base[k].mark, lambda k: head[k].mark,
                                added_detail=decided):
             old, new = base[key], head[key]
             where = (old.mark, new.mark)
@@ -194,11 +195,11 @@ class _Collector(ProjectorChanges, WireChanges):
                 old_length = self.base.ledger.prefix(old.committed_prefix).length
                 new_length = self.head.ledger.prefix(new.committed_prefix).length
                 rule = rules.FAILPOINT_PREFIX_LATER if new_length > old_length else rules.FAILPOINT_PREFIX_EARLIER if new_length < old_length else rules.FAILPOINT_PREFIX_RENAMED
-                self.add(rule, f"failpoint {key}: committed prefix {old.committed_prefix} -> {new.committed_prefix}", *where)
+                self.add(rule, f"{what} {key}: committed prefix {old.committed_prefix} -> {new.committed_prefix}", *where)
             if old.boundary != new.boundary:
-                self.add(rules.FAILPOINT_BOUNDARY_REWORDED, f"failpoint {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
+                self.add(rules.FAILPOINT_BOUNDARY_REWORDED, f"{what} {key}: boundary '{old.boundary}' -> '{new.boundary}'", *where)
             if old.note != new.note:
-                self.add(rules.FAILPOINT_NOTE_CHANGED, f"failpoint {key}: note changed", *where, values=(old.note, new.note))
+                self.add(rules.FAILPOINT_NOTE_CHANGED, f"{what} {key}: note changed", *where, values=(old.note, new.note))
 
     def ledger(self) -> None:
         base, head = self.base.ledger, self.head.ledger
