@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SpecError, SpecInvalid
+from .errors import Mark, SpecError, SpecInvalid
 from .hooks import missing_hook_message, missing_hooks, parse_problem, unknown_hooks
 from .render.outputs import (
     Drift,
@@ -92,76 +92,50 @@ def hook_findings(root: Path, spec: Spec) -> list[Finding]:
     """One finding per failpoint the project's run loop (spec/failpoints.yaml `run_loop`) has no hook for, and per
     hook naming no failpoint; one when the run loop named does not exist. None when the spec names no run loop,
     or one in another language than Python (its hooks are found by `crash`, which kills it at each). The same
-    for the continuation's crash boundaries and its run loop (spec/lifecycle.yaml `run_loop`)."""
-    continuation = _continuation_hook_findings(root, spec) + _sqlite_hook_findings(root, spec)
-    if spec.run_loop is None:
-        return continuation
-    runloop = root / spec.run_loop
-    if not runloop.is_file():
-        mark = spec.location("failpoints", "run_loop")
-        return [Finding(mark.file, mark.line, mark.column, f"the run loop {spec.run_loop!r} does not exist in the project"), *continuation]
-    if runloop.suffix != ".py":
-        return continuation
-    unparsed = _unparsed(runloop, spec.run_loop)
-    if unparsed is not None:
-        return [unparsed, *continuation]
-    marks = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
-    findings = [
-        Finding(marks[failpoint_id].file, marks[failpoint_id].line, marks[failpoint_id].column, missing_hook_message(failpoint_id, spec.run_loop))
-        for failpoint_id in missing_hooks(marks, runloop)
-    ]
-    findings += [
-        Finding(
-            spec.run_loop,
-            line,
-            None,
-            f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the spec or "
-            "remove the hook (at run time it raises FailpointConfigError)",
-        )
-        for hook, line in unknown_hooks(marks, runloop)
-    ]
-    return findings + continuation
-
-
-def _sqlite_hook_findings(root: Path, spec: Spec) -> list[Finding]:
-    """The SQLite store's boundaries the project's SQLite run loop (spec/failpoints.yaml `sqlite.run_loop`) has no hook
-    for; none when the spec names none (the packaged one is used) or it is not Python."""
-    if spec.sqlite_run_loop is None:
-        return []
-    runloop = root / spec.sqlite_run_loop
-    if not runloop.is_file():
-        mark = spec.location("failpoints", "sqlite", "run_loop")
-        return [Finding(mark.file, mark.line, mark.column, f"the SQLite run loop {spec.sqlite_run_loop!r} does not exist in the project")]
-    if runloop.suffix != ".py":
-        return []
-    unparsed = _unparsed(runloop, spec.sqlite_run_loop)
-    if unparsed is not None:
-        return [unparsed]
-    marks = {boundary.id: boundary.mark for boundary in spec.sqlite_failpoints}
-    return [Finding(marks[b].file, marks[b].line, marks[b].column, missing_hook_message(b, spec.sqlite_run_loop)) for b in missing_hooks(marks, runloop)]
-
-
-def _continuation_hook_findings(root: Path, spec: Spec) -> list[Finding]:
+    for the continuation's crash boundaries and its run loop (spec/lifecycle.yaml `run_loop`), and for the SQLite
+    store's boundaries and its run loop (spec/failpoints.yaml `sqlite.run_loop`: none named, the packaged one)."""
+    findings: list[Finding] = []
+    failpoints = {failpoint.id: failpoint.mark for failpoint in spec.failpoints}
+    if spec.run_loop is not None:
+        runloop, found = _loop_findings(root, spec.run_loop, spec.location("failpoints", "run_loop"), "run loop", failpoints)
+        findings += found
+        findings += [
+            Finding(
+                spec.run_loop,
+                line,
+                None,
+                f"failpoints.hit({hook!r}) names no failpoint of spec/failpoints.yaml: add the failpoint to the spec or "
+                "remove the hook (at run time it raises FailpointConfigError)",
+            )
+            for hook, line in (unknown_hooks(failpoints, runloop) if runloop is not None else [])
+        ]
     crash = spec.continuation_crash
-    if crash is None or crash.run_loop is None:
-        return []
-    runloop = root / crash.run_loop
-    if not runloop.is_file():
-        mark = spec.location("lifecycle", "run_loop")
-        return [Finding(mark.file, mark.line, mark.column, f"the continuation run loop {crash.run_loop!r} does not exist in the project")]
-    if runloop.suffix != ".py":
-        return []
-    unparsed = _unparsed(runloop, crash.run_loop)
-    if unparsed is not None:
-        return [unparsed]
-    marks = {boundary.id: boundary.mark for boundary in crash.boundaries}
-    known = {**marks, **{failpoint.id: failpoint.mark for failpoint in spec.failpoints}}
-    findings = [Finding(marks[b].file, marks[b].line, marks[b].column, missing_hook_message(b, crash.run_loop)) for b in missing_hooks(marks, runloop)]
-    findings += [
-        Finding(crash.run_loop, line, None, f"failpoints.hit({hook!r}) names no boundary of spec/lifecycle.yaml nor failpoint of spec/failpoints.yaml")
-        for hook, line in unknown_hooks(known, runloop)
-    ]
+    if crash is not None and crash.run_loop is not None:
+        marks = {boundary.id: boundary.mark for boundary in crash.boundaries}
+        runloop, found = _loop_findings(root, crash.run_loop, spec.location("lifecycle", "run_loop"), "continuation run loop", marks)
+        findings += found
+        findings += [
+            Finding(crash.run_loop, line, None, f"failpoints.hit({hook!r}) names no boundary of spec/lifecycle.yaml nor failpoint of spec/failpoints.yaml")
+            for hook, line in (unknown_hooks({**marks, **failpoints}, runloop) if runloop is not None else [])
+        ]
+    if spec.sqlite_run_loop is not None:
+        marks = {boundary.id: boundary.mark for boundary in spec.sqlite_failpoints}
+        findings += _loop_findings(root, spec.sqlite_run_loop, spec.location("failpoints", "sqlite", "run_loop"), "SQLite run loop", marks)[1]
     return findings
+
+
+def _loop_findings(root: Path, relative: str, where: Mark, what: str, marks: dict[str, Mark]) -> tuple[Path | None, list[Finding]]:
+    """(the run loop, when its hooks can be read: a Python file that parses, else None; a finding when it does not
+    exist or does not parse, else one per id of `marks` it has no `failpoints.hit` hook for)."""
+    runloop = root / relative
+    if not runloop.is_file():
+        return None, [Finding(where.file, where.line, where.column, f"the {what} {relative!r} does not exist in the project")]
+    if runloop.suffix != ".py":
+        return None, []
+    unparsed = _unparsed(runloop, relative)
+    if unparsed is not None:
+        return None, [unparsed]
+    return runloop, [Finding(marks[i].file, marks[i].line, marks[i].column, missing_hook_message(i, relative)) for i in missing_hooks(marks, runloop)]
 
 
 @dataclass(frozen=True)

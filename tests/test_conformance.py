@@ -14,13 +14,13 @@ conformance set; see its README). Per case, as that README says:
 
 from __future__ import annotations
 
-import filecmp
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import spec_names as names
+from trees import assert_same_tree
 
 HERE = Path(__file__).parent / "conformance" / "reference"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
@@ -84,12 +84,7 @@ def test_the_manifest_documents_the_kinds_this_test_maps() -> None:
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance is not beside this checkout")
 def test_the_copy_is_the_shared_conformance_set() -> None:
-    comparison = filecmp.dircmp(SHARED, HERE)
-    stack = [comparison]
-    while stack:
-        current = stack.pop()
-        assert not (current.left_only or current.right_only or current.diff_files), (current.left, current.right)
-        stack.extend(current.subdirs.values())
+    assert_same_tree(SHARED, HERE)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -16,7 +16,6 @@ and does not yet decide them as the reference does. Each is a strict xfail: it f
 
 from __future__ import annotations
 
-import filecmp
 import hashlib
 import json
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trees import assert_same_tree
 
 from resume_contract import plan_run
 from resume_contract.errors import LedgerCorruption, StoreError
@@ -177,9 +177,4 @@ def test_the_audit_gives_one_line_per_run_with_the_reference_decision(case: str,
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance-sqlite is not beside this checkout")
 def test_the_copy_is_the_shared_set() -> None:
-    comparison = filecmp.dircmp(SHARED, HERE)
-    stack = [comparison]
-    while stack:
-        current = stack.pop()
-        assert not (current.left_only or current.right_only or current.diff_files), (current.left, current.right)
-        stack.extend(current.subdirs.values())
+    assert_same_tree(SHARED, HERE)

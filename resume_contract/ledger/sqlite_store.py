@@ -11,16 +11,16 @@ Safe beside a live runtime, and it changes nothing:
 - The database is opened read-only (`mode=ro`, and `query_only`), and every row of a run (its events, snapshots
   and segments) is read in ONE read transaction: a consistent snapshot even while the runtime commits in WAL mode.
   A read transaction never takes a write lock; a database busy past `BUSY_TIMEOUT` seconds is `StoreBusy`.
-- A read-only open of a WAL database creates `-wal` and `-shm` files beside it. Where none are (no process has
-  the database open: its last writer closed it, and checkpointed it), the file is read as immutable instead,
-  which creates nothing, and the read is kept only if, afterwards, still no `-wal`, `-shm` or `-journal` file is
-  there and the file's size, times and inode are unchanged (a writer that came and went meanwhile changed them:
-  the run is read again, as a live database). Where they are (a live runtime, or one killed), they are used as
-  the runtime left them.
+- A read-only open of a WAL database creates `-wal` and `-shm` files beside it. Unless both are there (a runtime
+  has the database open, or was killed: they are used as it left them), nothing is in a WAL, and the file is read
+  as immutable instead, which creates nothing; the read is kept only if, afterwards, the side files and the
+  file's size, times and inode are as they were (a writer that came and went meanwhile changed them: the run is
+  read again, as it now is). A `-journal` beside it (a rollback-mode writer mid-transaction) is refused.
 
 What this tool refuses (never a plan, never a traceback): a file that is not a SQLite database, another
-`user_version`, a missing table or column (`StoreUnreadable`, exit 2); a row whose payload is not JSON or not a
-RuntimeEvent, or whose identity columns differ from its payload's (`StoreRowCorruption`, exit 3, naming the row).
+`user_version`, a runtime table that is missing or not a table, a missing column (`StoreUnreadable`, exit 2); a
+row whose payload is NULL, not JSON or not a RuntimeEvent, whose `event_seq` is not an integer, or whose identity
+columns differ from its payload's, and a repeated event id (`StoreRowCorruption`, exit 3, naming the row).
 A partial snapshot that does not decode, or whose columns or stream key differ from its payload, is skipped, as
 the reference skips it.
 """
@@ -221,7 +221,7 @@ class SqliteStore:
                 self._checked = True
                 return result
             self.close()  # opened again as it now is: live beside its -wal, or immutable again as of now
-        raise StoreBusy(f"{self.path}: changed while it was read, three times; try again")
+        raise StoreBusy(f"{self.path}: changed while it was read, each time it was read; try again")
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         (version,) = connection.execute("PRAGMA user_version").fetchone()
@@ -289,14 +289,15 @@ class SqliteStore:
             model = self.contract.model
             found = [partial for partial in (read_partial(snapshot, model) for snapshot in snapshots) if partial is not None]
             events, raw_rows = merged_partials(events, raw_rows, found)
-            _check_unique(self.path, run, events)
+        if len({event.id for event in events}) != len(events):  # (rows: the primary key; a snapshot may repeat one)
+            _refuse_repeated_id(self.path, run, events)
         return CommittedLedger(label, tuple(events), tuple(raw_rows))
 
     def _decode(self, run: tuple[str, str], rows: list[tuple[Any, ...]], payloads: list[bytes]) -> list[Any]:
         model = self.contract.model
         sound = all(type(row[3]) is int for row in rows) and all(type(payload) is bytes for payload in payloads)
         decoded = decode_payloads(payloads, model) if sound else None
-        if decoded is not None and len({event.id for event in decoded}) == len(decoded):
+        if decoded is not None:
             return decoded
         events: list[Any] = []
         for index, (row, payload) in enumerate(zip(rows, payloads), 1):
@@ -313,13 +314,6 @@ class SqliteStore:
                 raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], INVALID_UTF8, detail) from None
             except RowRefused as refused:
                 raise StoreRowCorruption.of_row(self.path, run, index, row[0], row[3], refused.kind, refused.detail) from None
-        ids = [event.id for event in events]
-        if len(set(ids)) != len(ids):  # (the primary key makes it impossible; said if a store breaks it)
-            seen: set[str] = set()
-            for index, (row, event_id) in enumerate(zip(rows, ids), 1):
-                if event_id in seen:
-                    raise StoreRowCorruption.of_row(self.path, run, index, event_id, row[3], DUPLICATE_EVENT_ID, "the event id is already in the run")
-                seen.add(event_id)
         return events
 
 
@@ -327,13 +321,14 @@ _IDENTITY_FIELDS = ("id", "session_id", "invocation_id", "run_id", "turn_id")
 _IDENTITY_OF = operator.attrgetter(*_IDENTITY_FIELDS)
 
 
-def _check_unique(path: Path, run: tuple[str, str], events: list[Any]) -> None:
-    """A partial snapshot whose event id is a committed row's (or another snapshot's): the merged run repeats an id."""
-    seen: set[str] = set()
+def _refuse_repeated_id(path: Path, run: tuple[str, str], events: list[Any]) -> None:
+    """The run (its rows and snapshots merged) repeats an event id: name the second event that has it."""
+    first: dict[str, int] = {}
     for index, event in enumerate(events, 1):
-        if event.id in seen:
-            raise StoreRowCorruption.of_row(path, run, index, event.id, "-", DUPLICATE_EVENT_ID, "a partial snapshot repeats an event id the run already has")
-        seen.add(event.id)
+        if event.id in first:
+            detail = f"its event id is already event {first[event.id]}'s (a partial snapshot, or a row, repeats it)"
+            raise StoreRowCorruption.of_row(path, run, index, event.id, "-", DUPLICATE_EVENT_ID, detail)
+        first[event.id] = index
 
 
 def _run_rows(connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
