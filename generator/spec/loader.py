@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import Mark, SpecError
+from ..expr.nodes import Origin
 
 # A spec path is the tuple of keys and indexes leading to a value, e.g. ("failpoints", 3, "id").
 SpecPath = tuple[str | int, ...]
@@ -48,12 +49,29 @@ class LoadedFile:
     data: Any
     value_marks: dict[SpecPath, Mark] = field(default_factory=dict)
     key_marks: dict[SpecPath, Mark] = field(default_factory=dict)
+    styles: dict[SpecPath, str] = field(default_factory=dict)  # a string value's YAML style: '"', "'", '|', '>'
+    lines: list[str] = field(default_factory=list)
 
     def mark(self, path: SpecPath) -> Mark:
         """The mark of the value at `path`, or of its nearest enclosing value."""
         while path not in self.value_marks and path:
             path = path[:-1]
         return self.value_marks.get(path, Mark(self.name, 1, 1))
+
+    def origin(self, path: SpecPath) -> Origin:
+        """Where the string value at `path` starts, for an expression's errors: exact for a plain or quoted value
+        on one line and for a `|` block (each of its lines at the block's indentation); at the value otherwise."""
+        mark = self.mark(path)
+        style = self.styles.get(path, "")
+        if style in ('"', "'"):
+            return Origin(self.name, mark.line, mark.column + 1)
+        if style in ("|", ">"):
+            for number in range(mark.line, len(self.lines)):  # the lines after the indicator's
+                text = self.lines[number]
+                if text.strip():
+                    indent = len(text) - len(text.lstrip(" ")) + 1
+                    return Origin(self.name, number + 1, indent, indent)
+        return Origin(self.name, mark.line, mark.column)
 
     def key_mark(self, path: SpecPath) -> Mark:
         """The mark of the key that names `path` (falls back to the value's mark)."""
@@ -79,7 +97,7 @@ def load_spec_file(path: Path, display_name: str) -> tuple[LoadedFile | None, li
             return None, [SpecError(_mark_of_problem(error, display_name), f"invalid YAML: {error.problem}")]
         except RecursionError:
             return None, [SpecError(Mark(display_name, 1, 1), _TOO_DEEP)]
-    loaded = LoadedFile(display_name, None)
+    loaded = LoadedFile(display_name, None, lines=text.splitlines())
     errors: list[SpecError] = []
     if root is None:
         return None, [SpecError(Mark(display_name, 1, 1), "the file is empty")]
@@ -141,6 +159,12 @@ def _mark_of(node: yaml.Node, file_name: str) -> Mark:
     return Mark(file_name, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+def _record(node: yaml.Node, path: SpecPath, loaded: LoadedFile) -> None:
+    loaded.value_marks[path] = _mark_of(node, loaded.name)
+    if isinstance(node, yaml.ScalarNode) and node.style:  # quoted or a block: where an expression's text starts
+        loaded.styles[path] = node.style
+
+
 def _build(
     node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader, seen: set[int] | None = None
 ) -> Any:
@@ -149,7 +173,7 @@ def _build(
     # error stands at the key, or at the list, that uses it.
     seen = set() if seen is None else seen
     seen.add(id(node))
-    loaded.value_marks[path] = _mark_of(node, loaded.name)
+    _record(node, path, loaded)
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _COLLECTION_TAGS:
         kind = node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
         errors.append(SpecError(_mark_of(node, loaded.name), f"a YAML {kind} collection; the spec holds plain lists and mappings only"))

@@ -1,0 +1,213 @@
+"""What a contract's compiled expressions call when they run: the language's values, one rule each.
+
+The generator compiles every expression a contract writes into Python in generated/ (nothing is parsed or
+compiled at run time); where a value's kind is known only when the expression runs (a field typed `json`), the
+compiled code calls these. A value is a JSON value as Python's json gives it. Two semantics (docs/expressions.md):
+`strict` (CEL's: a condition must be true or false, an order compares like kinds only, else ExpressionFailed)
+and `javascript` (the reference's: JavaScript truthiness, `===`, strings ordered by UTF-16 code units).
+Either way a place that is not there (an absent field, a field of null, an index past the end) reads as null.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .continuation_functions import normalised_cwd
+from .javascript import is_truthy, to_string
+
+
+class ExpressionFailed(Exception):
+    """An expression met a value its semantics gives no meaning to: a decision made from it would be a guess."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "map" if isinstance(value, dict) else "other"
+
+
+def get(value: Any, key: str) -> Any:
+    """`value.key`: null unless value is a map holding key."""
+    return value.get(key) if value.__class__ is dict else None
+
+
+def has(value: Any, key: str) -> bool:
+    """`has(value.key)`: value is a map and key is present (its value may be null)."""
+    return value.__class__ is dict and key in value
+
+
+def index(value: Any, key: Any) -> Any:
+    """`value[key]`: a list's item at an integer index, a map's value at a string key; null if not there."""
+    if value.__class__ is list and _kind(key) == "number" and key == int(key) and 0 <= key < len(value):
+        return value[int(key)]
+    if value.__class__ is dict and key.__class__ is str:
+        return value.get(key)
+    return None
+
+
+def eq(left: Any, right: Any) -> bool:
+    """`==` in strict semantics (CEL's): like kinds with equal values (ints and doubles compare as numbers,
+    lists and maps by their contents); different kinds are never equal."""
+    kind = _kind(left)
+    if kind != _kind(right):
+        return False
+    if kind == "list":
+        return len(left) == len(right) and all(eq(a, b) for a, b in zip(left, right))
+    if kind == "map":
+        return left.keys() == right.keys() and all(eq(left[key], right[key]) for key in left)
+    return bool(left == right)
+
+
+def js_eq(left: Any, right: Any) -> bool:
+    """`==` in javascript semantics: JavaScript's `===` (a list or a map equals only itself)."""
+    kind = _kind(left)
+    if kind != _kind(right):
+        return False
+    return left is right if kind in ("list", "map") else bool(left == right)
+
+
+def truthy(value: Any) -> bool:
+    return is_truthy(value)
+
+
+def boolean(value: Any) -> bool:
+    """A condition in strict semantics: true or false, nothing else."""
+    if value is True or value is False:
+        return value
+    raise ExpressionFailed(f"a condition is {_kind(value)}, not true or false")
+
+
+def _ordered(left: Any, right: Any, javascript: bool) -> tuple[Any, Any] | None:
+    kind = _kind(left)
+    if kind != _kind(right) or kind not in ("number", "string"):
+        if javascript:
+            return None
+        raise ExpressionFailed(f"cannot order {_kind(left)} and {_kind(right)}")
+    if javascript and kind == "string":
+        return left.encode("utf-16-be", "surrogatepass"), right.encode("utf-16-be", "surrogatepass")
+    return left, right
+
+
+def less(left: Any, right: Any, javascript: bool = False) -> bool:
+    pair = _ordered(left, right, javascript)
+    return pair is not None and pair[0] < pair[1]
+
+
+def less_or_equal(left: Any, right: Any, javascript: bool = False) -> bool:
+    pair = _ordered(left, right, javascript)
+    return pair is not None and pair[0] <= pair[1]
+
+
+def member(item: Any, container: Any, javascript: bool = False) -> bool:
+    """`item in container`: an item of a list, or a key of a map."""
+    if container.__class__ is list:
+        same = js_eq if javascript else eq
+        return any(same(item, each) for each in container)
+    if container.__class__ is dict:
+        return item.__class__ is str and item in container
+    raise ExpressionFailed(f"`in` needs a list or a map, not {_kind(container)}")
+
+
+def items(value: Any) -> list[Any]:
+    """What a macro (`exists`, `all`, `filter`, `map`) ranges over: a list's items, a map's keys."""
+    if value.__class__ is list:
+        return value
+    if value.__class__ is dict:
+        return list(value)
+    raise ExpressionFailed(f"a macro ranges over a list or a map, not {_kind(value)}")
+
+
+def add(left: Any, right: Any, javascript: bool = False) -> Any:
+    kind = _kind(left)
+    if kind == _kind(right) and kind in ("number", "string", "list"):
+        return left + right
+    if javascript and "string" in (kind, _kind(right)) and "other" not in (kind, _kind(right)):
+        return to_string(left) + to_string(right)
+    raise ExpressionFailed(f"cannot add {kind} and {_kind(right)}")
+
+
+def arithmetic(operator: str, left: Any, right: Any, javascript: bool = False) -> Any:
+    """`-`, `*`, `/`, `%` of two numbers. In strict semantics two ints give an int (`/` and `%` truncate toward
+    zero, as CEL's); in javascript semantics every number is a double. Division by zero fails in both."""
+    if _kind(left) != "number" or _kind(right) != "number":
+        raise ExpressionFailed(f"cannot apply {operator} to {_kind(left)} and {_kind(right)}")
+    if javascript or isinstance(left, float) or isinstance(right, float):
+        left, right = float(left), float(right)
+    if operator == "-":
+        return left - right
+    if operator == "*":
+        return left * right
+    if right == 0:
+        raise ExpressionFailed(f"{operator} by zero")
+    if isinstance(left, int) and isinstance(right, int):
+        quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1)
+        return quotient if operator == "/" else left - quotient * right
+    if operator == "/":
+        return left / right
+    return _float_remainder(left, right)
+
+
+def _float_remainder(left: float, right: float) -> float:
+    return math.fmod(left, right)  # the sign of the dividend, as JavaScript's % and CEL's
+
+
+def negate(value: Any) -> Any:
+    if _kind(value) != "number":
+        raise ExpressionFailed(f"cannot negate {_kind(value)}")
+    return -value
+
+
+def size(value: Any, javascript: bool = False) -> int:
+    """A string's length (code points; UTF-16 code units in javascript semantics), a list's or a map's size."""
+    if value.__class__ is str:
+        return len(value.encode("utf-16-le", "surrogatepass")) // 2 if javascript else len(value)
+    if value.__class__ in (list, dict):
+        return len(value)
+    raise ExpressionFailed(f"size of {_kind(value)}")
+
+
+def string(value: Any, javascript: bool = False) -> str:
+    """`string(x)`: JavaScript's String(x) in javascript semantics; in strict semantics a string, a bool or an
+    integer written out (CEL's string())."""
+    if javascript:
+        return to_string(value)
+    if value.__class__ is str:
+        return value
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value.__class__ is int:
+        return str(value)
+    raise ExpressionFailed(f"string() of {_kind(value)}")
+
+
+def first(value: Any) -> Any:
+    sequence = items(value)
+    return sequence[0] if sequence else None
+
+
+def last(value: Any) -> Any:
+    sequence = items(value)
+    return sequence[-1] if sequence else None
+
+
+def normalise_path(value: Any) -> Any:
+    """A working directory as the reference compares them (`\\` as `/`, no trailing `/`, a drive letter lower-cased)."""
+    if value.__class__ is not str:
+        raise ExpressionFailed(f"normalise_path of {_kind(value)}")
+    return normalised_cwd(value)
+
+
+def text_test(operator: str, value: Any, part: Any) -> bool:
+    """`s.startsWith(p)`, `s.endsWith(p)`, `s.contains(p)`."""
+    if value.__class__ is not str or part.__class__ is not str:
+        raise ExpressionFailed(f"{operator} of {_kind(value)} and {_kind(part)}")
+    if operator == "startsWith":
+        return value.startswith(part)
+    return value.endswith(part) if operator == "endsWith" else part in value
