@@ -7,7 +7,9 @@ formatter would, so a one-value spec change is a one-line diff.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from typing import Any
 
 LINE_WIDTH = 120
@@ -68,7 +70,36 @@ def _wrapped_string(text: str, indent: int) -> str:
     return "(\n" + "\n".join(f"{inner}{piece!r}" for piece in pieces) + "\n" + " " * indent + ")"
 
 
+class Code(str):
+    """Python the generator itself wrote (a generated function's name): emitted as it is, never as a string."""
+
+
+def py_expression(source: str, indent: int) -> str:
+    """A compiled expression (generator/expr: its string literals already repr()'d) as the parenthesized value of
+    a `return`, broken at the spaces between its tokens (between any two, where a run has none) so that no line
+    passes LINE_WIDTH."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)]
+    inner = " " * (indent + 4)
+    pieces, position = [], 0  # (the text before the token, the token)
+    for token in tokens:
+        pieces.append((source[position : token.start[1]], token.string))
+        position = token.end[1]
+    lines: list[str] = []
+    line: list[tuple[str, str]] = []
+    for piece in pieces:
+        line.append(piece)
+        if len(inner) + len("".join(gap + text for gap, text in line).lstrip()) > LINE_WIDTH and len(line) > 1:
+            spaces = [index for index, (gap, _) in enumerate(line) if gap and index > 0]
+            cut = spaces[-1] if spaces else len(line) - 1
+            lines.append(inner + "".join(gap + text for gap, text in line[:cut]).strip())
+            line = line[cut:]
+    lines.append(inner + "".join(gap + text for gap, text in line).strip())
+    return "(\n" + "\n".join(lines) + "\n" + " " * indent + ")"
+
+
 def _flat(value: Any) -> str:
+    if isinstance(value, Code):
+        return str(value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_flat(key)}: {_flat(item)}" for key, item in value.items()) + "}"
     if isinstance(value, list):

@@ -20,6 +20,7 @@ from celpy import celtypes
 from resume_contract_generator.expr import Environment, Origin, compile_at, declared
 from resume_contract_generator.expr.compile import compile_condition, compile_text
 from resume_contract_generator.expr.page import page
+from resume_contract_generator.expr.parse import ExpressionSyntaxError
 from resume_contract_generator.spec.loader import load_spec_file
 
 from resume_contract.core import expressions as runtime
@@ -219,3 +220,11 @@ def test_compiled_source_runs_nothing_but_the_runtime_helpers() -> None:
 
 if __name__ == "__main__":  # refresh the frozen node answers
     FIXTURE.write_text(json.dumps(_node_answers(), indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def test_an_expression_nested_past_what_python_compiles_is_refused_not_emitted() -> None:
+    env = Environment({"a": declared("a", "json")})
+    for text in (" || ".join(["a"] * 300), "-" * 3000 + "a", "[" * 100 + "]" * 100):
+        with pytest.raises(ExpressionSyntaxError, match="nested more than 64 deep"):
+            compile_text(text, env)
+    compile(compile_text(" || ".join(["a"] * 60), env).source, "<compiled>", "eval")  # within the limit: Python compiles it

@@ -125,14 +125,14 @@ _CWD_TRAILING_SLASH_CONTINUES = """\
 
 _CWD_CHECK = """\
   - name: cwd
-    when: [{differ: [input.sourceCwd, input.currentCwd], normalise: normalised_cwd}]
+    when: normalise_path(input.sourceCwd) != normalise_path(input.currentCwd)
     diagnostic: workspace_cwd_mismatch
     detail: {sourceCwd: input.sourceCwd, currentCwd: input.currentCwd}
 """
 
 _WORKSPACE_IDENTITY_CHECK = """\
   - name: workspace_identity
-    when: [{differ: [input.sourceWorkspaceIdentity, input.currentWorkspaceIdentity]}]
+    when: input.sourceWorkspaceIdentity != input.currentWorkspaceIdentity
     diagnostic: workspace_identity_mismatch
     detail: {sourceWorkspaceIdentity: input.sourceWorkspaceIdentity, currentWorkspaceIdentity: input.currentWorkspaceIdentity}
 """
@@ -154,7 +154,7 @@ def cwd_reported(root: Path) -> None:
 def cwd_exact(root: Path) -> None:
     # A new parking check after the normalised one: the working directory must be spelt as the source spelt it.
     _replace(root, "spec/continuation.yaml", _CWD_CHECK, _CWD_CHECK
-             + "  - name: cwd_exact\n    when: [{differ: [input.sourceCwd, input.currentCwd]}]\n    diagnostic: workspace_cwd_not_exact\n")
+             + "  - name: cwd_exact\n    when: input.sourceCwd != input.currentCwd\n    diagnostic: workspace_cwd_not_exact\n")
     _replace(root, "spec/continuation.yaml",
              "  workspace_identity_mismatch: {reason: workspace_identity_mismatch,",
              "  workspace_cwd_not_exact: {reason: workspace_cwd_not_exact, message: the working directory is not spelt as the source's}\n"

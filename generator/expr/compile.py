@@ -32,14 +32,36 @@ def compile_text(text: str, env: Environment) -> Compiled:
     for name in env.names:
         if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
             raise ValueError(f"{name!r} cannot be an expression's name")
-    source, type_ = _Compiler(env).visit(parse(text))
+    source, type_ = _Compiler(env).visit(_parsed(text))
     return Compiled(source, type_)
 
 
 def compile_condition(text: str, env: Environment) -> Compiled:
     """An expression used as a condition: true or false under the environment's semantics."""
     compiler = _Compiler(env)
-    return Compiled(compiler.condition(parse(text)), BOOL)
+    return Compiled(compiler.condition(_parsed(text)), BOOL)
+
+
+MAX_DEPTH = 64  # Python refuses source nested 200 parentheses deep; each level of an expression may add two
+
+
+def _parsed(text: str) -> n.Node:
+    try:
+        tree = parse(text)
+    except RecursionError:
+        raise ExpressionError((1, 1), f"nested more than {MAX_DEPTH} deep: split it into facts") from None
+    pending = [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise ExpressionError(node.at, f"nested more than {MAX_DEPTH} deep: split it into facts")
+        for value in vars(node).values():
+            children = value if isinstance(value, tuple) else (value,)
+            for child in children:
+                for item in child if isinstance(child, tuple) else (child,):
+                    if isinstance(item, n.Node):
+                        pending.append((item, depth + 1))
+    return tree
 
 
 def unify(left: Type, right: Type) -> Type:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, py, py_call
+from resume_contract.core.continuation_table import Check
+
+from ..literals import TOP_LEVEL_LEAD, Code, md_cell, md_code, md_text, py, py_call, py_expression
 from ..spec.continuation_model import ContinuationSpec, PlannerSituation, Situation
 from ..spec.continuation_situations import continuation_table_of, expected_summary
 from ..spec.model import Spec
@@ -23,7 +25,8 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "ledger_facts": py(dict(table.ledger_facts), 0, TOP_LEVEL_LEAD),
         "expected_high_water": py(table.expected_high_water, 0, TOP_LEVEL_LEAD),
         "proceeds_on": py(table.proceeds_on),
-        "checks": [py_call("Check", list(check._asdict().items()), indent=4) for check in table.checks],
+        "checks": [py_call("Check", _fields(check, number), indent=4) for number, check in enumerate(table.checks)],
+        "check_functions": _functions(_continuation(spec)),
         "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
         "remedies": py(dict(table.remedies), 0, TOP_LEVEL_LEAD),
         "continuation": py(dict(table.continuation), 0, TOP_LEVEL_LEAD),
@@ -31,6 +34,22 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
         "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
     }
+
+
+def _fields(check: Check, number: int) -> list[tuple[str, Any]]:
+    """A check's fields, its compiled expressions named (the functions `_functions` writes above the table)."""
+    named = {"when_function": f"_check_{number}_when", "skip_function": f"_check_{number}_skip_if"}
+    return [(key, Code(named[key]) if key in named else value) for key, value in check._asdict().items() if not (key in named and value is None)]
+
+
+def _functions(continuation: ContinuationSpec) -> list[tuple[str, str]]:
+    """(name, body) of each check's `when` / `skip_if` written as an expression, compiled by generator/expr."""
+    functions = []
+    for number, check in enumerate(continuation.checks):
+        for group, expression in (("when", check.when_expression), ("skip_if", check.skip_expression)):
+            if expression is not None:
+                functions.append((f"_check_{number}_{group}", py_expression(expression[1], 4)))
+    return functions
 
 
 def tests_context(spec: Spec) -> dict[str, Any]:
@@ -87,8 +106,8 @@ def contract_context(spec: Spec) -> dict[str, Any] | None:
             [
                 str(number),
                 md_code(check.name),
-                "; ".join(md_code(_flow(test)) for test in check.when),
-                "; ".join(md_code(_flow(test)) for test in check.skip_if) or "never",
+                md_code(check.when_expression[0]) if check.when_expression else "; ".join(md_code(_flow(test)) for test in check.when),
+                md_code(check.skip_expression[0]) if check.skip_expression else "; ".join(md_code(_flow(test)) for test in check.skip_if) or "never",
                 "yes" if check.stops else "no",
                 md_code(check.diagnostic),
                 md_code(reasons_of[check.diagnostic] or "") if reasons_of[check.diagnostic] else "does not park",

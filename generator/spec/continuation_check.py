@@ -19,6 +19,7 @@ from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, 
 from resume_contract.core.plan import Disposition
 
 from ..errors import Mark, SpecError
+from .continuation_expressions import compiled_check
 from .continuation_model import (
     CheckDecl,
     ContinuationDiagnostic,
@@ -95,6 +96,7 @@ class ContinuationBuilder:
             planner_situations=planner_situations,
             base_event_json=canonical(data["situations"]["base"]["event"]),
             invariants=self._invariants(data.get("invariants", {})),
+            semantics=data.get("semantics", "strict"),
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------
@@ -215,13 +217,19 @@ class ContinuationBuilder:
             if item["name"] in seen:
                 self.error(path + ("name",), f"duplicate check name '{item['name']}'")
             seen.add(item["name"])
+            tests = item["when"] if isinstance(item["when"], list) else []
             binds = frozenset(
-                {"item" for test in item["when"] if "each_open" in test}
-                | {"missing" for test in item["when"] if "missing_from" in test}
+                {"item" for test in tests if "each_open" in test}
+                | {"missing" for test in tests if "missing_from" in test}
                 | ({"planner"} if gates else set())
             )
+            expressions = {
+                group: compiled_check(self.file, path + (group,), self.inputs.values(), self.facts.values(), self.wire, gates, self.errors)
+                for group in ("when", "skip_if")
+                if isinstance(item.get(group), str)
+            }
             for group in ("when", "skip_if"):
-                for number, test in enumerate(item.get(group, ())):
+                for number, test in enumerate(item.get(group, ()) if group not in expressions else ()):
                     self._test(path + (group, number), test, binds if group == "when" else frozenset(), raisable)
             diagnostic = self.diagnostic_codes.get(item["diagnostic"])
             if diagnostic is None:
@@ -242,6 +250,8 @@ class ContinuationBuilder:
                     event_id=item.get("event_id"),
                     detail_json=canonical(item["detail"]) if "detail" in item else None,
                     mark=self.file.mark(path),
+                    when_expression=expressions.get("when"),
+                    skip_expression=expressions.get("skip_if"),
                 )
             )
         return tuple(checks)

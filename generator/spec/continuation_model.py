@@ -61,14 +61,17 @@ class CheckDecl:
     event_id: str | None
     detail_json: str | None
     mark: Mark
+    # `when` / `skip_if` written as an expression: its text, and the Python the expression compiler made of it
+    when_expression: tuple[str, str] | None = None
+    skip_expression: tuple[str, str] | None = None
 
     @property
     def when(self) -> list[dict[str, Any]]:
-        return list(json.loads(self.when_json))
+        return [] if self.when_expression is not None else list(json.loads(self.when_json))
 
     @property
     def skip_if(self) -> list[dict[str, Any]]:
-        return list(json.loads(self.skip_if_json))
+        return [] if self.skip_expression is not None else list(json.loads(self.skip_if_json))
 
     @property
     def detail(self) -> dict[str, str] | None:
@@ -151,6 +154,7 @@ class ContinuationSpec:
     planner_situations: tuple[PlannerSituation, ...] = ()
     base_event_json: str = "{}"  # what the situations' events are written over (their identity)
     invariants: tuple[tuple[str, str], ...] = ()  # (invariant, description): what verify proves of every decision
+    semantics: str = "strict"  # whose rules its expressions' values follow (docs/expressions.md)
 
     @property
     def planner(self) -> dict[str, Any] | None:

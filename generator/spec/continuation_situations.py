@@ -14,6 +14,7 @@ from resume_contract.core.table import ProjectorTable
 from resume_contract.errors import FactsRefused, RowRefused
 
 from ..errors import SpecError
+from .continuation_expressions import function_of
 from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
@@ -77,6 +78,8 @@ def _check(check: CheckDecl) -> Check:
         diagnostic=check.diagnostic,
         event_id=check.event_id,
         detail=check.detail,
+        when_function=None if check.when_expression is None else function_of(check.when_expression[1]),
+        skip_function=None if check.skip_expression is None else function_of(check.skip_expression[1]),
     )
 
 

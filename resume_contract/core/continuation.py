@@ -14,8 +14,9 @@ from typing import Any
 
 import msgspec
 
-from ..errors import FactsRefused
+from .continuation_facts import check_facts
 from .continuation_functions import FUNCTIONS
+from .continuation_json import expression_json
 from .continuation_table import OPERATION_FIELDS, PHASE0_FIELDS, Check, ContinuationTable
 from .plan import Diagnostic, ResumePlan, row_event_id
 from .project import project
@@ -57,7 +58,7 @@ def decide_continuation(
     diagnostics = list(phase0.diagnostics)
     parked_by_checks = False
     for check in table.checks:
-        if any(context.holds(test, {}, reasons) for test in check.skip_if):
+        if context.skipped(check, reasons):
             continue
         fired = context.bindings(check, reasons)
         for binding in fired:
@@ -103,53 +104,6 @@ def continuation_summary(plan: ContinuationPlan) -> dict[str, Any]:
     return summary
 
 
-def check_facts(facts: Any, inputs: Mapping[str, Mapping[str, Any]]) -> None:
-    """Refuse facts that are not exactly the declared inputs (FactsRefused names every problem, by path)."""
-    problems: list[str] = []
-    _check_object(facts, inputs, "facts", problems)
-    if problems:
-        raise FactsRefused(problems)
-
-
-_TYPE_NAMES = {"boolean": "a boolean", "string": "a string", "integer": "an integer", "string_list": "a list of strings", "object": "an object"}
-
-
-def _check_object(value: Any, fields: Mapping[str, Mapping[str, Any]], where: str, problems: list[str]) -> None:
-    if not isinstance(value, dict):
-        problems.append(f"{where}: expected an object, got {json_type(value)}")
-        return
-    for key in value:
-        if key not in fields:
-            problems.append(f"{where}: undeclared key {key!r}; the declared keys are [{', '.join(fields)}]")
-    for name, declared in fields.items():
-        if name not in value:
-            if not declared["optional"]:
-                problems.append(f"{where}: missing key {name!r}")
-            continue
-        _check_value(value[name], declared, f"{where}.{name}", problems)
-
-
-def _check_value(value: Any, declared: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    kind = declared["type"]
-    if kind == "object":
-        _check_object(value, declared["fields"], where, problems)
-        return
-    ok = {
-        "boolean": isinstance(value, bool),
-        "string": isinstance(value, str),
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "string_list": isinstance(value, list) and all(isinstance(item, str) for item in value),
-    }[kind]
-    if not ok:
-        problems.append(f"{where}: expected {_TYPE_NAMES[kind]}, got {json_type(value)}")
-
-
-def json_type(value: Any) -> str:
-    """What a decoded JSON value is, as a message names it ("a string", "null", ...)."""
-    names = {bool: "a boolean", str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
 def _json_of(raw: Any) -> Any:
     """A free-JSON value (msgspec.Raw) decoded; the standard library reads lone surrogate escapes too."""
     return json.loads(bytes(raw)) if isinstance(raw, (msgspec.Raw, bytes, bytearray, memoryview)) else raw
@@ -165,6 +119,7 @@ class DecisionContext:
         self.phase0: ResumePlan | None = None
         self._facts: dict[str, Any] = {}
         self.planner: dict[str, Any] = {}  # the planner form's facts (`planner.NAME`), for its gates
+        self._json: tuple[Any, ...] | None = None  # what expressions read, made once (expression_values)
 
     # -- values by path --------------------------------------------------------------------------------------
     def value(self, path: str, binding: Mapping[str, Any] | None = None) -> Any:
@@ -263,8 +218,15 @@ class DecisionContext:
         return tuple(getattr(operation, OPERATION_FIELDS[field]) for operation in self.phase0.operations)
 
     # -- tests -----------------------------------------------------------------------------------------------
+    def skipped(self, check: Check, reasons: Sequence[str]) -> bool:
+        if check.skip_function is not None:
+            return check.skip_function(*self.expression_values(reasons))
+        return any(self.holds(test, {}, reasons) for test in check.skip_if)
+
     def bindings(self, check: Check, reasons: Sequence[str]) -> list[dict[str, Any]]:
-        """One binding per time the check fires (an `each_open` test fires once per open item)."""
+        """One binding per time the check fires (an `each_open` test once per open item, an expression once)."""
+        if check.when_function is not None:
+            return [{}] if check.when_function(*self.expression_values(reasons)) else []
         found: list[dict[str, Any]] = [{}]
         for test in check.when:
             found = [binding | extra for binding in found for extra in self.matches(test, binding, reasons)]
@@ -303,6 +265,13 @@ class DecisionContext:
             return bool(left != right)
         value = self.value(argument, binding)
         return {"present": value is not ABSENT, "absent": value is ABSENT, "is_false": value is False}[name]
+
+    def expression_values(self, reasons: Sequence[str]) -> tuple[Any, ...]:
+        """What a check written as an expression reads, in the order of its parameters (continuation_json.py)."""
+        if self._json is None:
+            assert self.phase0 is not None
+            self._json = expression_json(self.events, self.phase0, {name: self.fact(name) for name in self.table.ledger_facts}, ABSENT)
+        return (dict(self.facts), *self._json, list(reasons))
 
     # -- what a check raises, what a continuation carries -----------------------------------------------------
     def diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:

@@ -8,7 +8,7 @@ spec's own words (paths such as `input.currentCwd`, tests such as `{"is_false": 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -46,6 +46,10 @@ class Check(NamedTuple):
     diagnostic: str
     event_id: str | None
     detail: Mapping[str, str] | None
+    # `when` / `skip_if` written as an expression: the function the generator compiled it to (docs/expressions.md),
+    # called with the values continuation.EXPRESSION_NAMES names; `when` / `skip_if` are then empty.
+    when_function: Callable[..., bool] | None = None
+    skip_function: Callable[..., bool] | None = None
 
 
 @dataclass(frozen=True)

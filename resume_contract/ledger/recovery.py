@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Contract, active
-from ..core.continuation import json_type
+from ..core.continuation_facts import json_type
 from ..core.continuation_lifecycle import (
     HEADER_IDS,
     header_kind,

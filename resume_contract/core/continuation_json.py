@@ -1,0 +1,46 @@
+"""What a continuation check written as an expression reads (docs/expressions.md), as JSON values.
+
+The generator compiles such a check into a function of (input, source, events, replay, fact, phase0, raised)
+(generator/spec/continuation_expressions.py names and types them); the interpreter makes the values once per
+decision, here: every event as its wire JSON, the replay as the events the Phase 0 plan replays, in order, the
+ledger facts with an event as its JSON and nothing as null, and the Phase 0 plan's fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from .plan import ResumePlan
+
+
+def expression_json(events: Sequence[Any], phase0: ResumePlan, facts: Mapping[str, Any], absent: Any) -> tuple[Any, ...]:
+    """(source, events, replay, fact, phase0) as JSON; `absent` is the interpreter's value for "no value"."""
+    encoded = [event_json(event) for event in events]
+    replayed = set(phase0.replay_event_ids)
+    plan = {
+        "disposition": phase0.disposition,
+        "rejectionReasons": list(phase0.rejection_reasons),
+        "requiresVerification": phase0.requires_verification,
+        "sourceRuntimeEventHighWater": phase0.source_runtime_event_high_water,
+    }
+    replay = [event for event in encoded if event.get("id") in replayed]
+    fact = {name: _fact_json(value, absent) for name, value in facts.items()}
+    return (encoded[0] if encoded else None, encoded, replay, fact, plan)
+
+
+def event_json(event: Any) -> Any:
+    """An event as its row's JSON (the decoding model writes the wire's names)."""
+    return msgspec.json.decode(msgspec.json.encode(event))
+
+
+def _fact_json(value: Any, absent: Any) -> Any:
+    if value is absent or value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_fact_json(item, absent) for item in value]
+    if isinstance(value, dict):
+        return {key: _fact_json(item, absent) for key, item in value.items()}
+    return value if isinstance(value, (str, int, float, bool)) else event_json(value)
