@@ -26,7 +26,7 @@ def py(value: Any, indent: int = 0, lead: int = 0) -> str:
     fit becomes a parenthesized implicit concatenation of pieces cut after spaces or commas."""
     flat = _flat(value)
     # Two columns for what may follow the value on its line: `,` `)` or `},`.
-    if indent + lead + len(flat) + 2 <= LINE_WIDTH or not value:
+    if indent + lead + len(flat) + 2 <= LINE_WIDTH or not value or isinstance(value, Code):
         return flat
     if isinstance(value, str):
         return _wrapped_string(value, indent)

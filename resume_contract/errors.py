@@ -132,6 +132,11 @@ class FactsRefused(ResumeContractError, ValueError):
         self.problems = tuple(problems)
 
 
+class ExpressionFailed(ResumeContractError, ValueError):
+    """A contract's expression met a value its semantics gives no meaning to (docs/expressions.md): a decision
+    made from it would be a guess, so none is made."""
+
+
 class NoContinuationDecision(ResumeContractError):
     """The contract declares no continuation decision (spec/continuation.yaml): a Phase 0 contract."""
 

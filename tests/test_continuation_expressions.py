@@ -30,6 +30,18 @@ FROZEN = Path(__file__).resolve().parent / "frozen_spec"
 
 # (the list-of-tests form in the frozen file, the expression that replaces it)
 REWRITES = [
+    ("    when: [{each_open: fact.pending_permissions}]\n", "    for_each: fact.pending_permissions\n"),
+    (
+        "    when: [{missing_from: {values: fact.tool_names, set: input.availableToolNames}}]\n    diagnostic: tool_catalog_mismatch\n"
+        "    detail: {unavailableToolNames: missing}\n",
+        "    when: size(fact.unavailable_tool_names) > 0\n    diagnostic: tool_catalog_mismatch\n"
+        "    detail: {unavailableToolNames: fact.unavailable_tool_names}\n",
+    ),
+    (
+        "    operation_field: toolName\n",
+        "    operation_field: toolName\n  unavailable_tool_names:\n    description: The tools named that the continuation may not call.\n"
+        "    expression: fact.tool_names.filter(name, !(name in input.availableToolNames)).distinct().sort()\n",
+    ),
     ("when: [{no_events: true}]", "when: size(events) == 0"),
     ("when: [{present: fact.identity_break}]", "when: fact.identity_break != null"),
     (
@@ -97,6 +109,23 @@ LEDGERS = {
     "empty": [],
     "another run's event": [_row(1), _row(2, runId="r9", content={"kind": "text", "text": "x"}, role="model", author="agent")],
     "ends with model text": [_row(1), _row(2, content={"kind": "text", "text": "x"}, role="model", author="agent")],
+    "two requests, one decided": [
+        _row(1),
+        _row(2, actions={"permissionRequest": {"requestId": "p"}}),
+        _row(3, actions={"permissionRequest": {"requestId": "q"}}),
+        _row(4, actions={"permissionDecision": {"requestId": "p", "allowed": True}}),
+    ],
+    "calls of three tools": [
+        _row(1),
+        *(
+            _row(number, role=role, author=author, content={"kind": kind, "id": f"c{number // 2}", "name": name, **extra})
+            for number, name in ((2, "Write"), (4, "Bash"), (6, "Write"), (8, "Fetch"))
+            for number, role, author, kind, extra in (
+                (number, "model", "agent", "function_call", {"args": {}}),
+                (number + 1, "tool", "tool", "function_response", {"result": "ok"}),
+            )
+        ),
+    ],
 }
 FACT_CHANGES: dict[str, dict[str, Any]] = {
     "as given": {},
@@ -108,6 +137,7 @@ FACT_CHANGES: dict[str, dict[str, Any]] = {
     "checkpoint without ref": {"workspaceCheckpoint": {"restored": True, "runtimeEventHighWater": 1}},
     "checkpoint not restored": {"workspaceCheckpoint": {"ref": "c", "restored": False, "runtimeEventHighWater": 1}},
     "checkpoint restored": {"workspaceCheckpoint": {"ref": "c", "restored": True, "runtimeEventHighWater": 1}},
+    "only Bash available": {"availableToolNames": ["Bash"]},
 }
 
 
@@ -173,7 +203,7 @@ def test_an_undeclared_input_or_fact_is_refused_by_its_name(tmp_path: Path) -> N
     errors = _errors(tmp_path, text)
     assert len(errors) == 2
     assert "'ledgerRedable' is no field of input (its fields: availableToolNames, backgroundOperationsSettled," in errors[0] + errors[1]
-    assert "'identity_brake' is no field of fact (its fields: identity_break, last_model_visible, pending_permissions, tool_names)" in errors[0] + errors[1]
+    assert "'identity_brake' is no field of fact (its fields: identity_break, last_model_visible, pending_permissions, tool_names, unavailable_tool_names)" in errors[0] + errors[1]
 
 
 def test_under_strict_semantics_a_condition_must_be_a_bool(tmp_path: Path) -> None:

@@ -112,7 +112,9 @@ def test_strict_semantics_agree_with_cel_python(text: str) -> None:
         ("n + d", 9.5), ("n == 7.0", True), ("2.0 in items", True), ("items[9]", None), ("m.z", None),
         ("m.z.y", None), ("m.a.b", None), ("first(items)", 3), ("last(words)", "c"), ("first([])", None),
         ("yes && s", "error"),  # a condition that is a string: CEL's error; cel-python 0.5 gives "héllo"
-        ("string(yes)", "true"),  # the CEL spec's string(true); cel-python 0.5 writes "True"
+        ("string(yes)", "true"),
+        ("[10, 9, 1, 100].sort()", [1, 9, 10, 100]), ("[astral, bmp].sort()", ["\uff61", "\U0001f600"]), ("[1, 'a'].sort()", "error"),
+        ("[2, 1, 2.0, [1], [1]].distinct()", [2, 1, [1]]),  # the CEL spec's string(true); cel-python 0.5 writes "True"
         ("truthy(empty)", False), ("truthy(m)", True), ("normalise_path('C:\\\\Work\\\\')", "c:/work"), ("d / 0.0", "error"),
     ],
 )
@@ -132,6 +134,9 @@ JAVASCRIPT_CASES = [
     ("string(items)", "String(v.items)"), ("empty ? 1 : 2", "v.empty ? 1 : 2"), ("m.c ? 1 : 2", "v.m.c ? 1 : 2"),
     ("items.filter(x, x - 1)", "v.items.filter(x => x - 1)"), ("words.exists(w, w == 'c')", "v.words.some(w => w === 'c')"),
     ("2.0 in items", "v.items.some(x => x === 2.0)"),
+    ("words.sort()", "[...v.words].sort()"), ("[10, 9, 1, 100].sort()", "[10, 9, 1, 100].sort()"),
+    ("[astral, bmp, 'a', null].sort()", "[v.astral, v.bmp, 'a', null].sort()"), ("[2, 1, 2.0, 1].distinct()", "[...new Set([2, 1, 2.0, 1])]"),
+    ("items.filter(x, x > 1).distinct().sort()", "[...new Set(v.items.filter(x => x > 1))].sort()"),
 ]
 
 

@@ -41,6 +41,12 @@ def call(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         return _function(compiler, node)
     if node.function in MACROS and node.function != "has":
         return _macro(compiler, node)
+    if node.function in ("distinct", "sort"):
+        _arity(node, 0, METHODS[node.function].form)
+        receiver, receiver_type = compiler.visit(node.receiver)
+        if receiver_type.kind not in ("list", "json"):
+            raise _fail(node.receiver, f"{METHODS[node.function].form} is about lists, and this is {receiver_type}")
+        return f"_x.{node.function}({receiver}, {compiler.js})", receiver_type.not_null() if receiver_type.kind == "list" else list_of(JSON)
     if node.function in METHODS:
         _arity(node, 1, METHODS[node.function].form)
         receiver, receiver_type = compiler.visit(node.receiver)

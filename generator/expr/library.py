@@ -33,6 +33,8 @@ MACROS: dict[str, Entry] = {
 }
 
 METHODS: dict[str, Entry] = {
+    "distinct": Entry("list.distinct()", "list", "the list's items, each once (the first of those equal by `==`), in order"),
+    "sort": Entry("list.sort()", "list", "the list sorted: numbers by value, strings by code point; under `javascript`, as JavaScript's `sort()` (by `String(x)`, in UTF-16 code units)"),
     "startsWith": Entry("s.startsWith(t)", "bool", "the string s begins with t"),
     "endsWith": Entry("s.endsWith(t)", "bool", "the string s ends with t"),
     "contains": Entry("s.contains(t)", "bool", "t occurs in the string s"),

@@ -16,8 +16,9 @@ _HEAD = """# Expressions: the contract language's one grammar
      (grammar.py, library.py): edit those, never this page. -->
 
 A contract's checks, guards, keys, facts and replay rule are expressions (docs/language.md says where each
-goes). Built so far: a continuation check's `when` and `skip_if` in `spec/continuation.yaml`, over `input`,
-`source`, `events`, `replay`, `fact`, `phase0` and `raised` (its header says what each holds). An expression is a subset of [CEL](https://github.com/google/cel-spec)'s syntax, side-effect free and
+goes). Built so far: the continuation decision's (`spec/continuation.yaml`): a check's `when`, `skip_if`,
+`for_each`, `event_id` and `detail` values, and `expression` facts, over `input`, `source`, `events`, `replay`,
+`fact`, `phase0` and `raised` (the file's header says what each holds). An expression is a subset of [CEL](https://github.com/google/cel-spec)'s syntax, side-effect free and
 always terminating. `generate` parses it, checks its types against what the contract declares (its rows, inputs
 and facts), and compiles it into Python in `generated/`, where it is reviewed and drift-checked: nothing is
 parsed, compiled or evaluated from text when a plan is made. A wrong expression stops `generate` and `check`

@@ -8,8 +8,9 @@ from typing import Any
 
 from resume_contract.core.continuation_table import Check
 
-from ..literals import TOP_LEVEL_LEAD, Code, md_cell, md_code, md_text, py, py_call, py_expression
-from ..spec.continuation_model import ContinuationSpec, PlannerSituation, Situation
+from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_cell, md_code, md_text, py, py_call, py_expression
+from ..spec.continuation_expressions import FACT_PARAMETERS, check_functions
+from ..spec.continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from ..spec.continuation_situations import continuation_table_of, expected_summary
 from ..spec.model import Spec
 
@@ -27,28 +28,50 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "proceeds_on": py(table.proceeds_on),
         "checks": [py_call("Check", _fields(check, number), indent=4) for number, check in enumerate(table.checks)],
         "check_functions": _functions(_continuation(spec)),
+        "fact_functions": [(py(fact.name), f"_fact_{fact.name}") for fact in _continuation(spec).ledger_facts if fact.expression is not None],
         "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
         "remedies": py(dict(table.remedies), 0, TOP_LEVEL_LEAD),
         "continuation": py(dict(table.continuation), 0, TOP_LEVEL_LEAD),
-        "gates": [py_call("Check", list(gate._asdict().items()), indent=4) for gate in table.gates],
+        "gates": [py_call("Check", _fields(gate, -1), indent=4) for gate in table.gates],
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
         "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
     }
 
 
 def _fields(check: Check, number: int) -> list[tuple[str, Any]]:
-    """A check's fields, its compiled expressions named (the functions `_functions` writes above the table)."""
-    named = {"when_function": f"_check_{number}_when", "skip_function": f"_check_{number}_skip_if"}
-    return [(key, Code(named[key]) if key in named else value) for key, value in check._asdict().items() if not (key in named and value is None)]
+    """A check's fields, its compiled parts named (the functions `_functions` writes above the table)."""
+    names = {"when_function", "skip_function", "for_each_function", "event_id_function"}
+    fields: list[tuple[str, Any]] = []
+    for key, value in check._asdict().items():
+        if key in names and value is not None:
+            fields.append((key, Code(f"_check_{number}_{key.removesuffix('_function')}")))
+        elif key == "detail_functions" and value is not None:
+            entries = [f"{name!r}: _check_{number}_detail_{index}" for index, name in enumerate(value)]
+            flat = f"MappingProxyType({{{', '.join(entries)}}})"
+            lines = "".join(f"                {entry},\n" for entry in entries)  # a field of a Check that stands at 4
+            fields.append((key, Code(flat if len(flat) <= 80 else f"MappingProxyType(\n            {{\n{lines}            }}\n        )")))
+        elif key not in names and key != "detail_functions":
+            fields.append((key, value))
+    return fields
+
+
+def _signature(name: str, parameters: tuple[str, ...]) -> str:
+    flat = f"def {name}({', '.join(f'{p}: Any' for p in parameters)}) -> Any:"
+    return flat if len(flat) <= LINE_WIDTH else f"def {name}(\n" + "".join(f"    {p}: Any,\n" for p in parameters) + ") -> Any:"
 
 
 def _functions(continuation: ContinuationSpec) -> list[tuple[str, str]]:
-    """(name, body) of each check's `when` / `skip_if` written as an expression, compiled by generator/expr."""
-    functions = []
+    """(signature, body) of each compiled expression: the expression facts', then each check's parts."""
+    functions = [
+        (_signature(f"_fact_{fact.name}", FACT_PARAMETERS), py_expression(fact.expression[1], 4))
+        for fact in continuation.ledger_facts
+        if fact.expression is not None
+    ]
     for number, check in enumerate(continuation.checks):
-        for group, expression in (("when", check.when_expression), ("skip_if", check.skip_expression)):
-            if expression is not None:
-                functions.append((f"_check_{number}_{group}", py_expression(expression[1], 4)))
+        details = [name for name, _, _ in check.detail_expressions]
+        for field, (source, parameters) in check_functions(check).items():
+            suffix = f"detail_{details.index(field.partition('.')[2])}" if field.startswith("detail_functions.") else field.removesuffix("_function")
+            functions.append((_signature(f"_check_{number}_{suffix}", parameters), py_expression(source, 4)))
     return functions
 
 
@@ -106,7 +129,7 @@ def contract_context(spec: Spec) -> dict[str, Any] | None:
             [
                 str(number),
                 md_code(check.name),
-                md_code(check.when_expression[0]) if check.when_expression else "; ".join(md_code(_flow(test)) for test in check.when),
+                _when_cell(check),
                 md_code(check.skip_expression[0]) if check.skip_expression else "; ".join(md_code(_flow(test)) for test in check.skip_if) or "never",
                 "yes" if check.stops else "no",
                 md_code(check.diagnostic),
@@ -143,6 +166,12 @@ def _planner_context(continuation: ContinuationSpec, reasons_of: dict[str, str |
 def _continuation(spec: Spec) -> ContinuationSpec:
     assert spec.continuation is not None
     return spec.continuation
+
+
+def _when_cell(check: CheckDecl) -> str:
+    each = f"for each item of {md_code(check.for_each_expression[0])}" if check.for_each_expression else ""
+    when = md_code(check.when_expression[0]) if check.when_expression else "; ".join(md_code(_flow(test)) for test in check.when)
+    return f"{each}: {when}" if each and when else each or when
 
 
 def _flow(value: Any) -> str:

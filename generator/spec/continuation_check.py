@@ -10,6 +10,7 @@ checked and run in `continuation_situations`.
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any
 
@@ -19,7 +20,7 @@ from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, 
 from resume_contract.core.plan import Disposition
 
 from ..errors import Mark, SpecError
-from .continuation_expressions import compiled_check
+from .continuation_expressions import Scope, compiled, expression_parts
 from .continuation_model import (
     CheckDecl,
     ContinuationDiagnostic,
@@ -28,6 +29,7 @@ from .continuation_model import (
     InputDecl,
     Situation,
     canonical,
+    test_paths,
 )
 from .continuation_planner_check import check_planner
 from .continuation_situations import situation_events
@@ -35,6 +37,7 @@ from .loader import LoadedFile, SpecPath
 from .model import Projector, WireFormat
 
 _LIST_INPUTS = ("string_list",)
+_PATH = re.compile(r"^(?:(?:input|source|fact|phase0|item|planner|header|candidate)(?:\.[A-Za-z][A-Za-z0-9_]*){1,3}|missing)\Z")
 
 
 class ContinuationBuilder:
@@ -46,6 +49,9 @@ class ContinuationBuilder:
         self.projector = projector
         self.errors: list[SpecError] = []
 
+    def scope(self) -> Scope:
+        return Scope(tuple(self.inputs.values()), tuple(self.facts.values()), self.wire, self.semantics)
+
     def error(self, path: SpecPath, message: str, *, key: bool = False) -> None:
         self.errors.append(SpecError(self.file.key_mark(path) if key else self.file.mark(path), message))
 
@@ -53,8 +59,11 @@ class ContinuationBuilder:
         data = self.file.data
         inputs = tuple(self._input(("inputs", name), name, item) for name, item in data["inputs"].items())
         self.inputs = {decl.name: decl for decl in inputs}
-        facts = tuple(self._fact(name, item) for name, item in data["ledger_facts"].items())
-        self.facts = {decl.name: decl for decl in facts}
+        self.semantics = data.get("semantics", "strict")
+        self.facts: dict[str, FactDecl] = {}
+        for name, item in data["ledger_facts"].items():  # an expression fact reads the facts declared before it
+            self.facts[name] = self._fact(name, item)
+        facts = tuple(self.facts.values())
         diagnostics = tuple(
             ContinuationDiagnostic(code, item["reason"], item["message"], self.file.key_mark(("diagnostics", code)))
             for code, item in data["diagnostics"].items()
@@ -125,6 +134,9 @@ class ContinuationBuilder:
         elif kind == "last_replayed_where":
             for index, condition in enumerate(definition):
                 self._content_condition(path + (kind, index), condition)
+        elif kind == "expression":
+            expression = compiled(self.file, path + (kind,), self.scope().environment(fact=True), self.errors)
+            return FactDecl(name, kind, canonical(definition), item["description"], self.file.key_mark(path), expression)
         return FactDecl(name, kind, canonical(definition), item["description"], self.file.key_mark(path))
 
     def _wire_field(self, path: SpecPath, name: str) -> bool:
@@ -217,41 +229,39 @@ class ContinuationBuilder:
             if item["name"] in seen:
                 self.error(path + ("name",), f"duplicate check name '{item['name']}'")
             seen.add(item["name"])
-            tests = item["when"] if isinstance(item["when"], list) else []
+            tests = item["when"] if isinstance(item.get("when"), list) else []
             binds = frozenset(
                 {"item" for test in tests if "each_open" in test}
                 | {"missing" for test in tests if "missing_from" in test}
                 | ({"planner"} if gates else set())
             )
-            expressions = {
-                group: compiled_check(self.file, path + (group,), self.inputs.values(), self.facts.values(), self.wire, gates, self.errors)
-                for group in ("when", "skip_if")
-                if isinstance(item.get(group), str)
-            }
-            for group in ("when", "skip_if"):
-                for number, test in enumerate(item.get(group, ()) if group not in expressions else ()):
+            parts = expression_parts(self.file, path, item, gates, self.scope(), self.errors)
+            for group in ("when", "skip_if") if parts is None else ():
+                if isinstance(item.get(group), str):
+                    self.error(path + (group,), f"a check whose `when` is a list of tests has its `{group}` as a list of tests too")
+                for number, test in enumerate(item.get(group, ()) if isinstance(item.get(group, ()), list) else ()):
                     self._test(path + (group, number), test, binds if group == "when" else frozenset(), raisable)
             diagnostic = self.diagnostic_codes.get(item["diagnostic"])
             if diagnostic is None:
                 self.error(path + ("diagnostic",), f"undeclared diagnostic '{item['diagnostic']}'; declared are [{', '.join(self.diagnostic_codes)}]")
             elif diagnostic.reason is not None:
                 raisable.add(diagnostic.reason)
-            if "event_id" in item:
-                self._path(path + ("event_id",), item["event_id"], binds=binds)
-            for name, value in item.get("detail", {}).items():
-                self._path(path + ("detail", name), value, binds=binds)
+            for place, value in ([(("event_id",), item["event_id"])] if "event_id" in item else []) + [(("detail", k), v) for k, v in item.get("detail", {}).items()]:
+                if parts is None and not _PATH.match(value):
+                    self.error(path + place, f"'{value}' is no path: a check written with a list of tests names values by path (input.NAME, fact.NAME.FIELD, item.key, ...)")
+                elif parts is None:
+                    self._path(path + place, value, binds=binds)
             checks.append(
                 CheckDecl(
                     name=item["name"],
-                    when_json=canonical(item["when"]),
+                    when_json=canonical(item.get("when", [])),
                     skip_if_json=canonical(item.get("skip_if", [])),
                     stops=item.get("stops", False),
                     diagnostic=item["diagnostic"],
                     event_id=item.get("event_id"),
                     detail_json=canonical(item["detail"]) if "detail" in item else None,
                     mark=self.file.mark(path),
-                    when_expression=expressions.get("when"),
-                    skip_expression=expressions.get("skip_if"),
+                    **(parts or {}),
                 )
             )
         return tuple(checks)
@@ -275,7 +285,7 @@ class ContinuationBuilder:
             if not argument.startswith("fact.") or fact is None or fact.kind != "lifecycle":
                 self.error(path + (name,), f"`each_open` takes a lifecycle fact (fact.NAME), got '{argument}'")
                 return
-        for steps, value in _test_paths(name, argument):
+        for steps, value in test_paths(name, argument):
             self._path(path + (name, *steps), value, wanted="boolean" if name == "is_false" else None, binds=binds)
 
     # -- reasons, payload, situations --------------------------------------------------------------------------
@@ -332,21 +342,6 @@ class ContinuationBuilder:
                 )
             )
         return tuple(situations)
-
-
-def _test_paths(name: str, argument: Any) -> list[tuple[tuple[str | int, ...], str]]:
-    """The paths a test reads, each with where it stands inside the test."""
-    if name == "missing_from":
-        return [((part,), argument[part]) for part in ("values", "set")]
-    if name in ("not_one_of", "one_of"):
-        return [(("value",), argument["value"])]
-    if name == "any_equal":
-        return [((number, side), value) for number, pair in enumerate(argument) for side, value in enumerate(pair)]
-    if name == "differ":
-        return [((side,), value) for side, value in enumerate(argument)]
-    if name in ("no_events", "raised"):
-        return []
-    return [((), argument)]
 
 
 def build_continuation(file: LoadedFile, wire: WireFormat, projector: Projector) -> tuple[ContinuationSpec, list[SpecError]]:

@@ -1,17 +1,19 @@
-"""A continuation check's `when` or `skip_if` written as an expression (docs/expressions.md), type-checked and
-compiled here; `function_of` makes the compiled source a function for the situations the generator runs before it
-writes code (the generated module holds the same source, as a `def`).
+"""The continuation decision's expressions (docs/expressions.md): a ledger fact's `expression`, a check's
+`for_each`, `when`, `skip_if`, and, in a check written so, its `event_id` and `detail` values. Each is type-checked
+and compiled here; `function_of` makes the compiled source a function for the situations the generator runs before
+it writes code (the generated module holds the same source, as a `def`).
 
-The names an expression of a check may read, each typed from what the spec declares:
-`input` (the declared inputs), `source` (the first event, null for an empty ledger), `events` (the committed
-prefix), `replay` (the events of the Phase 0 replay, in order), `fact` (the ledger facts), `phase0` (the Phase 0
-plan's disposition, rejectionReasons, requiresVerification, sourceRuntimeEventHighWater) and `raised` (the
-reasons raised so far, Phase 0's first).
+The names they read, each typed from what the spec declares: `input` (the declared inputs), `source` (the first
+event, null for an empty ledger), `events` (the committed prefix), `replay` (the events of the Phase 0 replay, in
+order), `fact` (the ledger facts: an expression fact sees those declared before it), `phase0` (the Phase 0 plan's
+disposition, rejectionReasons, requiresVerification, sourceRuntimeEventHighWater), `raised` (the reasons raised so
+far, Phase 0's first; not in a fact) and `item` (in a check with `for_each`: the item it fires for).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from resume_contract.core import expressions as runtime
@@ -19,14 +21,21 @@ from resume_contract.core import expressions as runtime
 from ..errors import SpecError
 from ..expr import Environment, compile_at
 from ..expr.types import BOOL, INT, JSON, STRING, Type, list_of, object_type
-from .continuation_model import FactDecl, InputDecl
+from .continuation_model import CheckDecl, FactDecl, InputDecl
 from .loader import LoadedFile, SpecPath
 from .model import WireFormat
 
-# The parameters of every compiled check, in this order: what the interpreter hands it.
+# The parameters of every compiled check, in this order (a fact's: all but `raised`; an event_id's or a detail's:
+# these and `item`): what the interpreter hands it.
 PARAMETERS = ("input", "source", "events", "replay", "fact", "phase0", "raised")
+FACT_PARAMETERS = PARAMETERS[:-1]
+ITEM_PARAMETERS = PARAMETERS + ("item",)
 
 _INPUT_TYPES = {"boolean": BOOL, "string": STRING, "integer": INT, "string_list": list_of(STRING)}
+
+
+class Compiled(tuple[str, str, Type]):
+    """(the expression's text, the Python it compiles to, its type)."""
 
 
 def _input_type(decl: InputDecl) -> Type:
@@ -35,61 +44,123 @@ def _input_type(decl: InputDecl) -> Type:
     return _INPUT_TYPES[decl.type]
 
 
-def environment(inputs: Iterable[InputDecl], facts: Iterable[FactDecl], wire: WireFormat, semantics: str) -> Environment:
-    event = object_type("event", {field.name: (JSON, True) for field in wire.fields})
-    fact_types: dict[str, tuple[Type, bool]] = {}
-    for fact in facts:
-        if fact.kind == "lifecycle":
-            item = object_type(f"fact.{fact.name}[]", {"eventId": (STRING, False), "key": (STRING.or_null(), False)})
-            fact_types[fact.name] = (list_of(item), False)
-        elif fact.kind == "operation_field":
-            fact_types[fact.name] = (list_of(JSON), False)
-        else:  # an event, or null
-            fact_types[fact.name] = (event.or_null(), False)
-    phase0 = object_type(
-        "phase0",
-        {"disposition": (STRING, False), "rejectionReasons": (list_of(STRING), False), "requiresVerification": (BOOL, False), "sourceRuntimeEventHighWater": (INT, False)},
-    )
-    names = {
-        "input": object_type("input", {decl.name: (_input_type(decl), decl.optional) for decl in inputs}),
-        "source": event.or_null(),
-        "events": list_of(event),
-        "replay": list_of(event),
-        "fact": object_type("fact", fact_types),
-        "phase0": phase0,
-        "raised": list_of(STRING),
-    }
-    return Environment(names, semantics)
+def _fact_type(fact: FactDecl, event: Type) -> Type:
+    if fact.kind == "expression":
+        assert fact.expression is not None
+        return fact.expression[2]
+    if fact.kind == "lifecycle":
+        return list_of(object_type(f"fact.{fact.name}[]", {"eventId": (STRING, False), "key": (STRING.or_null(), False)}))
+    if fact.kind == "operation_field":
+        return list_of(JSON)
+    return event.or_null()  # an event, or null
 
 
-def compiled_check(
-    file: LoadedFile,
-    path: SpecPath,
-    inputs: Iterable[InputDecl],
-    facts: Iterable[FactDecl],
-    wire: WireFormat,
-    gates: bool,
-    errors: list[SpecError],
-) -> tuple[str, str] | None:
-    """A check's `when` or `skip_if` written as an expression: (its text, its compiled Python); None when it is
-    wrong, with the error added to `errors`."""
-    if gates:
-        errors.append(SpecError(file.mark(path), "a planner gate's tests are a list of tests (an expression cannot read `planner.NAME` yet)"))
-        return None
+@dataclass(frozen=True)
+class Scope:
+    """What the decision's expressions may read: the declared inputs, the facts (so far), the wire, the semantics."""
+
+    inputs: tuple[InputDecl, ...]
+    facts: tuple[FactDecl, ...]
+    wire: WireFormat
+    semantics: str
+
+    def environment(self, *, fact: bool = False, item: Type | None = None) -> Environment:
+        """The names an expression reads (a fact's, with `fact`; a `for_each` check's, with `item`)."""
+        event = object_type("event", {field.name: (JSON, True) for field in self.wire.fields})
+        phase0 = object_type(
+            "phase0",
+            {"disposition": (STRING, False), "rejectionReasons": (list_of(STRING), False), "requiresVerification": (BOOL, False), "sourceRuntimeEventHighWater": (INT, False)},
+        )
+        names = {
+            "input": object_type("input", {decl.name: (_input_type(decl), decl.optional) for decl in self.inputs}),
+            "source": event.or_null(),
+            "events": list_of(event),
+            "replay": list_of(event),
+            "fact": object_type("fact", {decl.name: (_fact_type(decl, event), False) for decl in self.facts}),
+            "phase0": phase0,
+        }
+        if not fact:
+            names["raised"] = list_of(STRING)
+        if item is not None:
+            names["item"] = item
+        return Environment(names, self.semantics)
+
+
+def compiled(file: LoadedFile, path: SpecPath, env: Environment, errors: list[SpecError], *, condition: bool = False) -> Compiled | None:
+    """The expression at `path`, compiled in `env`; None when it is wrong, with the error added to `errors`."""
     text = file.data
     for step in path:
         text = text[step]
-    env = environment(inputs, facts, wire, file.data.get("semantics", "strict"))
-    compiled = compile_at(text, env, file.origin(path), condition=True)
-    if isinstance(compiled, SpecError):
-        errors.append(compiled)
+    result = compile_at(text, env, file.origin(path), condition=condition)
+    if isinstance(result, SpecError):
+        errors.append(result)
         return None
-    return text, compiled.source
+    return Compiled((text, result.source, result.type))
 
 
-def function_of(source: str) -> Callable[..., bool]:
-    """The compiled source as a function of PARAMETERS. The source is the expression compiler's own output (it
+def function_of(source: str, parameters: tuple[str, ...] = PARAMETERS) -> Callable[..., Any]:
+    """The compiled source as a function of `parameters`. The source is the expression compiler's own output (it
     calls nothing but the `_x` helpers and `any`/`all`), never a spec's text."""
     namespace: dict[str, Any] = {"_x": runtime, "__builtins__": {"any": any, "all": all}}
-    exec(f"def check({', '.join(PARAMETERS)}):\n    return {source}\n", namespace)  # the compiler's output, never spec text
-    return namespace["check"]
+    exec(f"def function({', '.join(parameters)}):\n    return {source}\n", namespace)  # the compiler's output, never spec text
+    return namespace["function"]
+
+
+def expression_parts(file: LoadedFile, path: SpecPath, item: dict[str, Any], gates: bool, scope: Scope, errors: list[SpecError]) -> dict[str, Any] | None:
+    """A check written with expressions (its `when` is one, or it has `for_each`): CheckDecl's expression fields,
+    each part compiled; None for a check written with lists of tests."""
+    if "for_each" not in item and not isinstance(item.get("when"), str):
+        return None
+    if gates:
+        errors.append(SpecError(file.mark(path), "a planner gate is written with lists of tests (an expression cannot read `planner.NAME` yet)"))
+        return {}
+    env = scope.environment()
+    item_env = scope.environment(item=item_type(file, path, env)) if "for_each" in item else env
+    parts: dict[str, Any] = {}
+    if "for_each" in item and (each := compiled(file, path + ("for_each",), env, errors)) is not None:
+        if each[2].kind not in ("list", "json"):
+            errors.append(SpecError(file.mark(path + ("for_each",)), f"`for_each` gives the list a check fires for, and this is {each[2]}"))
+        parts["for_each"] = each[:2]
+    for group in ("when", "skip_if"):
+        if group not in item:
+            continue
+        if not isinstance(item[group], str):
+            errors.append(SpecError(file.mark(path + (group,)), f"in a check written with expressions (`for_each`), `{group}` is an expression too"))
+        elif (test := compiled(file, path + (group,), item_env if group == "when" else env, errors, condition=True)) is not None:
+            parts[group] = test[:2]
+    if "event_id" in item and (event_id := compiled(file, path + ("event_id",), item_env, errors)) is not None:
+        if event_id[2].kind not in ("string", "json", "null"):
+            errors.append(SpecError(file.mark(path + ("event_id",)), f"`event_id` names an event by its id, a string, and this is {event_id[2]}"))
+        parts["event_id"] = event_id[:2]
+    details = []
+    for name in item.get("detail", {}):
+        if (value := compiled(file, path + ("detail", name), item_env, errors)) is not None:
+            details.append((name, value[0], value[1]))
+    return {
+        "when_expression": parts.get("when"),
+        "skip_expression": parts.get("skip_if"),
+        "for_each_expression": parts.get("for_each"),
+        "event_id_expression": parts.get("event_id"),
+        "detail_expressions": tuple(details),
+    }
+
+
+def item_type(file: LoadedFile, path: SpecPath, env: Environment) -> Type:
+    """The type of what a `for_each` check's `item` holds (json when its list cannot say)."""
+    each = compiled(file, path + ("for_each",), env, [])
+    return (each[2].item or JSON) if each is not None and each[2].kind == "list" else JSON
+
+
+def check_functions(check: CheckDecl) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """A check's compiled parts, as the functions its table entry holds: Check field (a detail's as
+    `detail_functions.NAME`) -> (the compiled source, its parameters)."""
+    takes_item: tuple[str, ...] = ITEM_PARAMETERS if check.for_each_expression is not None else PARAMETERS
+    parts: list[tuple[str, tuple[str, str] | None, tuple[str, ...]]] = [
+        ("when_function", check.when_expression, takes_item),
+        ("skip_function", check.skip_expression, PARAMETERS),
+        ("for_each_function", check.for_each_expression, PARAMETERS),
+        ("event_id_function", check.event_id_expression, ITEM_PARAMETERS),
+    ]
+    functions: dict[str, tuple[str, tuple[str, ...]]] = {field: (expression[1], parameters) for field, expression, parameters in parts if expression is not None}
+    functions |= {f"detail_functions.{name}": (source, ITEM_PARAMETERS) for name, _, source in check.detail_expressions}
+    return functions

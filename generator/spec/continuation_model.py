@@ -45,6 +45,7 @@ class FactDecl:
     definition_json: str
     description: str
     mark: Mark
+    expression: Any = None  # an `expression` fact: (its text, the Python it compiles to, its type)
 
     @property
     def definition(self) -> Any:
@@ -61,9 +62,12 @@ class CheckDecl:
     event_id: str | None
     detail_json: str | None
     mark: Mark
-    # `when` / `skip_if` written as an expression: its text, and the Python the expression compiler made of it
+    # A check written with expressions: each part's text and the Python the expression compiler made of it
     when_expression: tuple[str, str] | None = None
     skip_expression: tuple[str, str] | None = None
+    for_each_expression: tuple[str, str] | None = None
+    event_id_expression: tuple[str, str] | None = None
+    detail_expressions: tuple[tuple[str, str, str], ...] = ()  # (name, text, source)
 
     @property
     def when(self) -> list[dict[str, Any]]:
@@ -166,3 +170,18 @@ class ContinuationSpec:
 
     def diagnostic(self, code: str) -> ContinuationDiagnostic:
         return next(diagnostic for diagnostic in self.diagnostics if diagnostic.code == code)
+
+
+def test_paths(name: str, argument: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """The paths a test reads, each with where it stands inside the test."""
+    if name == "missing_from":
+        return [((part,), argument[part]) for part in ("values", "set")]
+    if name in ("not_one_of", "one_of"):
+        return [(("value",), argument["value"])]
+    if name == "any_equal":
+        return [((number, side), value) for number, pair in enumerate(argument) for side, value in enumerate(pair)]
+    if name == "differ":
+        return [((side,), value) for side, value in enumerate(argument)]
+    if name in ("no_events", "raised"):
+        return []
+    return [((), argument)]

@@ -11,10 +11,10 @@ from resume_contract.core.continuation import ContinuationPlan, continuation_sum
 from resume_contract.core.continuation_planner import decide_from_run, decide_latest
 from resume_contract.core.continuation_table import Check, ContinuationTable
 from resume_contract.core.table import ProjectorTable
-from resume_contract.errors import FactsRefused, RowRefused
+from resume_contract.errors import ExpressionFailed, FactsRefused, RowRefused
 
 from ..errors import SpecError
-from .continuation_expressions import function_of
+from .continuation_expressions import FACT_PARAMETERS, check_functions, function_of
 from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
@@ -66,10 +66,15 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         gates=tuple(_check(gate) for gate in continuation.gates),
         planner=continuation.planner,
         invariants=tuple(name for name, _ in continuation.invariants),
+        fact_functions={
+            fact.name: function_of(fact.expression[1], FACT_PARAMETERS) for fact in continuation.ledger_facts if fact.expression is not None
+        },
     )
 
 
 def _check(check: CheckDecl) -> Check:
+    functions = {field: function_of(source, parameters) for field, (source, parameters) in check_functions(check).items()}
+    details = {field.partition(".")[2]: function for field, function in functions.items() if field.startswith("detail_functions.")}
     return Check(
         name=check.name,
         when=tuple(check.when),
@@ -78,8 +83,11 @@ def _check(check: CheckDecl) -> Check:
         diagnostic=check.diagnostic,
         event_id=check.event_id,
         detail=check.detail,
-        when_function=None if check.when_expression is None else function_of(check.when_expression[1]),
-        skip_function=None if check.skip_expression is None else function_of(check.skip_expression[1]),
+        when_function=functions.get("when_function"),
+        skip_function=functions.get("skip_function"),
+        for_each_function=functions.get("for_each_function"),
+        event_id_function=functions.get("event_id_function"),
+        detail_functions=details or None,
     )
 
 
@@ -135,6 +143,9 @@ def situation_errors(spec: Spec) -> list[SpecError]:
             plan = decide_continuation(events, situation.facts, projector, table)
         except FactsRefused as refused:
             errors += [SpecError(situation.mark, f"situation '{situation.name}': {problem}") for problem in refused.problems]
+            continue
+        except ExpressionFailed as failed:
+            errors.append(SpecError(situation.mark, f"situation '{situation.name}': an expression cannot be judged here: {failed}"))
             continue
         actual = continuation_summary(plan)
         if actual != expected:

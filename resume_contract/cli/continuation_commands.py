@@ -53,6 +53,7 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
     from ..contract import build_continuation_plan
     from ..errors import (
         EscapesWorkspace,
+        ExpressionFailed,
         FactsRefused,
         InvalidLedgerId,
         LedgerInUse,
@@ -78,6 +79,8 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
     except FactsRefused as refused:
         raise UsageError(*(f"{args.host or args.facts}: {problem}" for problem in refused.problems)) from None
+    except ExpressionFailed as failed:
+        raise UsageError(f"nothing was decided: an expression of the contract cannot judge these facts ({failed})") from None
     except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId, RunHeaderUnreadable) as error:
         raise UsageError(str(error)) from None
     except OSError as error:

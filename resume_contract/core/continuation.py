@@ -14,9 +14,10 @@ from typing import Any
 
 import msgspec
 
+from . import expressions as _x
 from .continuation_facts import check_facts
 from .continuation_functions import FUNCTIONS
-from .continuation_json import expression_json
+from .continuation_json import expression_json, fact_json
 from .continuation_table import OPERATION_FIELDS, PHASE0_FIELDS, Check, ContinuationTable
 from .plan import Diagnostic, ResumePlan, row_event_id
 from .project import project
@@ -155,7 +156,11 @@ class DecisionContext:
     def fact(self, name: str) -> Any:
         if name not in self._facts:
             ((kind, definition),) = self.table.ledger_facts[name].items()
-            self._facts[name] = getattr(self, f"_fact_{kind}")(definition)
+            if kind == "expression":  # its value as JSON, where a check written with lists of tests reads it by path
+                value = self.expression_values(())[4][name]
+                self._facts[name] = ABSENT if value is None else value
+            else:
+                self._facts[name] = getattr(self, f"_fact_{kind}")(definition)
         return self._facts[name]
 
     def _flag(self, event: Any, where: Mapping[str, str]) -> Any:
@@ -225,6 +230,9 @@ class DecisionContext:
 
     def bindings(self, check: Check, reasons: Sequence[str]) -> list[dict[str, Any]]:
         """One binding per time the check fires (an `each_open` test once per open item, an expression once)."""
+        if check.for_each_function is not None:
+            values = self.expression_values(reasons)
+            return [{"item": item} for item in _x.items(check.for_each_function(*values)) if check.when_function is None or check.when_function(*values, item)]
         if check.when_function is not None:
             return [{}] if check.when_function(*self.expression_values(reasons)) else []
         found: list[dict[str, Any]] = [{}]
@@ -267,14 +275,24 @@ class DecisionContext:
         return {"present": value is not ABSENT, "absent": value is ABSENT, "is_false": value is False}[name]
 
     def expression_values(self, reasons: Sequence[str]) -> tuple[Any, ...]:
-        """What a check written as an expression reads, in the order of its parameters (continuation_json.py)."""
+        """What a check written with expressions reads, in the order of its parameters (continuation_json.py)."""
         if self._json is None:
             assert self.phase0 is not None
-            self._json = expression_json(self.events, self.phase0, {name: self.fact(name) for name in self.table.ledger_facts}, ABSENT)
+            source, events, replay, phase0 = expression_json(self.events, self.phase0)
+            facts: dict[str, Any] = {}
+            for name, definition in self.table.ledger_facts.items():  # an expression fact reads the ones before it
+                if "expression" in definition:
+                    function = self.table.fact_functions.get(name)  # (none only in a spec the generator refused)
+                    facts[name] = function(self.facts, source, events, replay, facts, phase0) if function else None
+                else:
+                    facts[name] = fact_json(self.fact(name), ABSENT)
+            self._json = (source, events, replay, facts, phase0)
         return (dict(self.facts), *self._json, list(reasons))
 
     # -- what a check raises, what a continuation carries -----------------------------------------------------
     def diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:
+        if check.when_function is not None or check.for_each_function is not None:
+            return self._expression_diagnostic(check, binding)
         event_id = ABSENT if check.event_id is None else self.value(check.event_id, binding)
         detail = None
         if check.detail is not None:
@@ -285,6 +303,13 @@ class DecisionContext:
             event_id=None if event_id is ABSENT else event_id,
             detail=detail,
         )
+
+    def _expression_diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:
+        values = (*self.expression_values(()), binding.get("item"))
+        event_id = None if check.event_id_function is None else check.event_id_function(*values)
+        detail = None if check.detail_functions is None else {name: function(*values) for name, function in check.detail_functions.items()}
+        message = self.table.diagnostics[check.diagnostic][1]
+        return Diagnostic(code=check.diagnostic, message=message, event_id=event_id if isinstance(event_id, str) else None, detail=detail)
 
     def payload(self, template: Mapping[str, Any]) -> dict[str, Any]:
         built: dict[str, Any] = {}

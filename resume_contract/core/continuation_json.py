@@ -8,7 +8,7 @@ ledger facts with an event as its JSON and nothing as null, and the Phase 0 plan
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -16,8 +16,8 @@ import msgspec
 from .plan import ResumePlan
 
 
-def expression_json(events: Sequence[Any], phase0: ResumePlan, facts: Mapping[str, Any], absent: Any) -> tuple[Any, ...]:
-    """(source, events, replay, fact, phase0) as JSON; `absent` is the interpreter's value for "no value"."""
+def expression_json(events: Sequence[Any], phase0: ResumePlan) -> tuple[Any, Any, Any, Any]:
+    """(source, events, replay, phase0) as JSON."""
     encoded = [event_json(event) for event in events]
     replayed = set(phase0.replay_event_ids)
     plan = {
@@ -27,8 +27,7 @@ def expression_json(events: Sequence[Any], phase0: ResumePlan, facts: Mapping[st
         "sourceRuntimeEventHighWater": phase0.source_runtime_event_high_water,
     }
     replay = [event for event in encoded if event.get("id") in replayed]
-    fact = {name: _fact_json(value, absent) for name, value in facts.items()}
-    return (encoded[0] if encoded else None, encoded, replay, fact, plan)
+    return (encoded[0] if encoded else None, encoded, replay, plan)
 
 
 def event_json(event: Any) -> Any:
@@ -36,11 +35,12 @@ def event_json(event: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(event))
 
 
-def _fact_json(value: Any, absent: Any) -> Any:
+def fact_json(value: Any, absent: Any) -> Any:
+    """A ledger fact as JSON: an event as its row's JSON, `absent` (no value) as null."""
     if value is absent or value is None:
         return None
     if isinstance(value, (list, tuple)):
-        return [_fact_json(item, absent) for item in value]
+        return [fact_json(item, absent) for item in value]
     if isinstance(value, dict):
-        return {key: _fact_json(item, absent) for key, item in value.items()}
+        return {key: fact_json(item, absent) for key, item in value.items()}
     return value if isinstance(value, (str, int, float, bool)) else event_json(value)

@@ -9,14 +9,14 @@ spec's own words (paths such as `input.currentCwd`, tests such as `{"is_false": 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 # What a test may be, and what a ledger fact may be: the interpreter's vocabulary, which the generator checks
 # a spec against (one home: a new test is added here, to the interpreter, and to the schema).
 TESTS = ("each_open", "no_events", "present", "absent", "is_false", "differ", "any_equal", "missing_from", "not_one_of", "one_of", "raised")
-FACT_KINDS = ("lifecycle", "first_differing", "last_replayed_where", "operation_field")
+FACT_KINDS = ("lifecycle", "first_differing", "last_replayed_where", "operation_field", "expression")
 INPUT_TYPES = ("boolean", "string", "integer", "string_list", "object")
 # The Phase 0 plan's fields a path `phase0.NAME` may read -> the ResumePlan attribute.
 PHASE0_FIELDS: Mapping[str, str] = MappingProxyType(
@@ -50,6 +50,11 @@ class Check(NamedTuple):
     # called with the values continuation.EXPRESSION_NAMES names; `when` / `skip_if` are then empty.
     when_function: Callable[..., bool] | None = None
     skip_function: Callable[..., bool] | None = None
+    # With `for_each`: the list it fires for (`when_function` then also takes the item); and, in a check written
+    # with expressions, its event_id and detail values (each also takes the item, or None)
+    for_each_function: Callable[..., Any] | None = None
+    event_id_function: Callable[..., Any] | None = None
+    detail_functions: Mapping[str, Callable[..., Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,3 +87,6 @@ class ContinuationTable:
     planner: Mapping[str, Any] | None = None
     # The Phase 1 invariants the spec requires (`continuation_invariants.py` says what each means).
     invariants: tuple[str, ...] = ()
+    # An `expression` ledger fact -> the function the generator compiled it to (input, source, events, replay,
+    # the facts before it, phase0)
+    fact_functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)

@@ -13,12 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import ExpressionFailed
 from .continuation_functions import normalised_cwd
 from .javascript import is_truthy, to_string
 
-
-class ExpressionFailed(Exception):
-    """An expression met a value its semantics gives no meaning to: a decision made from it would be a guess."""
+__all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
 
 def _kind(value: Any) -> str:
@@ -211,3 +210,25 @@ def text_test(operator: str, value: Any, part: Any) -> bool:
     if operator == "startsWith":
         return value.startswith(part)
     return value.endswith(part) if operator == "endsWith" else part in value
+
+
+def distinct(value: Any, javascript: bool = False) -> list[Any]:
+    """`list.distinct()`: each item once, the first of those equal by `==`, in order."""
+    same = js_eq if javascript else eq
+    kept: list[Any] = []
+    for item in items(value):
+        if not any(same(item, each) for each in kept):
+            kept.append(item)
+    return kept
+
+
+def sort(value: Any, javascript: bool = False) -> list[Any]:
+    """`list.sort()`. Strict: numbers by value or strings by code point, nothing else. JavaScript: Array.prototype.sort
+    with no comparator: every item compared as `String(x)`, in UTF-16 code units (null as "null"), stably."""
+    sequence = list(items(value))
+    if javascript:
+        return sorted(sequence, key=lambda item: to_string(item).encode("utf-16-be", "surrogatepass"))
+    kinds = {_kind(item) for item in sequence}
+    if len(kinds) > 1 or kinds - {"number", "string"}:
+        raise ExpressionFailed(f"cannot sort {' and '.join(sorted(kinds))}")
+    return sorted(sequence)
