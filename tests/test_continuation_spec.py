@@ -98,6 +98,19 @@ def test_a_permission_request_is_closed_only_by_a_later_committed_decision(phase
     assert _decide(phase1, [_row(1), _request(2, "p", partial=True)])["disposition"] == "continue"
 
 
+def test_a_request_is_one_item_by_its_key_as_the_reference_keeps_them(phase1: Any) -> None:
+    # The reference keeps pending requests in a map by requestId (../shared/evolutions/05-permission-closers,
+    # cases 19 and 32): a key requested twice is one item, where it was first requested, naming the later event;
+    # an event that requests and decides the same key leaves nothing pending.
+    twice = _decide(phase1, [_row(1), _request(2, "p"), _request(3, "q"), _request(4, "p")])
+    assert twice["diagnostics"] == [
+        {"code": "pending_permission", "eventId": "e4", "detail": {"requestId": "p"}},
+        {"code": "pending_permission", "eventId": "e3", "detail": {"requestId": "q"}},
+    ]
+    both = _row(2, actions={"permissionRequest": {"requestId": "p"}, "permissionDecision": {"requestId": "p", "allowed": True}})
+    assert _decide(phase1, [_row(1), both])["disposition"] == "continue"
+
+
 def test_a_request_without_a_string_id_can_never_be_decided_so_it_parks(phase1: Any) -> None:
     summary = _decide(phase1, [_row(1), _request(2, 7), _decision(3, "7")])
 

@@ -170,23 +170,26 @@ class DecisionContext:
         return _json_of(holder[where["key"]])
 
     def _fact_lifecycle(self, definition: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The items opened and not closed by a later event, in the order they were opened; partial events count
-        for neither. An opening with no string key can never be closed: it stays open (fail closed)."""
+        """The items opened and not closed, in the order they were first opened; partial events count for neither.
+        As the reference keeps them (a map by key): a key opened again is still one item (its event the latest
+        opening); an event that opens and closes a key leaves it closed. An opening with no string key can never
+        be closed: it stays open, an item of its own (fail closed)."""
         partial = self.table.event_attributes["partial"]
         key = definition["key"]
-        open_items: list[dict[str, Any]] = []
-        for event in self.events:
+        open_items: dict[Any, dict[str, Any]] = {}
+        for number, event in enumerate(self.events):
             if getattr(event, partial) is True:
                 continue
-            for closer in definition["closed_by"]:
-                closing = self._flag(event, closer)
-                if isinstance(closing, dict) and isinstance(closing.get(key), str):
-                    open_items = [item for item in open_items if item["key"] != closing[key]]
             opening = self._flag(event, definition["opened_by"])
             if opening is not ABSENT:
                 item_key = opening.get(key) if isinstance(opening, dict) else None
-                open_items.append({"eventId": event.id, "key": item_key if isinstance(item_key, str) else None})
-        return open_items
+                item_key = item_key if isinstance(item_key, str) else None
+                open_items[item_key if item_key is not None else ("unkeyed", number)] = {"eventId": event.id, "key": item_key}
+            for closer in definition["closed_by"]:
+                closing = self._flag(event, closer)
+                if isinstance(closing, dict) and isinstance(closing.get(key), str):
+                    open_items.pop(closing[key], None)
+        return list(open_items.values())
 
     def _fact_first_differing(self, fields: Sequence[str]) -> Any:
         attributes = [self.table.event_attributes[name] for name in fields]
