@@ -1,0 +1,131 @@
+"""The gallery examples/maka-history/: a real contract's history, replayed as YAML edits.
+
+    python tools/gallery.py materialise DIR [--through STEP]   # base/spec + each written step's patch, generated
+    python tools/gallery.py check [--step STEP]                # each written step, as tests/test_gallery.py holds it
+
+`materialise` makes DIR a contract project (spec/ and generated/) at a step, to use with `resume-contract
+--root DIR ...`. `check`, for each written step in order: its patch changes spec/ only and applies with `git
+apply` onto the step before; `generate` accepts it; its reference cases (cases/STEP, the reference's recorded
+answers) decide as the reference did, but for the manifest's known gaps, which must still differ (and in
+disposition and reasons agree); `resume-contract diff` gives it the class the reference's history names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import evolution_cases  # noqa: E402 - a sibling script, not a package
+
+GALLERY = Path(__file__).resolve().parent.parent / "examples" / "maka-history"
+CLI = [sys.executable, "-m", "resume_contract"]
+
+
+def manifest() -> dict[str, Any]:
+    return json.loads((GALLERY / "manifest.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def written(through: str | None = None) -> list[dict[str, Any]]:
+    """The written steps in order (up to `through`, when given)."""
+    steps = [step for step in manifest()["steps"] if step["patch"]]
+    if through is not None:
+        names = [step["step"] for step in steps]
+        if through not in names:
+            raise SystemExit(f"no written step {through!r}; the written steps are {', '.join(names)}")
+        steps = steps[: names.index(through) + 1]
+    return steps
+
+
+def patch_files(patch: Path) -> list[str]:
+    return [line.split(" b/", 1)[1] for line in patch.read_text(encoding="utf-8").splitlines() if line.startswith("diff --git ")]
+
+
+def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def materialise(directory: Path, through: str | None = None) -> Path:
+    """DIR with base/spec and each written step's patch applied in order, then generated."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if (directory / "spec").exists():
+        raise SystemExit(f"{directory}/spec exists: materialise into an empty directory")
+    shutil.copytree(GALLERY / "base" / "spec", directory / "spec")
+    for step in written(through):
+        applied = run(["git", "apply", "--unsafe-paths", "--directory", ".", str(GALLERY / step["patch"])], directory)
+        if applied.returncode != 0:
+            raise SystemExit(f"{step['step']}: git apply failed: {applied.stderr.strip()}")
+    generated = run([*CLI, "--root", str(directory), "generate"], directory)
+    if generated.returncode != 0:
+        raise SystemExit(f"generate failed at {through or 'the last step'}:\n{generated.stdout}{generated.stderr}")
+    return directory
+
+
+def check_step(step: dict[str, Any], before: Path, after: Path) -> list[str]:
+    """What is wrong with one written step, materialised in `after` (the step before it in `before`)."""
+    problems = [f"{step['step']}: the patch changes {name}, not spec/" for name in patch_files(GALLERY / step["patch"]) if not name.startswith("spec/")]
+    cases_dir = GALLERY / step["cases"]
+    about = json.loads((cases_dir / "about.json").read_text(encoding="utf-8"))
+    full = about["compare"] == "full"
+    cases = [json.loads(line) for line in (cases_dir / "cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    for number, case in enumerate(cases, 1):
+        ours, theirs = evolution_cases.decide(case, after, full), evolution_cases.expected(case["expect"], full)
+        gap = step["known_gaps"].get(str(number))
+        if gap is None and ours != theirs:
+            problems.append(f"{step['step']} case {number}: decides {json.dumps(ours)[:300]}, the reference {json.dumps(theirs)[:300]}")
+        elif gap is not None and ours == theirs:
+            problems.append(f"{step['step']} case {number}: a known gap now agrees: take it out of the manifest")
+        elif gap is not None and any(ours.get(key) != theirs.get(key) for key in ("exit", "disposition", "rejectionReasons")):
+            problems.append(f"{step['step']} case {number}: a known gap ({gap}) now differs in its decision too")
+    review = run([*CLI, "--root", str(after), "diff", str(before / "spec"), str(after / "spec"), "--format", "json"], after)
+    classes = json.loads(review.stdout)["summary"] if review.stdout.startswith("{") else None
+    strongest = next((name for name in ("weakens-safety", "breaking", "tightens", "neutral") if classes and classes.get(name)), None)
+    if strongest not in about["expected_class"]:
+        problems.append(f"{step['step']}: diff classes it {strongest}, the history {' or '.join(about['expected_class'])} ({review.stderr.strip()[-200:]})")
+    return problems
+
+
+def check(only: str | None = None) -> list[str]:
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch, "base")
+        shutil.copytree(GALLERY / "base" / "spec", base / "spec")
+        generated = run([*CLI, "--root", str(base), "generate"], base)
+        if generated.returncode != 0:
+            return [f"base: generate failed: {generated.stdout}{generated.stderr}"]
+        previous = base
+        for step in written():
+            after = materialise(Path(scratch, step["step"]), through=step["step"])
+            if only in (None, step["step"]):
+                problems += check_step(step, previous, after)
+            previous = after
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    commands = parser.add_subparsers(dest="command", required=True)
+    making = commands.add_parser("materialise", help="a contract project at a step")
+    making.add_argument("directory", type=Path)
+    making.add_argument("--through", help="the last step to apply (default: every written step)")
+    checking = commands.add_parser("check", help="every written step against its reference cases and class")
+    checking.add_argument("--step", help="check this step only")
+    args = parser.parse_args(argv)
+    if args.command == "materialise":
+        print(f"materialised {materialise(args.directory, args.through)}: resume-contract --root {args.directory} ...")
+        return 0
+    problems = check(args.step)
+    for problem in problems:
+        print(problem)
+    print(f"{len(written())} written steps: {'all hold' if not problems else f'{len(problems)} problems'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
