@@ -18,7 +18,7 @@ from .plan import ResumePlan
 
 def expression_json(events: Sequence[Any], phase0: ResumePlan) -> tuple[Any, Any, Any, Any]:
     """(source, events, replay, phase0) as JSON."""
-    encoded = [event_json(event) for event in events]
+    encoded = msgspec.json.decode(msgspec.json.encode(events)) if events else []  # one pass for the whole prefix
     replayed = set(phase0.replay_event_ids)
     plan = {
         "disposition": phase0.disposition,
