@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
+from frozen_phase1 import BASE_FACTS as FACTS
+from frozen_phase1 import row as _row
 from resume_contract_generator.errors import SpecInvalid
 from resume_contract_generator.render.tree import render_all
 from resume_contract_generator.spec.continuation_situations import continuation_table_of
@@ -85,23 +86,8 @@ def specs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
     return lists, expressions
 
 
-FACTS: dict[str, Any] = {
-    "ledgerReadable": True,
-    "terminalRepairSucceeded": True,
-    "sourceCwd": "/w",
-    "currentCwd": "/w",
-    "sourceWorkspaceIdentity": "ws",
-    "currentWorkspaceIdentity": "ws",
-    "backgroundOperationsSettled": True,
-    "availableToolNames": [],
-    "continuationIdentity": {"invocationId": "i2", "runId": "r2", "turnId": "t2"},
-}
 
 
-def _row(number: int, **fields: Any) -> bytes:
-    wire = {"id": f"e{number}", "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": number, "partial": False}
-    wire |= {"role": "user", "author": "user", "content": {"kind": "text", "text": "go"}} if not fields else {"role": "system", "author": "system"}
-    return msgspec.json.encode(wire | fields)
 
 
 LEDGERS = {

@@ -10,8 +10,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
+from frozen_phase1 import BASE_FACTS
+from frozen_phase1 import row as _row
 from resume_contract_generator.render.tree import render_all
 from resume_contract_generator.spec.continuation_situations import continuation_table_of
 from resume_contract_generator.spec.tables import decoder_of, table_of
@@ -57,23 +58,8 @@ def test_a_continuation_file_adds_its_table_tests_and_contract_section(phase1: A
 
 # -- the interpreter, on hand-made ledgers ------------------------------------------------------------------
 
-BASE_FACTS: dict[str, Any] = {
-    "ledgerReadable": True,
-    "terminalRepairSucceeded": True,
-    "sourceCwd": "/w",
-    "currentCwd": "/w",
-    "sourceWorkspaceIdentity": "ws",
-    "currentWorkspaceIdentity": "ws",
-    "backgroundOperationsSettled": True,
-    "availableToolNames": [],
-    "continuationIdentity": {"invocationId": "i2", "runId": "r2", "turnId": "t2"},
-}
 
 
-def _row(number: int, **fields: Any) -> bytes:
-    wire = {"id": f"e{number}", "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": number, "partial": False}
-    wire |= {"role": "user", "author": "user", "content": {"kind": "text", "text": "go"}} if not fields else {"role": "system", "author": "system"}
-    return msgspec.json.encode(wire | fields)
 
 
 def _decide(spec: Any, rows: list[bytes], facts: dict[str, Any] | None = None, table: Any = None) -> dict[str, Any]:
