@@ -7,6 +7,7 @@ formatter would, so a one-value spec change is a one-line diff.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -82,8 +83,13 @@ def py_expression(source: str, indent: int) -> str:
     inner = " " * (indent + 4)
     pieces, position = [], 0  # (the text before the token, the token)
     for token in tokens:
-        pieces.append((source[position : token.start[1]], token.string))
+        gap = source[position : token.start[1]]
         position = token.end[1]
+        if token.type == tokenize.STRING and len(inner) + len(token.string) > LINE_WIDTH:
+            parts = _string_parts(ast.literal_eval(token.string), LINE_WIDTH - len(inner) - 2)  # adjacent literals concatenate
+            pieces += [(gap, parts[0])] + [(" ", part) for part in parts[1:]]
+            continue
+        pieces.append((gap, token.string))
     lines: list[str] = []
     line: list[tuple[str, str]] = []
     for piece in pieces:
@@ -95,6 +101,17 @@ def py_expression(source: str, indent: int) -> str:
             line = line[cut:]
     lines.append(inner + "".join(gap + text for gap, text in line).strip())
     return "(\n" + "\n".join(lines) + "\n" + " " * indent + ")"
+
+
+def _string_parts(value: str, room: int) -> list[str]:
+    """`value` as string literals of at most `room` columns each (never fewer than one character a literal)."""
+    parts, current = [], ""
+    for character in value:
+        if current and len(repr(current + character)) > room:
+            parts.append(repr(current))
+            current = ""
+        current += character
+    return parts + [repr(current)]
 
 
 def _flat(value: Any) -> str:
@@ -134,10 +151,10 @@ def md_text(text: str) -> str:
 
 def md_code(text: str) -> str:
     """A value as inline code in a table cell: shown exactly as written. Inside a code span nothing is markup (no
-    entity, escape or link), so only `|`, which ends the cell even there, is escaped; a backtick in the text makes
-    the span's fence longer."""
+    entity, escape or link), so only `|`, which ends the cell even there, is escaped; the span's fence is one
+    backtick longer than the longest run of backticks in the text (CommonMark closes a span at an equal run)."""
     text = " ".join(str(text).split()).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 

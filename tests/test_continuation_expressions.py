@@ -196,3 +196,32 @@ def test_under_strict_semantics_a_condition_must_be_a_bool(tmp_path: Path) -> No
     errors = _errors(tmp_path, _rewritten("strict"))
     assert len(errors) == 2  # the two checkpoint checks ask a string for truth
     assert all("a condition must be true or false, and this is string or null" in error for error in errors)
+
+
+def test_a_wrong_expression_fact_is_an_error_at_its_line_not_a_crash(tmp_path: Path) -> None:
+    text = _rewritten().replace("  unavailable_tool_names:\n", "  probe: {description: a typo, expression: input.zz}\n  unavailable_tool_names:\n", 1)
+    errors = _errors(tmp_path, text)
+    assert len(errors) == 1 and "in `input.zz`: 'zz' is no field of input" in errors[0]
+
+
+def test_an_expression_that_cannot_judge_a_situation_is_an_error_at_the_situation(tmp_path: Path) -> None:
+    text = _rewritten().replace("    for_each: fact.pending_permissions\n", "    for_each: source.actions.list\n", 1)
+    errors = _errors(tmp_path, text)
+    assert errors and all("an expression cannot be judged here: check 'pending_permission': a macro ranges over a list or a map, not null" in error for error in errors)
+
+
+def test_raised_in_a_detail_is_the_reasons_raised_before_the_check(tmp_path: Path) -> None:
+    probe = (
+        "  - name: probe\n    when: input.sourceCwd == \"/never\" && size(raised) > 0\n"
+        "    diagnostic: workspace_cwd_mismatch\n    detail: {before: raised}\n\n# Diagnostic code"
+    )
+    spec = load_spec(_project(tmp_path, _rewritten().replace("\n# Diagnostic code", "\n" + probe, 1)))
+    summary = _decide(spec, [_row(1)], FACTS | {"ledgerReadable": False, "sourceCwd": "/never"})
+    assert summary["diagnostics"][-1]["detail"] == {"before": ["runtime_ledger_unreadable", "workspace_cwd_mismatch"]}
+
+
+def test_backticks_in_an_expression_cannot_leave_its_code_span_in_contract_md(tmp_path: Path) -> None:
+    text = _rewritten().replace('when: "!input.ledgerReadable"', 'when: "!input.ledgerReadable || input.sourceCwd == \\"``|<b>[x](http://e)`\\""', 1)
+    outputs = render_all(load_spec(_project(tmp_path, text)))
+    row = next(line for line in outputs["generated/CONTRACT.md"].splitlines() if "ledger_unreadable" in line and "<b>" in line)
+    assert "```!input.ledgerReadable \\|\\| input.sourceCwd == \"``\\|<b>[x](http://e)`\"```" in row

@@ -47,23 +47,37 @@ def patch_files(patch: Path) -> list[str]:
     return [line.split(" b/", 1)[1] for line in patch.read_text(encoding="utf-8").splitlines() if line.startswith("diff --git ")]
 
 
-def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False, env={**os.environ, **env})
 
 
 def materialise(directory: Path, through: str | None = None) -> Path:
-    """DIR with base/spec and each written step's patch applied in order, then generated."""
+    """DIR with base/spec and each written step's patch applied in order, then generated; on any failure DIR is
+    left as it was found."""
+    directory = directory.resolve()
+    if directory.exists() and any(directory.iterdir()):
+        raise SystemExit(f"{directory} is not empty: materialise into a new or empty directory")
+    created = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
-    if (directory / "spec").exists():
-        raise SystemExit(f"{directory}/spec exists: materialise into an empty directory")
-    shutil.copytree(GALLERY / "base" / "spec", directory / "spec")
-    for step in written(through):
-        applied = run(["git", "apply", "--unsafe-paths", "--directory", ".", str(GALLERY / step["patch"])], directory)
-        if applied.returncode != 0:
-            raise SystemExit(f"{step['step']}: git apply failed: {applied.stderr.strip()}")
-    generated = run([*CLI, "--root", str(directory), "generate"], directory)
-    if generated.returncode != 0:
-        raise SystemExit(f"generate failed at {through or 'the last step'}:\n{generated.stdout}{generated.stderr}")
+    try:
+        shutil.copytree(GALLERY / "base" / "spec", directory / "spec")
+        for step in written(through):
+            # git apply inside another repository's work tree would apply (or skip) relative to that repository:
+            # the ceiling keeps it to DIR, as a plain patch.
+            applied = run(["git", "apply", "--verbose", str(GALLERY / step["patch"])], directory, GIT_CEILING_DIRECTORIES=str(directory.parent))
+            if applied.returncode != 0 or "Skipped patch" in applied.stderr:
+                raise SystemExit(f"{step['step']}: git apply failed: {applied.stderr.strip()}")
+        generated = run([*CLI, "--root", str(directory), "generate"], directory)
+        if generated.returncode != 0:
+            raise SystemExit(f"generate failed at {through or 'the last step'}:\n{generated.stdout}{generated.stderr}")
+    except BaseException:
+        shutil.rmtree(directory / "spec", ignore_errors=True)
+        shutil.rmtree(directory / "generated", ignore_errors=True)
+        if created:
+            directory.rmdir()
+        raise
     return directory
 
 

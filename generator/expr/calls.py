@@ -108,6 +108,8 @@ def _macro(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         iterable, item_type = f"_x.items({source})", STRING if type_.kind == "map" else (type_.item or JSON) if type_.kind == "list" else JSON
     else:
         raise _fail(node.receiver, f"{form} ranges over a list or a map, not {type_}")
+    if sum(1 for name, _ in compiler.scope.values() if name.startswith("_v")) >= 2:
+        raise _fail(node, f"{form} inside two other macros: the work grows as the lists' sizes multiplied; declare a fact for the inner part")
     python_name = f"_v{len(compiler.scope)}_{variable.name}"
     saved = compiler.scope.get(variable.name)
     compiler.scope[variable.name] = (python_name, item_type)

@@ -112,6 +112,8 @@ class _Compiler:
         if isinstance(value, bool):
             return repr(value), BOOL
         if isinstance(value, int):
+            if not -(2**63) <= value < 2**63:
+                raise self.fail(node, f"an integer past 64 bits: {value}")
             return repr(value), INT
         if isinstance(value, float):
             return repr(value), DOUBLE
@@ -146,7 +148,7 @@ class _Compiler:
             return f"_x.get({source}, {name!r})", (type_.item or JSON).or_null()
         if type_.kind == "json":
             return f"_x.get({source}, {name!r})", JSON
-        raise self.fail(n.Node(node.field_at) if isinstance(node, n.Select) else node, f"a {type_} has no field '{name}'")
+        raise self.fail(n.Node(node.field_at) if isinstance(node, n.Select) else node, f"no field '{name}' here: this is {type_}")
 
     def _index(self, node: n.Index) -> tuple[str, Type]:
         source, type_ = self.visit(node.operand)
@@ -155,7 +157,7 @@ class _Compiler:
             return self.field(node, source, type_, node.index.value)
         wanted = {"list": ("int", "json"), "map": ("string", "json"), "json": ("int", "double", "string", "json")}.get(type_.kind)
         if wanted is None:
-            raise self.fail(node, f"a {type_} cannot be indexed")
+            raise self.fail(node, f"only a list, a map or a json value is indexed, and this is {type_}")
         if key_type.kind not in wanted:
             raise self.fail(node.index, f"a {type_.kind} is indexed by {' or '.join(k for k in wanted if k != 'json')}, not {key_type}")
         return f"_x.index({source}, {key_source})", (type_.item or JSON).or_null() if type_.kind != "json" else JSON
@@ -168,7 +170,7 @@ class _Compiler:
             return f"(-{source})", type_
         if type_.kind in (*NUMBERS, "json"):
             return f"_x.negate({source})", DOUBLE if type_.kind == "json" else type_.not_null()
-        raise self.fail(node, f"cannot negate a {type_}")
+        raise self.fail(node, f"only a number is negated, and this is {type_}")
 
     def _binary(self, node: n.Binary) -> tuple[str, Type]:
         if node.operator in ("&&", "||"):
@@ -189,7 +191,8 @@ class _Compiler:
     def equality(self, node: n.Binary, left: str, left_type: Type, right: str, right_type: Type) -> tuple[str, Type]:
         if not _comparable(left_type, right_type):
             raise self.fail(node, f"compares {left_type} with {right_type}: never equal")
-        if left_type.kind in _SCALAR_KINDS and right_type.kind in _SCALAR_KINDS:
+        numbers = left_type.kind in NUMBERS or right_type.kind in NUMBERS
+        if left_type.kind in _SCALAR_KINDS and right_type.kind in _SCALAR_KINDS and not (self.js and numbers):
             source = f"({left} {node.operator} {right})"
         else:
             test = f"_x.{'js_eq' if self.js else 'eq'}({left}, {right})"
@@ -203,7 +206,7 @@ class _Compiler:
         if node.operator in (">", ">="):
             left, right = right, left
         plain = not left_type.nullable and not right_type.nullable and "json" not in (left_type.kind, right_type.kind)
-        if plain and (kinds <= set(NUMBERS) or not self.js):
+        if plain and not self.js:  # JavaScript compares numbers as doubles, strings by UTF-16 code units
             return f"({left} {node.operator.replace('>', '<')} {right})", BOOL
         function = "less" if node.operator in ("<", ">") else "less_or_equal"
         return f"_x.{function}({left}, {right}, {self.js})", BOOL
@@ -214,7 +217,7 @@ class _Compiler:
         nullable = left_type.nullable or right_type.nullable
         if kinds <= set(NUMBERS):
             result = DOUBLE if kinds != {"int"} or self.js and operator in "/%" else INT
-            if operator in "+-*" and not nullable:
+            if operator in "+-*" and not nullable and not self.js and len(kinds) == 1:  # else _x: doubles, overflow
                 return f"({left} {operator} {right})", result
         elif operator == "+" and len(kinds) == 1 and kinds <= {"string", "list"}:
             result = left_type.not_null() if left_type.kind == "string" else list_of(unify(left_type.item or JSON, right_type.item or JSON))
@@ -256,3 +259,6 @@ class _Compiler:
 
     def _call(self, node: n.Call) -> tuple[str, Type]:
         return call(self, node)
+
+
+MAX_MACRO_NESTING = 2  # a macro inside a macro inside a macro multiplies the lists' sizes: n**3 items over events

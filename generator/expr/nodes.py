@@ -91,9 +91,12 @@ class Origin:
     line: int
     column: int
     indent: int | None = None
+    exact: bool = True  # False: the text is not the file's characters one for one (folded, escaped): the value's start
 
     def place(self, at: At) -> tuple[int, int]:
         line, column = at
+        if not self.exact:
+            return (self.line, self.column)
         if line == 1:
             return (self.line, self.column + column - 1)
         return (self.line + line - 1, (self.indent or 1) + column - 1)

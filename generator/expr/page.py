@@ -53,9 +53,13 @@ kinds that have none, and, under `semantics: strict`, a condition that is not a 
 A contract says once, for every expression, whose rules its values follow:
 
 - `semantics: strict` (the default): CEL's. A condition is `true` or `false`, and anything else is an error when
-  the expression runs. Where CEL gives a value, the language gives the same one (tests/test_expressions.py holds
-  it to cel-python); it also gives a meaning where CEL has none: ints and doubles mix as numbers, and a place
-  that is not there reads as null instead of failing.
+  the expression runs. Where CEL gives a value without meeting an error, the language gives the same one
+  (tests/test_expressions.py holds it to cel-python); it also gives a meaning where CEL has none: ints and doubles
+  mix as numbers, and a place that is not there reads as null instead of failing. One difference the other way:
+  `&&`, `||` and the macros stop at the first error, where CEL lets the other operand (or item) decide
+  (`1/0 > 0 || true` is true in CEL, an error here): fail-closed, never a different value.
+- Macros nest at most two deep (`a.exists(x, b.exists(y, p))`): a third multiplies the work by a third list's
+  size; declare a fact for the inner part.
 - `semantics: javascript`: the reference runtime's, where its contract is JavaScript. Conditions use
   JavaScript's truthiness (`null`, absent, `false`, `0` and `""` are false; every list and map is true), `==` is
   `===`, strings order by UTF-16 code units, numbers are doubles (tests/test_expressions.py holds it to node).

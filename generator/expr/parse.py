@@ -137,10 +137,16 @@ class _Build(lark.Transformer):
         return (children[0], children[1])
 
     def int_(self, meta: object, children: list[lark.Token]) -> n.Node:
+        # CEL's ints are 64-bit; -2**63 is read as the negation of 2**63 (`negate` folds it)
+        if len(children[0]) > 19 or int(children[0]) > 2**63:
+            raise ExpressionSyntaxError(_at(meta), f"an integer past 64 bits: {str(children[0])[:30]}")
         return n.Literal(_at(meta), int(children[0]))
 
     def double(self, meta: object, children: list[lark.Token]) -> n.Node:
-        return n.Literal(_at(meta), float(children[0]))
+        value = float(children[0])
+        if value in (float("inf"), float("-inf")):
+            raise ExpressionSyntaxError(_at(meta), f"a number too large for a double: {str(children[0])[:30]}")
+        return n.Literal(_at(meta), value)
 
     def string(self, meta: object, children: list[lark.Token]) -> n.Node:
         return n.Literal(_at(meta), _string(children[0]))

@@ -46,8 +46,7 @@ def _input_type(decl: InputDecl) -> Type:
 
 def _fact_type(fact: FactDecl, event: Type) -> Type:
     if fact.kind == "expression":
-        assert fact.expression is not None
-        return fact.expression[2]
+        return JSON if fact.expression is None else fact.expression[2]  # (None: its own error is reported)
     if fact.kind == "lifecycle":
         return list_of(object_type(f"fact.{fact.name}[]", {"eventId": (STRING, False), "key": (STRING.or_null(), False)}))
     if fact.kind == "operation_field":

@@ -60,18 +60,24 @@ class LoadedFile:
 
     def origin(self, path: SpecPath) -> Origin:
         """Where the string value at `path` starts, for an expression's errors: exact for a plain or quoted value
-        on one line and for a `|` block (each of its lines at the block's indentation); at the value otherwise."""
+        written on one line as it reads and for a `|` block (each of its lines at the block's indentation); the
+        value's start otherwise (folded, escaped, or a plain value over several lines)."""
         mark = self.mark(path)
         style = self.styles.get(path, "")
-        if style in ('"', "'"):
-            return Origin(self.name, mark.line, mark.column + 1)
-        if style in ("|", ">"):
+        value = self.data
+        for step in path:
+            value = value[step]
+        start = mark.column + (1 if style in ('"', "'") else 0)
+        written = self.lines[mark.line - 1][start - 1 :] if 0 < mark.line <= len(self.lines) else ""
+        if style in ("", '"', "'"):
+            return Origin(self.name, mark.line, start, exact=isinstance(value, str) and written.startswith(value))
+        if style == "|":
             for number in range(mark.line, len(self.lines)):  # the lines after the indicator's
                 text = self.lines[number]
                 if text.strip():
                     indent = len(text) - len(text.lstrip(" ")) + 1
                     return Origin(self.name, number + 1, indent, indent)
-        return Origin(self.name, mark.line, mark.column)
+        return Origin(self.name, mark.line, mark.column, exact=False)
 
     def key_mark(self, path: SpecPath) -> Mark:
         """The mark of the key that names `path` (falls back to the value's mark)."""

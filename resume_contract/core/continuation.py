@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from ..errors import ExpressionFailed
 from . import expressions as _x
 from .continuation_facts import check_facts
 from .continuation_functions import FUNCTIONS
@@ -59,11 +60,13 @@ def decide_continuation(
     diagnostics = list(phase0.diagnostics)
     parked_by_checks = False
     for check in table.checks:
-        if context.skipped(check, reasons):
-            continue
-        fired = context.bindings(check, reasons)
-        for binding in fired:
-            diagnostics.append(context.diagnostic(check, binding))
+        try:
+            if context.skipped(check, reasons):
+                continue
+            fired = context.bindings(check, reasons)
+            diagnostics += [context.diagnostic(check, binding, reasons) for binding in fired]
+        except ExpressionFailed as failed:  # no decision: say which check could not be judged
+            raise ExpressionFailed(f"check '{check.name}': {failed}") from None
         reason = table.diagnostics[check.diagnostic][0]
         if fired and reason is not None:
             parked_by_checks = True
@@ -293,9 +296,9 @@ class DecisionContext:
         return (dict(self.facts), *self._json, list(reasons))
 
     # -- what a check raises, what a continuation carries -----------------------------------------------------
-    def diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:
+    def diagnostic(self, check: Check, binding: Mapping[str, Any], reasons: Sequence[str] = ()) -> Diagnostic:
         if check.when_function is not None or check.for_each_function is not None:
-            return self._expression_diagnostic(check, binding)
+            return self._expression_diagnostic(check, binding, reasons)
         event_id = ABSENT if check.event_id is None else self.value(check.event_id, binding)
         detail = None
         if check.detail is not None:
@@ -307,8 +310,8 @@ class DecisionContext:
             detail=detail,
         )
 
-    def _expression_diagnostic(self, check: Check, binding: Mapping[str, Any]) -> Diagnostic:
-        values = (*self.expression_values(()), binding.get("item"))
+    def _expression_diagnostic(self, check: Check, binding: Mapping[str, Any], reasons: Sequence[str]) -> Diagnostic:
+        values = (*self.expression_values(reasons), binding.get("item"))
         event_id = None if check.event_id_function is None else check.event_id_function(*values)
         detail = None if check.detail_functions is None else {name: function(*values) for name, function in check.detail_functions.items()}
         message = self.table.diagnostics[check.diagnostic][1]

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ExpressionFailed
 from .continuation_functions import normalised_cwd
-from .javascript import is_truthy, to_string
+from .javascript import is_truthy, to_number, to_string
 
 __all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
@@ -44,7 +44,7 @@ def has(value: Any, key: str) -> bool:
 
 def index(value: Any, key: Any) -> Any:
     """`value[key]`: a list's item at an integer index, a map's value at a string key; null if not there."""
-    if value.__class__ is list and _kind(key) == "number" and key == int(key) and 0 <= key < len(value):
+    if value.__class__ is list and _kind(key) == "number" and math.isfinite(key) and key == int(key) and 0 <= key < len(value):
         return value[int(key)]
     if value.__class__ is dict and key.__class__ is str:
         return value.get(key)
@@ -65,11 +65,18 @@ def eq(left: Any, right: Any) -> bool:
 
 
 def js_eq(left: Any, right: Any) -> bool:
-    """`==` in javascript semantics: JavaScript's `===` (a list or a map equals only itself)."""
+    """`==` in javascript semantics: JavaScript's `===` (numbers as doubles; a list or a map equals only itself)."""
     kind = _kind(left)
     if kind != _kind(right):
         return False
+    if kind == "number":
+        return to_number(left) == to_number(right)
     return left is right if kind in ("list", "map") else bool(left == right)
+
+
+def _js_number(value: float) -> int | float:
+    """A double as JavaScript writes it in JSON: an integral one without a fraction (3, not 3.0)."""
+    return int(value) if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53 else value
 
 
 def truthy(value: Any) -> bool:
@@ -91,6 +98,8 @@ def _ordered(left: Any, right: Any, javascript: bool) -> tuple[Any, Any] | None:
         raise ExpressionFailed(f"cannot order {_kind(left)} and {_kind(right)}")
     if javascript and kind == "string":
         return left.encode("utf-16-be", "surrogatepass"), right.encode("utf-16-be", "surrogatepass")
+    if javascript and kind == "number":
+        return to_number(left), to_number(right)
     return left, right
 
 
@@ -125,8 +134,10 @@ def items(value: Any) -> list[Any]:
 
 def add(left: Any, right: Any, javascript: bool = False) -> Any:
     kind = _kind(left)
+    if javascript and kind == _kind(right) == "number":
+        return _js_number(to_number(left) + to_number(right))
     if kind == _kind(right) and kind in ("number", "string", "list"):
-        return left + right
+        return left + right if kind != "number" else _exact_sum(left, right)
     if javascript and "string" in (kind, _kind(right)) and "other" not in (kind, _kind(right)):
         return to_string(left) + to_string(right)
     raise ExpressionFailed(f"cannot add {kind} and {_kind(right)}")
@@ -137,8 +148,27 @@ def arithmetic(operator: str, left: Any, right: Any, javascript: bool = False) -
     zero, as CEL's); in javascript semantics every number is a double. Division by zero fails in both."""
     if _kind(left) != "number" or _kind(right) != "number":
         raise ExpressionFailed(f"cannot apply {operator} to {_kind(left)} and {_kind(right)}")
-    if javascript or isinstance(left, float) or isinstance(right, float):
-        left, right = float(left), float(right)
+    if javascript:
+        return _js_number(_arithmetic(operator, to_number(left), to_number(right)))
+    if isinstance(left, float) or isinstance(right, float):
+        left, right = _double(left), _double(right)
+    return _arithmetic(operator, left, right)
+
+
+def _double(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        raise ExpressionFailed(f"a number too large for a double: {str(value)[:30]}...") from None
+
+
+def _exact_sum(left: int | float, right: int | float) -> int | float:
+    if isinstance(left, float) or isinstance(right, float):
+        return _double(left) + _double(right)
+    return left + right
+
+
+def _arithmetic(operator: str, left: Any, right: Any) -> Any:
     if operator == "-":
         return left - right
     if operator == "*":

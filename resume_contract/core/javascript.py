@@ -78,7 +78,7 @@ def is_truthy(value: Any) -> bool:
     if value is True or isinstance(value, (list, dict)):
         return True
     if isinstance(value, (int, float)):
-        return value != 0
+        return value != 0 and value == value  # NaN is falsy too
     return value != ""
 
 
