@@ -57,7 +57,12 @@ _BREAK_AFTER = re.compile(r"[ ,]")
 
 def _wrapped_string(text: str, indent: int) -> str:
     inner = " " * (indent + 4)
-    room = LINE_WIDTH - len(inner)
+    pieces = _string_pieces(text, LINE_WIDTH - len(inner))
+    return "(\n" + "\n".join(f"{inner}{piece!r}" for piece in pieces) + "\n" + " " * indent + ")"
+
+
+def _string_pieces(text: str, room: int) -> list[str]:
+    """`text` cut into pieces whose literals fit `room` columns (one character a piece at the least)."""
     pieces: list[str] = []
     rest = text
     while rest:
@@ -68,7 +73,7 @@ def _wrapped_string(text: str, indent: int) -> str:
             cut = breaks[-1] if breaks and breaks[-1] < cut else max(1, cut - 1)
         pieces.append(rest[:cut])
         rest = rest[cut:]
-    return "(\n" + "\n".join(f"{inner}{piece!r}" for piece in pieces) + "\n" + " " * indent + ")"
+    return pieces or [""]
 
 
 class Code(str):
@@ -86,7 +91,7 @@ def py_expression(source: str, indent: int) -> str:
         gap = source[position : token.start[1]]
         position = token.end[1]
         if token.type == tokenize.STRING and len(inner) + len(token.string) > LINE_WIDTH:
-            parts = _string_parts(ast.literal_eval(token.string), LINE_WIDTH - len(inner) - 2)  # adjacent literals concatenate
+            parts = [repr(piece) for piece in _string_pieces(ast.literal_eval(token.string), LINE_WIDTH - len(inner) - 2)]  # adjacent literals concatenate
             pieces += [(gap, parts[0])] + [(" ", part) for part in parts[1:]]
             continue
         pieces.append((gap, token.string))
@@ -101,17 +106,6 @@ def py_expression(source: str, indent: int) -> str:
             line = line[cut:]
     lines.append(inner + "".join(gap + text for gap, text in line).strip())
     return "(\n" + "\n".join(lines) + "\n" + " " * indent + ")"
-
-
-def _string_parts(value: str, room: int) -> list[str]:
-    """`value` as string literals of at most `room` columns each (never fewer than one character a literal)."""
-    parts, current = [], ""
-    for character in value:
-        if current and len(repr(current + character)) > room:
-            parts.append(repr(current))
-            current = ""
-        current += character
-    return parts + [repr(current)]
 
 
 def _flat(value: Any) -> str:

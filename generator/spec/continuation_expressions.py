@@ -87,9 +87,7 @@ class Scope:
 
 def compiled(file: LoadedFile, path: SpecPath, env: Environment, errors: list[SpecError], *, condition: bool = False) -> Compiled | None:
     """The expression at `path`, compiled in `env`; None when it is wrong, with the error added to `errors`."""
-    text = file.data
-    for step in path:
-        text = text[step]
+    text = file.value(path)
     result = compile_at(text, env, file.origin(path), condition=condition)
     if isinstance(result, SpecError):
         errors.append(result)
@@ -113,13 +111,16 @@ def expression_parts(file: LoadedFile, path: SpecPath, item: dict[str, Any], gat
     if gates:
         errors.append(SpecError(file.mark(path), "a planner gate is written with lists of tests (an expression cannot read `planner.NAME` yet)"))
         return {}
-    env = scope.environment()
-    item_env = scope.environment(item=item_type(file, path, env)) if "for_each" in item else env
+    env = item_env = scope.environment()
     parts: dict[str, Any] = {}
-    if "for_each" in item and (each := compiled(file, path + ("for_each",), env, errors)) is not None:
-        if each[2].kind not in ("list", "json"):
+    if "for_each" in item:
+        each = compiled(file, path + ("for_each",), env, errors)
+        if each is not None and each[2].kind not in ("list", "json"):
             errors.append(SpecError(file.mark(path + ("for_each",)), f"`for_each` gives the list a check fires for, and this is {each[2]}"))
-        parts["for_each"] = each[:2]
+        if each is not None:
+            parts["for_each"] = each[:2]
+        # `item` holds what the list holds (json when its type cannot say)
+        item_env = scope.environment(item=(each[2].item or JSON) if each is not None and each[2].kind == "list" else JSON)
     for group in ("when", "skip_if"):
         if group not in item:
             continue
@@ -142,12 +143,6 @@ def expression_parts(file: LoadedFile, path: SpecPath, item: dict[str, Any], gat
         "event_id_expression": parts.get("event_id"),
         "detail_expressions": tuple(details),
     }
-
-
-def item_type(file: LoadedFile, path: SpecPath, env: Environment) -> Type:
-    """The type of what a `for_each` check's `item` holds (json when its list cannot say)."""
-    each = compiled(file, path + ("for_each",), env, [])
-    return (each[2].item or JSON) if each is not None and each[2].kind == "list" else JSON
 
 
 def check_functions(check: CheckDecl) -> dict[str, tuple[str, tuple[str, ...]]]:

@@ -58,15 +58,20 @@ class LoadedFile:
             path = path[:-1]
         return self.value_marks.get(path, Mark(self.name, 1, 1))
 
+    def value(self, path: SpecPath) -> Any:
+        """The value at `path` (which must name one)."""
+        value = self.data
+        for step in path:
+            value = value[step]
+        return value
+
     def origin(self, path: SpecPath) -> Origin:
         """Where the string value at `path` starts, for an expression's errors: exact for a plain or quoted value
         written on one line as it reads and for a `|` block (each of its lines at the block's indentation); the
         value's start otherwise (folded, escaped, or a plain value over several lines)."""
         mark = self.mark(path)
         style = self.styles.get(path, "")
-        value = self.data
-        for step in path:
-            value = value[step]
+        value = self.value(path)
         start = mark.column + (1 if style in ('"', "'") else 0)
         written = self.lines[mark.line - 1][start - 1 :] if 0 < mark.line <= len(self.lines) else ""
         if style in ("", '"', "'"):
