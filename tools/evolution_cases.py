@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=HERE, help="the contract project deciding the cases (default: this checkout)")
     parser.add_argument("--show", type=int, default=3, help="how many disagreements to print (default 3)")
     args = parser.parse_args(argv)
+    if not (args.step / "about.json").is_file() or not (args.step / "cases.jsonl").is_file():
+        parser.error(f"{args.step}: no about.json and cases.jsonl there (a folder of ../shared/evolutions or examples/maka-history/cases)")
     about = json.loads((args.step / "about.json").read_text(encoding="utf-8"))
     full = about.get("compare") == "full"
     cases = [json.loads(line) for line in (args.step / "cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
