@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .core.table import ProjectorTable, ToolContentRead
+from .core.table import ActionKind, ProjectorTable, RowCheck, ToolContentRead
 
-__all__ = ["ProjectorTable", "ToolContentRead"]
+__all__ = ["ActionKind", "ProjectorTable", "RowCheck", "ToolContentRead"]

@@ -143,6 +143,27 @@ def test_parts_that_share_nothing_are_joined_and_the_plan_is_the_whole_ledgers(t
     assert in_parts.disposition == "blocked"
 
 
+def test_every_part_reads_the_run_through_its_first_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A contract's facts are read from the run's first row (`first`), whichever part a row is walked in: here the
+    # packaged contract's tool-boundary marker, on row 0 only. Read from a part's own first row instead, a later
+    # part's calls would be walked as another protocol's, and the joined plan would differ from the whole one.
+    rows = [wire_row(0, "user", "")]
+    rows[0]["actions"] = {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}
+    for turn in range(4):
+        call = wire_row(len(rows) + 1, "call", f"t{turn}")
+        dispatch = {key: call[key] for key in ("sessionId", "invocationId", "runId", "turnId", "partial")}
+        dispatch.update(id=f"d{turn}", ts=len(rows) + 2, author="system", role="system", actions={"toolDispatch": {"providerToolCallId": f"t{turn}"}})
+        rows += [wire_row(len(rows), "user", ""), call, dispatch, wire_row(len(rows) + 3, "response", f"t{turn}")]
+    rows += [wire_row(len(rows), "user", ""), wire_row(len(rows) + 1, "call", "open")]  # (no dispatch)
+    data = encode(rows)
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(data)
+    in_parts, joined = plan_in_parts(path, data, [5, 9, 17], monkeypatch, chunk_bytes=100)
+    whole = plan_ledger(path)
+    assert joined
+    assert plan_json(in_parts) == plan_json(whole)
+
+
 def test_a_call_answered_in_the_next_part_is_not_joined_but_planned_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [wire_row(0, "user", ""), wire_row(1, "call", "x"), wire_row(2, "response", "x"), wire_row(3, "user", "")]
     data = encode(rows)

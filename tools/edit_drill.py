@@ -88,8 +88,8 @@ def add_diagnostic(root: Path) -> None:
              "    message: function_response contradicts the outcome already committed for the tool call\n"
              "  event_after_terminal:\n")
     _replace(root, "spec/decisions.yaml",
-             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, event_after_terminal]",
-             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, conflicting_tool_result, event_after_terminal]")
+             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, event_after_terminal, unexpected_tool_dispatch, protocol_marker_invalid]",
+             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, conflicting_tool_result, event_after_terminal, unexpected_tool_dispatch, protocol_marker_invalid]")
 
 
 _CWD_MOVED_PARKS = """\

@@ -11,12 +11,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from ..literals import TOP_LEVEL_LEAD, md_cell, md_code, md_text, mermaid_label, py, py_call
 from ..spec.decoder import module_context
-from ..spec.model import ContentKind, Spec, WireField
-from ..spec.tables import decision_summary, expected_replay_ids, table_of
+from ..spec.model import ContentKind, EventKind, Spec, WireField
+from ..spec.tables import decision_summary, expected_replay_ids
 from .continuation_contexts import contract_context as continuation_contract_context
 from .continuation_contexts import table_context as continuation_table_context
 from .continuation_contexts import tests_context as continuation_tests_context
@@ -24,6 +22,7 @@ from .continuation_crash_contexts import catalog_context as continuation_crash_c
 from .continuation_crash_contexts import contract_context as continuation_crash_contract_context
 from .continuation_crash_contexts import lifecycle_context as continuation_crash_lifecycle_context
 from .continuation_crash_contexts import tests_context as continuation_crash_tests_context
+from .projector_contexts import table_context
 from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -38,7 +37,7 @@ def template_contexts(spec: Spec) -> list[tuple[str, str, dict[str, Any]]]:
         (f"{PACKAGE}/runtime_event.py", lambda spec: module_context(spec.wire)),
         ("runtime-event.schema.json", lambda spec: {"schema": render_schema(spec.wire)}),
         (f"{PACKAGE}/catalog.py", _catalog_context),
-        (f"{PACKAGE}/projector_table.py", _table_context),
+        (f"{PACKAGE}/projector_table.py", table_context),
         (f"{PACKAGE}/projector_machine.py", _machine_context),
         ("CONTRACT.md", _contract_context),
         ("tests/test_contract.py", _contract_tests_context),
@@ -111,32 +110,6 @@ def _failpoint_calls(failpoints: tuple[Any, ...]) -> list[str]:
 
 def _failpoint_rows(failpoints: tuple[Any, ...]) -> list[list[str]]:
     return [[md_code(fp.id), md_cell(fp.boundary), md_code(fp.committed_prefix), md_cell(fp.note or "")] for fp in failpoints]
-
-
-def _table_context(spec: Spec) -> dict[str, Any]:
-    table = table_of(spec)
-    return {
-        "initial_state": py(table.initial_state),
-        "tool_contents": [
-            (py(kind), py_call("ToolContentRead", list(msgspec.structs.asdict(read).items()), indent=8, lead=len(py(kind)) + 2))
-            for kind, read in table.tool_contents.items()
-        ],
-        "partial_attribute": py(table.partial_attribute),
-        "terminal_statuses": py(spec.wire.terminal_statuses),
-        "terminal_flag": py(table.terminal_flag),
-        "states": py(tuple(state.name for state in spec.projector.states)),
-        "step": py(dict(table.step), 0, TOP_LEVEL_LEAD),
-        "event_kinds": py(dict(table.event_kinds), 0, TOP_LEVEL_LEAD),
-        "state_status": py(dict(table.state_status), 0, TOP_LEVEL_LEAD),
-        "settled_states": py(tuple(s.name for s in spec.projector.states if s.name in table.settled_states)),
-        "verification_states": py(tuple(s.name for s in spec.projector.states if s.name in table.verification_states)),
-        "at_end": py(dict(table.at_end), 0, TOP_LEVEL_LEAD),
-        "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
-        "reason_order": py(table.reason_order),
-        "after_terminal_diagnostic": py(table.after_terminal_diagnostic),
-        "high_water_diagnostic": py(table.high_water_diagnostic),
-        "directive": py(table.directive, 0, TOP_LEVEL_LEAD),
-    }
 
 
 def _machine_context(spec: Spec) -> dict[str, Any]:
@@ -238,9 +211,17 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
             for s in projector.states
         ],
         "event_rows": [
-            [md_code(e.name), md_code(e.content_kind), "true" if e.is_error else "false", md_cell(e.description)]
+            [
+                md_code(e.name),
+                md_code(e.content_kind) if e.content_kind else "none (an action event)",
+                "true" if e.is_error else "false",
+                _recognised(e),
+                md_cell(e.description),
+            ]
             for e in projector.events
         ],
+        "fact_rows": [[md_code(name), md_code(text)] for name, (text, _) in projector.facts],
+        "row_check_rows": [[md_code(c.when[0]), md_code(c.anomaly)] for c in projector.row_checks],
         "rule_rows": [
             [
                 md_code(r.source),
@@ -262,6 +243,14 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         "harness_scope": md_text(spec.scope.harness_scope),
         "out_of_scope": [md_text(item) for item in spec.scope.out_of_scope],
     }
+
+
+def _recognised(event: EventKind) -> str:
+    """When a committed event is of this kind, beyond its content kind: its test, and the call an action names."""
+    parts = [md_code(event.when[0])] if event.when else []
+    if event.key:
+        parts.append(f"its call: {md_code(event.key[0])}")
+    return "; ".join(parts) or "always"
 
 
 def _wire_type(field: WireField) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import Mark
-from ..spec.model import Spec, State
+from ..spec.model import EventKind, Spec, State
 from . import rules
 from .renames import Renames
 from .text import reworded
@@ -66,7 +66,7 @@ class ProjectorChanges:
         new_events = {event.name: event for event in self.head.projector.events}
         for key in old_events.keys() | new_events.keys():
             old_event, new_event = old_events.get(key), new_events.get(key)
-            if old_event is None or new_event is None or (old_event.content_kind, old_event.is_error) != (new_event.content_kind, new_event.is_error):
+            if old_event is None or new_event is None or _matches(old_event) != _matches(new_event):
                 self.add(rules.EVENT_KIND_CHANGED, f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None, values=(old_event, new_event))
             elif old_event.description != new_event.description:
                 self.add(rules.EVENT_KIND_REWORDED, f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark, values=(old_event.description, new_event.description))
@@ -128,3 +128,7 @@ class ProjectorChanges:
         if [k for k in base if k in head] != [k for k in head if k in base]:
             self.add(rules.RULES_REORDERED, "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
 
+
+def _matches(event: EventKind) -> tuple[object, ...]:
+    """What decides which committed events are of a kind: its content kind and error flag, its tests (as written)."""
+    return event.content_kind, event.is_error, event.when and event.when[0], event.key and event.key[0]

@@ -18,6 +18,7 @@ from .ledger_check import build_ledger
 from .loader import LoadedFile
 from .model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
 from .projector_check import check_projector, projector_model
+from .projector_expressions import compile_projector
 from .tables import wire_model
 
 
@@ -37,7 +38,8 @@ class SpecBuilder:
         files = self.files
         ledger, errors = build_ledger(files["ledger"], wire_model(self.wire))
         self.errors.extend(errors)
-        projector = projector_model(files["projector"])
+        projector, errors = compile_projector(files["projector"], projector_model(files["projector"]), self.wire)
+        self.errors.extend(errors)
         self.errors.extend(check_projector(files["projector"], projector, self.wire))
         decisions, rules, errors = build_decisions(files["decisions"], ledger, projector)
         self.errors.extend(errors)
@@ -131,7 +133,7 @@ class SpecBuilder:
 
     # -- invariants -----------------------------------------------------------------------------------------
     def _invariants(self, file: LoadedFile, projector: Projector) -> tuple[Invariant, ...]:
-        anomalies = {rule.anomaly for rule in projector.rules if rule.anomaly} | {projector.after_terminal_anomaly}
+        anomalies = set(projector.anomalies)
         invariants = []
         for name, item in file.data["invariants"].items():
             exempt = tuple(item.get("exempt_diagnostics", ()))
@@ -149,8 +151,7 @@ class SpecBuilder:
         for prefix in ledger.prefixes:
             if prefix.name not in used_prefixes:
                 self.error(prefix.mark, f"prefix '{prefix.name}' is defined but no failpoint commits it")
-        used_codes = {rule.anomaly for rule in projector.rules} | {state.at_end for state in projector.states}
-        used_codes |= {projector.after_terminal_anomaly, rules.high_water_diagnostic}
+        used_codes = set(projector.anomalies) | {state.at_end for state in projector.states} | {rules.high_water_diagnostic}
         for diagnostic in projector.diagnostics:
             if diagnostic.code not in used_codes:
                 self.error(diagnostic.mark, f"diagnostic '{diagnostic.code}' is defined but nothing raises it")

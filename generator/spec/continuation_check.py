@@ -20,7 +20,8 @@ from resume_contract.core.continuation_table import ITEM_FIELDS, PHASE0_FIELDS, 
 from resume_contract.core.plan import Disposition
 
 from ..errors import Mark, SpecError
-from .continuation_expressions import Scope, compiled, expression_parts
+from .compiled import compiled
+from .continuation_expressions import Scope, expression_parts
 from .continuation_model import (
     CheckDecl,
     ContinuationDiagnostic,

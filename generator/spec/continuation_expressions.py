@@ -12,15 +12,13 @@ far, Phase 0's first; not in a fact) and `item` (in a check with `for_each`: the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from resume_contract.core import expressions as runtime
-
 from ..errors import SpecError
-from ..expr import Environment, compile_at
+from ..expr import Environment
 from ..expr.types import BOOL, INT, JSON, STRING, Type, list_of, object_type
+from .compiled import compiled
 from .continuation_model import CheckDecl, FactDecl, InputDecl
 from .loader import LoadedFile, SpecPath
 from .model import WireFormat
@@ -32,10 +30,6 @@ FACT_PARAMETERS = PARAMETERS[:-1]
 ITEM_PARAMETERS = PARAMETERS + ("item",)
 
 _INPUT_TYPES = {"boolean": BOOL, "string": STRING, "integer": INT, "string_list": list_of(STRING)}
-
-
-class Compiled(tuple[str, str, Type]):
-    """(the expression's text, the Python it compiles to, its type)."""
 
 
 def _input_type(decl: InputDecl) -> Type:
@@ -83,24 +77,6 @@ class Scope:
         if item is not None:
             names["item"] = item
         return Environment(names, self.semantics)
-
-
-def compiled(file: LoadedFile, path: SpecPath, env: Environment, errors: list[SpecError], *, condition: bool = False) -> Compiled | None:
-    """The expression at `path`, compiled in `env`; None when it is wrong, with the error added to `errors`."""
-    text = file.value(path)
-    result = compile_at(text, env, file.origin(path), condition=condition)
-    if isinstance(result, SpecError):
-        errors.append(result)
-        return None
-    return Compiled((text, result.source, result.type))
-
-
-def function_of(source: str, parameters: tuple[str, ...] = PARAMETERS) -> Callable[..., Any]:
-    """The compiled source as a function of `parameters`. The source is the expression compiler's own output (it
-    calls nothing but the `_x` helpers and `any`/`all`), never a spec's text."""
-    namespace: dict[str, Any] = {"_x": runtime, "__builtins__": {"any": any, "all": all}}
-    exec(f"def function({', '.join(parameters)}):\n    return {source}\n", namespace)  # the compiler's output, never spec text
-    return namespace["function"]
 
 
 def expression_parts(file: LoadedFile, path: SpecPath, item: dict[str, Any], gates: bool, scope: Scope, errors: list[SpecError]) -> dict[str, Any] | None:

@@ -14,7 +14,8 @@ from resume_contract.core.table import ProjectorTable
 from resume_contract.errors import ExpressionFailed, FactsRefused, RowRefused
 
 from ..errors import SpecError
-from .continuation_expressions import FACT_PARAMETERS, check_functions, function_of
+from .compiled import function_of
+from .continuation_expressions import FACT_PARAMETERS, check_functions
 from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model

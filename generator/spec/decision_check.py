@@ -150,8 +150,7 @@ class _DecisionChecks:
         one left out of reference_differences would fail `conform --strictness reference` on every vector that
         raises it, with nothing in the spec saying why."""
         projector = self.projector
-        anomalies = [rule.anomaly for rule in projector.rules if rule.anomaly] + [projector.after_terminal_anomaly]
-        for code in dict.fromkeys(anomalies):
+        for code in projector.anomalies:
             if code not in differences["anomalies"]:
                 self.error(
                     self.file.mark(("reference_differences", "anomalies")),
@@ -169,7 +168,7 @@ class _DecisionChecks:
     def _reference_differences(self, differences: dict[str, list[str]], kinds: dict[str, str]) -> None:
         """Where the reference implementation may differ must name real anomalies and corruption kinds."""
         projector = self.projector
-        anomalies = {rule.anomaly for rule in projector.rules if rule.anomaly} | {projector.after_terminal_anomaly}
+        anomalies = set(projector.anomalies)
         for index, code in enumerate(differences["anomalies"]):
             if code not in anomalies:
                 self.error(self.file.mark(("reference_differences", "anomalies", index)), f"'{code}' is not an anomaly; the anomalies are [{', '.join(sorted(anomalies))}]")

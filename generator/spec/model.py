@@ -160,13 +160,38 @@ class State:
     mark: Mark
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EventKind:
+    """A class of committed events that drives an operation: a tool content kind (split by `when`, a test of the
+    run's facts), or, without `content_kind`, an action event told by `when` over the row, naming its operation
+    by `key`. Compiled parts are (text, Python source)."""
+
+    def __repr__(self) -> str:
+        # The fields an event kind always had, then only the tests it has: a review finding's fingerprint hashes
+        # this text, so a finding a waiver accepted keeps its fingerprint.
+        fields = [f"{name}={getattr(self, name)!r}" for name in ("name", "description", "content_kind", "is_error", "mark")]
+        fields += [f"{name}={getattr(self, name)[0]!r}" for name in ("when", "key") if getattr(self, name) is not None]
+        return f"EventKind({', '.join(fields)})"
+
     name: str
     description: str
-    content_kind: str
+    content_kind: str | None
     is_error: bool
     mark: Mark
+    when: tuple[str, str] | None = None
+    key: tuple[str, str] | None = None
+    # the optional top-level fields one of which an action event's row holds (None: any row may be one)
+    needs: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RowCheck:
+    """A diagnostic raised at every committed row where `when` (an expression over the row) holds."""
+
+    when: tuple[str, str]
+    anomaly: str
+    mark: Mark
+    needs: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +228,17 @@ class Projector:
     diagnostics: tuple[DiagnosticSpec, ...]
     reasons: tuple[tuple[str, str], ...]
     directive: str
+    # The language's expressions (docs/language.md): the value rule, the run's facts (name -> (text, Python)),
+    # the checks of each row
+    semantics: str = "strict"
+    facts: tuple[tuple[str, tuple[str, str]], ...] = ()
+    row_checks: tuple[RowCheck, ...] = ()
+
+    @property
+    def anomalies(self) -> tuple[str, ...]:
+        """Every diagnostic raised for one event out of place: the rules', after the terminal event, the row checks'."""
+        codes = [rule.anomaly for rule in self.rules if rule.anomaly] + [self.after_terminal_anomaly]
+        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks]))
 
     def state(self, name: str) -> State:
         return next(state for state in self.states if state.name == name)

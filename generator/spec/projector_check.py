@@ -48,7 +48,7 @@ def projector_model(file: LoadedFile) -> Projector:
         EventKind(
             name=name,
             description=item["description"],
-            content_kind=item["content_kind"],
+            content_kind=item.get("content_kind"),
             is_error=item.get("is_error", False),
             mark=file.key_mark(("events", name)),
         )
@@ -165,15 +165,23 @@ class _ProjectorChecks:
 
     # -- event kinds ----------------------------------------------------------------------------------------
     def event_kinds(self) -> None:
-        """Every committed tool event must match exactly one event kind."""
+        """Every committed tool event must match exactly one event kind: of the kinds of one content kind and error
+        flag, each but the last is split off by `when` (a test of the run's facts), and the last takes the rest."""
         shapes: dict[tuple[str, bool], EventKind] = {}
         for event in self.projector.events:
+            if event.content_kind is None:
+                if event.is_error:
+                    self.error(self.file.mark(("events", event.name, "is_error")), f"event '{event.name}' is an action event (no content_kind): is_error tells results apart, and it is none")
+                continue
             if not self._event_kind_resolves(event):
                 continue
             shape = (event.content_kind, event.is_error)
-            if shape in shapes:
-                self.error(event.mark, f"events '{shapes[shape].name}' and '{event.name}' match the same committed events")
-            shapes.setdefault(shape, event)
+            if shape in shapes and shapes[shape].when is None:
+                self.error(event.mark, f"events '{shapes[shape].name}' and '{event.name}' match the same committed events ('{shapes[shape].name}' has no `when` that leaves any to '{event.name}')")
+            shapes[shape] = event
+        for shape, last in shapes.items():
+            if last.when is not None:
+                self.error(last.mark, f"event '{last.name}' is the last kind of content_kind {shape[0]} (is_error {str(shape[1]).lower()}) and has a `when`: the events it does not take need a kind without one, after it")
         for shape in tool_event_shapes(self.wire):
             if shape not in shapes:
                 self.error(self.file.mark(("events",)), f"no event kind matches content_kind {shape[0]} with is_error {str(shape[1]).lower()}")
@@ -182,6 +190,8 @@ class _ProjectorChecks:
         """Whether the event's content kind is a declared tool kind, with an error flag if the event needs one."""
         content_kinds = self.wire.content_kinds
         path = ("events", event.name, "content_kind")
+        if event.content_kind is None:
+            return True  # (an action event: told apart by its `when`)
         if not any(kind.name == event.content_kind for kind in content_kinds):
             self.error(self.file.mark(path), f"unknown content kind '{event.content_kind}'; spec/runtime_event.yaml declares [{', '.join(k.name for k in content_kinds)}]")
             return False
@@ -241,6 +251,8 @@ class _ProjectorChecks:
             self.error(rule.mark, f"a call for an existing operation cannot move '{rule.source}' to '{target.name}'")
 
     def _tool_call(self, kind: EventKind) -> ToolCall | None:
+        if kind.content_kind is None:
+            return None  # an action event: it neither opens an operation nor settles one
         declared = [k for k in self.wire.content_kinds if k.name == kind.content_kind]
         return declared[0].tool_call if declared else None
 
@@ -286,6 +298,9 @@ class _ProjectorChecks:
                 self.unknown(("diagnostics", diagnostic.code, "reason"), "reason", diagnostic.reason, reason_names)
         if projector.after_terminal_anomaly not in self.codes:
             self.unknown(("ledger_anomalies", "after_terminal"), "diagnostic", projector.after_terminal_anomaly, self.codes)
+        for index, check in enumerate(projector.row_checks):
+            if check.anomaly not in self.codes:
+                self.unknown(("ledger_anomalies", "rows", index, "raise"), "diagnostic", check.anomaly, self.codes)
 
 
 def _closure(start: set[str], edges: set[tuple[str, str]]) -> set[str]:

@@ -12,11 +12,14 @@ import json
 from typing import Any
 
 from resume_contract.core.summary import PlanSummary
-from resume_contract.core.table import ProjectorTable, ToolContentRead
+from resume_contract.core.table import ActionKind, ProjectorTable, RowCheck, ToolContentRead
 from resume_contract.core.wire import WireModel
 
+from ..expr.probes import probe_rows
+from .compiled import function_of
 from .decoder import load_module
-from .model import Decision, LedgerRules, Projector, Rule, Spec, WireFormat
+from .model import Decision, EventKind, LedgerRules, Projector, Rule, Spec, WireFormat
+from .projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 
 
 def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
@@ -71,17 +74,56 @@ def decoder_of(spec: Spec) -> WireModel:
     return wire_model(spec.wire)
 
 
+def needed_attributes(wire: WireFormat, needs: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The decoding model's attributes for wire fields an action event's or row check's test needs."""
+    return None if needs is None else tuple(wire.field(name).attribute for name in needs)
+
+
+def event_kinds_of(projector: Projector) -> tuple[dict[tuple[str, bool], str], list[tuple[tuple[str, bool], EventKind]]]:
+    """(content kind, error flag) -> its event kind without `when`; and the kinds split off by `when`, in order."""
+    plain = {(kind.content_kind, kind.is_error): kind.name for kind in projector.events if kind.content_kind is not None and kind.when is None}
+    guarded = [((kind.content_kind, kind.is_error), kind) for kind in projector.events if kind.content_kind is not None and kind.when is not None]
+    return plain, guarded
+
+
+def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
+    """The table's fields that the spec's expressions make (docs/language.md), as functions in memory: the
+    generated module holds the same compiled source, as `def`s."""
+    plain, guarded = event_kinds_of(projector)
+    return {
+        "event_kinds": plain,
+        "facts": {name: function_of(source, FACT_PARAMETERS) for name, (_, source) in projector.facts},
+        "kind_guards": tuple((shape, kind.name, function_of(kind.when[1], GUARD_PARAMETERS)) for shape, kind in guarded if kind.when is not None),
+        "action_kinds": tuple(
+            ActionKind(kind.name, needed_attributes(wire, kind.needs), function_of(kind.when[1], ROW_PARAMETERS), function_of(kind.key[1], ROW_PARAMETERS))
+            for kind in projector.events
+            if kind.content_kind is None and kind.when is not None and kind.key is not None
+        ),
+        "row_checks": tuple(RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS)) for check in projector.row_checks),
+        "probes": probes_of(projector),
+    }
+
+
+def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:
+    """The rows that exercise the projector's expressions (generator/expr/probes.py), as (name, JSON text,
+    whether it is read as a run's first row)."""
+    actions = {kind.name: (kind.when[0], kind.key[0]) for kind in projector.events if kind.content_kind is None and kind.when and kind.key}
+    tests = [kind.when[0] for kind in projector.events if kind.content_kind is not None and kind.when] + [check.when[0] for check in projector.row_checks]
+    rows = probe_rows(actions, {name: text for name, (text, _) in projector.facts}, tests)
+    return tuple((name, json.dumps(fields, separators=(",", ":"), ensure_ascii=False), first) for name, fields, first in rows)
+
+
 @functools.lru_cache(maxsize=16)
 def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) -> ProjectorTable:
     """The hot-path lookup tables for `resume_contract.projection.project`, built from the spec model."""
     return ProjectorTable(
+        **_expressions(projector, wire),
         initial_state=projector.initial,
         tool_contents=tool_content_reads(wire),
         partial_attribute=wire.field(wire.partial_flag).attribute,
         terminal_statuses=frozenset(wire.terminal_statuses),
         terminal_flag=(wire.field(wire.terminal_flag_field).attribute, wire.terminal_flag_key),
         step={key: (rule.next_state, rule.anomaly) for rule in projector.rules for key in rule_steps(rule)},
-        event_kinds={(kind.content_kind, kind.is_error): kind.name for kind in projector.events},
         state_status={state.name: state.status for state in projector.states},
         settled_states=frozenset(state.name for state in projector.states if state.final),
         verification_states=frozenset(state.name for state in projector.states if state.requires_verification),

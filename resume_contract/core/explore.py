@@ -9,7 +9,9 @@ explored:
   tool than the call;
 - every other content kind, and an event with no content;
 - an event with each value of `status` (terminal or not), and one with the terminal flag set;
-- every letter above again as a partial event.
+- every letter above again as a partial event;
+- the rows that exercise the contract's expressions (`ProjectorTable.probes`: an action event, a value a test
+  compares a field with), each a class of its own.
 
 A row holds only the fields its letter needs and the required ones (with a plain value of their type).
 Letters that every projector involved (and, for `verify`, the oracle) reads alike are explored once, through
@@ -141,6 +143,12 @@ def letters_of(
     letters = _tool_letters(shape) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
     partial = shape.wire_name(table.partial_attribute)
     letters += [Letter(f"partial {letter.name}", tuple({**dict(letter.fields), partial: True}.items())) for letter in letters]
+    # The rows that exercise the contract's expressions; partial too where a run's first row is read through one
+    # (its facts are read from it, partial or not): a letter each costs depth
+    for name, fields, first in table.probes:
+        letters.append(Letter(name, shape.event(**json.loads(fields))))
+        if first:
+            letters.append(Letter(f"partial {name}", shape.event(**json.loads(fields), **{partial: True})))
     unique: dict[str, Letter] = {}
     for letter in letters:
         unique.setdefault(letter.key, letter)
@@ -228,7 +236,11 @@ def projector_view(table: ProjectorTable, model: WireModel, *, base: bool = Fals
     """What one side's walk reads of a letter's row (the base's way of writing it, with `base`): the corruption
     it is refused with, or `walk_reads.reading`."""
 
+    probes = {name for name, _, _ in table.probes} | {f"partial {name}" for name, _, first in table.probes if first}
+
     def view(letter: Letter) -> Hashable:
+        if letter.name in probes:
+            return ("probe", letter.name)  # (what an expression reads of it: its own class)
         try:
             return reading(table, model.decode_row(letter.row("e1", base=base)))
         except RowRefused as refused:

@@ -9,7 +9,6 @@ module gives them (None, bool, int, float, str, list, dict).
 
 from __future__ import annotations
 
-import json
 import math
 from decimal import Decimal
 from typing import Any
@@ -91,4 +90,6 @@ def json_parse(text: str) -> Any:
     JSON.parse refuses, and refuses integers of more than 4300 digits, which JSON.parse reads (as doubles).
     Numbers come back as floats, as JavaScript holds them; a repeated key keeps its last value, as there.
     The text must be nested at most a few hundred levels (Python parses recursively; check the depth first)."""
+    import json  # (here: a contract that parses no JSON string loads no `json`)
+
     return json.loads(text, parse_constant=_refuse_constant, parse_int=float)

@@ -8,8 +8,9 @@ reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
+from typing import Any
 
 import msgspec
 
@@ -23,6 +24,25 @@ class ToolContentRead(msgspec.Struct, frozen=True):
     tool_name: str | None
     arguments: str | None
     error_flag: str | None
+
+
+class ActionKind(msgspec.Struct, frozen=True):
+    """An action event (spec/projector.yaml, an event kind without content_kind): a row whose content is no tool
+    kind, told by `when` (row, first, fact) and naming its operation by `key` (the same). `needs`: attributes of
+    the event struct one of which is set on any row it can be (None: any row may be one)."""
+
+    kind: str
+    needs: tuple[str, ...] | None
+    when: Callable[[Any, Any, Any], bool]
+    key: Callable[[Any, Any, Any], Any]
+
+
+class RowCheck(msgspec.Struct, frozen=True):
+    """A diagnostic `code` at every committed row where `when` (row, first, fact) holds; `needs` as ActionKind's."""
+
+    code: str
+    needs: tuple[str, ...] | None
+    when: Callable[[Any, Any, Any], bool]
 
 
 class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
@@ -51,8 +71,25 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     after_terminal_diagnostic: str
     high_water_diagnostic: str
     directive: str
+    # What the contract's expressions add (spec/projector.yaml; none for a contract without them): the run's facts
+    # (name -> function of its first event, as JSON); event kinds split off by a test of those facts, in order
+    # ((content kind, error flag), event kind, test), before `event_kinds`' own; the action events; the row checks
+    facts: Mapping[str, Callable[[Any], Any]] = msgspec.field(default_factory=dict)
+    kind_guards: tuple[tuple[tuple[str, bool], str, Callable[[Any], bool]], ...] = ()
+    action_kinds: tuple[ActionKind, ...] = ()
+    row_checks: tuple[RowCheck, ...] = ()
+    # Rows that exercise those expressions, for the explorers (generator/expr/probes.py): (name, the row's fields
+    # as JSON text, whether a run's first row is read through it), each explored as a letter of its own
+    probes: tuple[tuple[str, str, bool], ...] = ()
 
     @cached_property
     def anomalies(self) -> frozenset[str]:
-        """The diagnostics raised for one event out of place: every rule's anomaly, and an event after the terminal one."""
-        return frozenset(anomaly for _, anomaly in self.step.values() if anomaly is not None) | {self.after_terminal_diagnostic}
+        """The diagnostics raised for one event out of place: every rule's anomaly, an event after the terminal one,
+        and the row checks'."""
+        codes = {anomaly for _, anomaly in self.step.values() if anomaly is not None} | {check.code for check in self.row_checks}
+        return frozenset(codes) | {self.after_terminal_diagnostic}
+
+    @cached_property
+    def reads_runs(self) -> bool:
+        """Whether the walk reads the run's first event: the contract has facts, or tests of rows."""
+        return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks)

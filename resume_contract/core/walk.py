@@ -21,7 +21,10 @@ from .columns import column
 from .hashes import repeated_hashes
 from .indexes import extend_shifted, sorted_unique
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation, Verdict
+from .run_facts import RunView, for_run
 from .table import ProjectorTable
+from .walk_actions import diagnostic as _diagnostic
+from .walk_actions import walk_row
 from .walk_loop import loop_for
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -48,9 +51,11 @@ class Walk:
 
     def __init__(
         self, table: ProjectorTable, trace: Trace | None = None, store: OperationStore | None = None,
-        keep: frozenset[int] = frozenset(), chunks_kept: bool = False,
+        keep: frozenset[int] = frozenset(), chunks_kept: bool = False, first: Any = None,
     ) -> None:
         self.table = table
+        # What the contract's expressions read of the run (`run_facts`): from `first`, or the first event fed.
+        self.run: RunView | None = None
         # A call's arguments are copied out of the chunk they came from (let go), unless the caller keeps the chunks.
         self.copy_arguments = not chunks_kept
         self.trace = trace
@@ -78,9 +83,18 @@ class Walk:
         self.not_replayed = array("q")
         self.terminal_event_id: str | None = None
         self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found
+        if first is not None and table.reads_runs:
+            self._read_run(first)
+
+    def _read_run(self, first: Any) -> None:
+        self.run = for_run(self.table, first)
+        self.table = self.run.table
+        self.reads = reads_of(self.table)
 
     def feed(self, events: Sequence[Any], first_index: int) -> None:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
+        if self.run is None and self.table.reads_runs and events:
+            self._read_run(events[0])
         loop = loop_for(self.reads, len(events)) if self.trace is None else None
         if loop is not None:
             loop(self, events, first_index)  # (which finds the terminal event as it comes to it)
@@ -113,20 +127,20 @@ class Walk:
         find_operation = operations.get
         storable = self._storable
         settled = self._settled
-        diagnostics = self.diagnostics
         not_replayed = self.not_replayed
         anomaly_at = self._anomaly_at
         next_index = self._next_index
         opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
         copy_arguments = self.copy_arguments
+        tests_rows = bool(table.row_checks or table.action_kinds)
 
         for index, event, partial in zip(count(first_index), events, partials):
             if partial:
                 not_replayed.append(index)
                 continue
-            if index > terminal_index:
-                diagnostics.append(_diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+            if (index > terminal_index or tests_rows) and walk_row(self, event, index):
+                continue
             content = event.content
             try:
                 read = known[type(content)]
@@ -200,7 +214,7 @@ class Walk:
 
     def __getstate__(self) -> dict[str, Any]:
         # A walk crosses processes only as a part to `join`: without its table, which the joining walk has.
-        return {**vars(self), "table": None, "reads": None, "trace": None}
+        return {**vars(self), "table": None, "reads": None, "trace": None, "run": None}
 
     def join(self, later: Walk, rows: int) -> bool:
         """Go on as if `later`'s events had been fed to this walk after its `rows` events (`later` walked them
@@ -343,13 +357,4 @@ class Walk:
             runtime_events=rows,
             replay_runtime_events=replay,
         )
-
-
-def _diagnostic(
-    table: ProjectorTable, code: str, *, event_id: str | None = None, tool_call_id: str | None = None,
-    tool_name: str | None = None, detail: dict[str, Any] | None = None,
-) -> Diagnostic:
-    return Diagnostic(
-        code=code, message=table.diagnostics[code][1], event_id=event_id, tool_call_id=tool_call_id, tool_name=tool_name, detail=detail
-    )
 

@@ -68,7 +68,12 @@ def compiled_loop(reads: KindReads) -> Loop | None:
             namespace[f"STEPS{number}"] = _by_state(step, states, kind_ok)
             if kind_error is not None:
                 namespace[f"STEPS{number}_FAILED"] = _by_state(step, states, kind_error)
-    if not all(name.isascii() and name.isidentifier() for name in (table.partial_attribute, table.terminal_flag[0])):
+    # A row an action event or a row check may test is the generic loop's too: it holds one of the fields they need.
+    tested = [action.needs for action in table.action_kinds] + [check.needs for check in table.row_checks]
+    if any(needs is None for needs in tested):
+        return None
+    unset = dict.fromkeys(["status", table.terminal_flag[0], *(name for needs in tested for name in needs or ())])
+    if not all(name.isascii() and name.isidentifier() for name in (table.partial_attribute, *unset)):
         return None
     lines = [
         "def loop(walk, events, first_index):",
@@ -88,7 +93,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
         f"        if event.{table.partial_attribute}:",
         "            not_replayed.append(index)",
         "            continue",
-        f"        if index <= terminal_index and event.status is UNSET and event.{table.terminal_flag[0]} is UNSET:",
+        f"        if index <= terminal_index and {' and '.join(f'event.{name} is UNSET' for name in unset)}:",
         "            content = event.content",
         "            cls = type(content)",
         *("    " + line for line in branches),

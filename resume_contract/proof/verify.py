@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,14 +27,32 @@ from .reference import build_resume_plan_with_machine
 
 
 def reachable_steps(table: ProjectorTable) -> frozenset[tuple[str, str, bool]]:
-    """The table entries a ledger can reach: an unknown call id has no call to compare a name with, and a call
-    is never compared with anything (the spec's `when` applies to responses only)."""
-    calls = frozenset(kind for (content, _), kind in table.event_kinds.items() if table.tool_contents[content].opens)
-    return frozenset(
-        (state, kind, names_match)
-        for state, kind, names_match in table.step
-        if names_match or (state != table.initial_state and kind not in calls)
-    )
+    """The table entries a ledger can reach. A run walks one set of event kinds (its facts choose which of the kinds
+    split off by a test each content kind is: every choice is a run someone may write), and only the states those
+    kinds lead to; an unknown call id has no call to compare a name with, and a call or an action event is never
+    compared with anything (the spec's `when` applies to responses only)."""
+    uncompared = {action.kind for action in table.action_kinds}
+    choices: dict[tuple[str, bool], list[str]] = {shape: [kind] for shape, kind in table.event_kinds.items()}
+    for shape, kind, _ in table.kind_guards:
+        choices.setdefault(shape, []).insert(-1, kind)
+    for (content, _), kinds in choices.items():
+        if table.tool_contents[content].opens:
+            uncompared.update(kinds)
+    reached: set[tuple[str, str, bool]] = set()
+    for chosen in itertools.product(*choices.values()):
+        kinds = [*chosen, *(action.kind for action in table.action_kinds)]
+        entries = [(kind, names_match) for kind in kinds for names_match in (True, False) if names_match or kind not in uncompared]
+        states, todo = {table.initial_state}, [table.initial_state]
+        while todo:
+            state = todo.pop()
+            for kind, names_match in entries:
+                if (state, kind, names_match) in table.step and (names_match or state != table.initial_state):
+                    reached.add((state, kind, names_match))
+                    target = table.step[(state, kind, names_match)][0]
+                    if target not in states:
+                        states.add(target)
+                        todo.append(target)
+    return frozenset(reached)
 
 
 def generated_subject(contract: Contract) -> Subject:

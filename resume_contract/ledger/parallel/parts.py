@@ -75,10 +75,11 @@ def walk_in_parts(
     event id, which are found exactly as `scan_ledger` finds them."""
     read_at = file_reader(fd)
     check_tail(path, read_at, size, chunk_bytes)  # else the last part would run past the end of the file
+    first = _first_event(read_at, size, contract)  # (every part's walk reads the run's facts from it)
+    if first is None:
+        return None
     if run is None:
-        run = _first_run(read_at, size, contract)
-        if run is None:
-            return None
+        run = first.session_id, first.run_id
     bounds = list(zip([0, *cuts], [*cuts, size]))
     try:
         with ExitStack() as stack:
@@ -87,10 +88,10 @@ def walk_in_parts(
             # Leaving by an exception, the pool kills the workers still walking: their work is moot.
             pool = stack.enter_context(stoppable_pool(len(spills), multiprocessing.get_context("fork")))
             later = [
-                pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno(), contract)
+                pool.submit(walk_part_spilled, path, fd, start, end, run, chunk_bytes, spill.fileno(), contract, first)
                 for (start, end), spill in zip(bounds[1:], spills)
             ]  # (a worker that already failed breaks the pool: a later submit raises BrokenProcessPool)
-            walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes, contract)]
+            walked = [walk_part(path, fd, *bounds[0], run, chunk_bytes, contract, first)]
             walked += [load_spilled(spill, future.result()) for future, spill in zip(later, spills)]
     except (LedgerCorruption, BrokenProcessPool, OSError):
         # Planned whole, the ledger gets its corruption or read error reported as it always is. OSError also
@@ -109,9 +110,12 @@ def walk_in_parts(
     return whole if not whole.walk.suspects() else None
 
 
-def walk_part(path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, contract: Contract) -> WalkedPart:
-    """The rows from byte `start` to `end`, checked and walked afresh (rows numbered from 0)."""
-    walk = Walk(contract.table, store=OperationStore())
+def walk_part(
+    path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, contract: Contract, first: Any
+) -> WalkedPart:
+    """The rows from byte `start` to `end`, checked and walked afresh (rows numbered from 0), as rows of the run
+    whose first event is `first`."""
+    walk = Walk(contract.table, store=OperationStore(), first=first)
     id_hashes = array("q")
     with gc_paused():
         rows_read = scan_rows(path, file_reader(fd), end, id_hashes, start=start, run=run, model=contract.model, chunk_bytes=chunk_bytes)
@@ -120,21 +124,21 @@ def walk_part(path: StrPath, fd: int, start: int, end: int, run: RunIdentity, ch
 
 
 def walk_part_spilled(
-    path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int, contract: Contract
+    path: StrPath, fd: int, start: int, end: int, run: RunIdentity, chunk_bytes: int, spill_fd: int, contract: Contract,
+    first: Any,
 ) -> tuple[int, int]:
     """A worker's `walk_part`, written to the file `spill_fd`; returns where (see `spill`)."""
-    part = walk_part(path, fd, start, end, run, chunk_bytes, contract)
+    part = walk_part(path, fd, start, end, run, chunk_bytes, contract, first)
     with open(spill_fd, "w+b", closefd=False) as spill:
         return dump_spilling(part, spill)
 
 
-def _first_run(read_at: ReadAt, size: int, contract: Contract) -> RunIdentity | None:
-    """(sessionId, runId) of the first row, which every row must carry; None if the first row is not readable
-    here (the whole ledger is then read in one process, which says why)."""
+def _first_event(read_at: ReadAt, size: int, contract: Contract) -> Any:
+    """The first row's event, whose (sessionId, runId) every row must carry; None if it is not readable here
+    (the whole ledger is then read in one process, which says why)."""
     line = read_at(0, min(size, _LOOK_AHEAD)).split(b"\n", 1)[0]
     try:
-        event: Any = contract.model.decode_row(line)
+        return contract.model.decode_row(line)
     except RowRefused:
         return None
-    return event.session_id, event.run_id
 

@@ -1,0 +1,38 @@
+"""Which top-level fields of a name an expression cannot hold without: what lets a walk test a row's class only on
+the rows that have one of them (a row without any is known not to match, unread).
+
+    needs('has(row.actions.toolDispatch) && !has(row.content)', 'row')   # ('actions',)
+    needs('row.kind == "action"', 'row')                                  # None: any row may match
+"""
+
+from __future__ import annotations
+
+from . import nodes as n
+from .parse import parse
+
+
+def needs(text: str, name: str) -> tuple[str, ...] | None:
+    """The fields of `name` one of which is present wherever `text` holds; None when no such set is evident (the
+    text must already compile: this reads its tree only)."""
+    return _needs(parse(text), name)
+
+
+def _needs(node: n.Node, name: str) -> tuple[str, ...] | None:
+    if isinstance(node, n.Binary) and node.operator == "&&":
+        return _needs(node.left, name) or _needs(node.right, name)
+    if isinstance(node, n.Binary) and node.operator == "||":
+        left, right = _needs(node.left, name), _needs(node.right, name)
+        return None if left is None or right is None else tuple(sorted({*left, *right}))
+    if isinstance(node, n.Call) and node.function == "has" and node.receiver is None and len(node.arguments) == 1:
+        top = _top_field(node.arguments[0], name)
+        return None if top is None else (top,)
+    return None
+
+
+def _top_field(node: n.Node, name: str) -> str | None:
+    """F of `name.F.G...` (a field chain rooted at `name`), else None."""
+    while isinstance(node, n.Select):
+        if isinstance(node.operand, n.Name):
+            return node.field if node.operand.name == name else None
+        node = node.operand
+    return None

@@ -1,0 +1,89 @@
+"""The context of generated/resume_contract_generated/projector_table.py: the projector's table as literals, and the
+functions the projector's expressions compiled to (spec/projector.yaml's facts, event kinds' `when` and `key`,
+row checks), each a `def` above the table that names it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, py, py_call, py_expression
+from ..spec.model import Spec
+from ..spec.projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
+from ..spec.tables import event_kinds_of, needed_attributes, table_of
+
+
+def table_context(spec: Spec) -> dict[str, Any]:
+    """generated/.../projector_table.py: the table, and the functions its expressions compiled to."""
+    table = table_of(spec)
+    return _expression_context(spec) | {
+        "initial_state": py(table.initial_state),
+        "tool_contents": [
+            (py(kind), py_call("ToolContentRead", list(msgspec.structs.asdict(read).items()), indent=8, lead=len(py(kind)) + 2))
+            for kind, read in table.tool_contents.items()
+        ],
+        "partial_attribute": py(table.partial_attribute),
+        "terminal_statuses": py(spec.wire.terminal_statuses),
+        "terminal_flag": py(table.terminal_flag),
+        "states": py(tuple(state.name for state in spec.projector.states)),
+        "step": py(dict(table.step), 0, TOP_LEVEL_LEAD),
+        "event_kinds": py(dict(table.event_kinds), 0, TOP_LEVEL_LEAD),
+        "state_status": py(dict(table.state_status), 0, TOP_LEVEL_LEAD),
+        "settled_states": py(tuple(s.name for s in spec.projector.states if s.name in table.settled_states)),
+        "verification_states": py(tuple(s.name for s in spec.projector.states if s.name in table.verification_states)),
+        "at_end": py(dict(table.at_end), 0, TOP_LEVEL_LEAD),
+        "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
+        "reason_order": py(table.reason_order),
+        "after_terminal_diagnostic": py(table.after_terminal_diagnostic),
+        "high_water_diagnostic": py(table.high_water_diagnostic),
+        "directive": py(table.directive, 0, TOP_LEVEL_LEAD),
+    }
+
+
+def _signature(name: str, parameters: tuple[str, ...]) -> str:
+    flat = f"def {name}({', '.join(f'{p}: Any' for p in parameters)}) -> Any:"
+    return flat if len(flat) <= LINE_WIDTH else f"def {name}(\n" + "".join(f"    {p}: Any,\n" for p in parameters) + ") -> Any:"
+
+
+def _expression_context(spec: Spec) -> dict[str, Any]:
+    projector, wire = spec.projector, spec.wire
+    functions: list[tuple[str, str]] = []
+
+    def function(name: str, parameters: tuple[str, ...], source: str) -> Code:
+        functions.append((_signature(name, parameters), py_expression(source, 4)))
+        return Code(name)
+
+    facts = {name: function(f"_fact_{name}", FACT_PARAMETERS, source) for name, (_, source) in projector.facts}
+    _, guarded = event_kinds_of(projector)
+    guards = [(shape, kind.name, function(f"_when_{kind.name}", GUARD_PARAMETERS, kind.when[1])) for shape, kind in guarded if kind.when is not None]
+    actions = [
+        py_call(
+            "ActionKind",
+            [
+                ("kind", kind.name),
+                ("needs", needed_attributes(wire, kind.needs)),
+                ("when", function(f"_when_{kind.name}", ROW_PARAMETERS, kind.when[1])),
+                ("key", function(f"_key_{kind.name}", ROW_PARAMETERS, kind.key[1])),
+            ],
+            indent=4,
+        )
+        for kind in projector.events
+        if kind.content_kind is None and kind.when is not None and kind.key is not None
+    ]
+    checks = [
+        py_call(
+            "RowCheck",
+            [("code", check.anomaly), ("needs", needed_attributes(wire, check.needs)), ("when", function(f"_row_check_{number}", ROW_PARAMETERS, check.when[1]))],
+            indent=4,
+        )
+        for number, check in enumerate(projector.row_checks)
+    ]
+    return {
+        "functions": functions,
+        "facts": py(facts, 0, TOP_LEVEL_LEAD),
+        "kind_guards": py(tuple(guards), 0, TOP_LEVEL_LEAD),
+        "action_kinds": actions,
+        "row_checks": checks,
+        "probes": py(table_of(spec).probes, 0, TOP_LEVEL_LEAD),
+    }

@@ -1,0 +1,97 @@
+"""The walk's tests of a row written in the contract's expressions: which action event a row is, and which row
+checks it fails. A row is read as JSON (`run_facts.as_json`) only when it holds a field its test needs, so a ledger
+of rows no test can match costs an attribute read a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
+
+from .plan import Diagnostic
+from .run_facts import as_json
+
+if TYPE_CHECKING:
+    from .run_facts import RunView
+    from .table import ActionKind, ProjectorTable, RowCheck
+
+
+def _may_be(event: Any, needs: tuple[str, ...] | None) -> bool:
+    return needs is None or any(getattr(event, name) is not UNSET for name in needs)
+
+
+def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[str, str] | None:
+    """(event kind, the operation's call id) of the first action kind `event` is, or None. A key that is not a
+    string names no operation: the row is not that kind."""
+    if run is None:
+        return None
+    row = None
+    for action in kinds:
+        if not _may_be(event, action.needs):
+            continue
+        if row is None:
+            row = as_json(event)
+        if action.when(row, run.first, run.fact):
+            key = action.key(row, run.first, run.fact)
+            if type(key) is str:
+                return action.kind, key
+    return None
+
+
+def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None) -> list[str]:
+    """The codes of the row checks `event` fails, in the spec's order."""
+    if run is None:
+        return []
+    row = None
+    codes = []
+    for check in checks:
+        if _may_be(event, check.needs):
+            if row is None:
+                row = as_json(event)
+            if check.when(row, run.first, run.fact):
+                codes.append(check.code)
+    return codes
+
+
+def walk_row(walk: Any, event: Any, index: int) -> bool:
+    """`walk` is the `walk.Walk` reading the row (not named as a type: walk imports this module). What the walk says of a committed row before it reads its tool content: after the terminal event, the row
+    checks it fails; True when the row was walked here, as an action event (its content being no tool kind)."""
+    table = walk.table
+    if index > walk.terminal_index:
+        walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+    if table.row_checks:
+        walk.diagnostics += [diagnostic(table, code, event_id=event.id) for code in checked(table.row_checks, event, walk.run)]
+    if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
+        return False
+    action = action_of(table.action_kinds, event, walk.run)
+    if action is None:
+        return False
+    kind, call_id = action
+    # An action event takes its operation's step, neither creating one (the spec's checks hold that) nor settling it.
+    operation = walk.operations.get(call_id)
+    state = table.initial_state if operation is None else operation.state
+    if walk.trace is not None:
+        walk.trace.append((state, kind, True))
+    target, anomaly = walk.reads.step[(state, kind, True)]
+    if anomaly is not None or operation is None:
+        if operation is None:
+            walk._unopened.append(hash(call_id))  # (named with nothing open: see Walk.suspects)
+        if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
+            walk.diagnostics.append(diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id))
+    else:
+        operation.state = target
+        if target in walk._storable:
+            walk._settled.append(call_id)
+    return True
+
+
+def diagnostic(
+    table: ProjectorTable, code: str, *, event_id: str | None = None, tool_call_id: str | None = None,
+    tool_name: str | None = None, detail: dict[str, Any] | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        code=code, message=table.diagnostics[code][1], event_id=event_id, tool_call_id=tool_call_id, tool_name=tool_name, detail=detail
+    )
+

@@ -1,0 +1,35 @@
+"""The rows that exercise a contract's expressions (generator/expr/probes.py), read off frozen expressions: what
+the explorers (`diff`'s evidence, `verify`) add to an alphabet read off the wire format."""
+
+from __future__ import annotations
+
+from resume_contract_generator.expr.probes import probe_rows
+
+DISPATCH = ("has(row.actions.toolDispatch) && !has(row.content)", "row.actions.toolDispatch.providerToolCallId")
+
+
+def test_an_action_event_is_spelt_with_its_tests_paths_present_and_its_key_naming_call_a() -> None:
+    assert probe_rows({"dispatch": DISPATCH}, {}, []) == [("dispatch(a)", {"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, False)]
+
+
+def test_a_fact_compared_with_a_literal_is_spelt_on_the_first_rows_path_with_it_and_with_another_value() -> None:
+    rows = probe_rows({}, {"mode": "first.header.mode"}, ['fact.mode == "strict"', 'fact.mode in ["lax", "strict"]'])
+    assert rows == [
+        ('header.mode "strict"', {"header": {"mode": "strict"}}, True),
+        ('header.mode "lax"', {"header": {"mode": "lax"}}, True),
+        ("header.mode other", {"header": {"mode": "explore-other"}}, True),
+    ]
+
+
+def test_a_row_test_is_spelt_with_each_value_and_a_bare_has_with_an_empty_object() -> None:
+    rows = probe_rows({}, {}, ["row.level != 3 && has(row.audit)", "has(row.tags.pinned)"])
+    assert rows == [
+        ("level 3", {"level": 3}, False),
+        ("level other", {"level": "explore-other"}, False),
+        ("audit present", {"audit": {}}, False),
+        ("tags.pinned present", {"tags": {"pinned": {}}}, False),
+    ]
+
+
+def test_a_negated_has_and_a_comparison_of_two_paths_spell_nothing() -> None:
+    assert probe_rows({}, {}, ["!has(row.content)", "row.id != first.id"]) == []
