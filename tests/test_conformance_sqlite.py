@@ -9,9 +9,9 @@ replay ids must be the reference's; a database the reference refuses to open is 
 Reading never changes the database: its bytes are the same afterwards and no `-wal`/`-shm` file is left beside it.
 
 CONTRACT_GAP: the runs whose decision needs what the packaged contract does not say yet (it is maka's as of
-maka-history.md step 01, the tool-boundary protocol: step 06, recovery facts and the ledger scan; and step 01's wire
-refusal of an unknown protocol). The store reads them exactly (their rows, order and high-water are checked here
-too). Each is a strict xfail: it fails the suite the day it passes.
+maka-history.md step 01, the tool-boundary protocol: step 06, recovery facts and the ledger scan). The store reads
+them exactly (their rows, order and high-water are checked here too). Each is a strict xfail: it fails the suite
+the day it passes.
 """
 
 from __future__ import annotations
@@ -32,15 +32,10 @@ HERE = Path(__file__).parent / "conformance_sqlite" / "reference"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance-sqlite"
 CASES = sorted(path.name for path in HERE.iterdir() if (path / "expected.json").is_file())
 
-STEP_01 = (
-    "step 01's wire: the reference's decoder refuses a toolBoundary it does not know (exit 3, no plan); the contract "
-    "blocks it as protocol_marker_invalid (exit 1): the wire language has no test of a row's validity yet"
-)
 STEP_06 = "step 06: recovery facts and the ledger scan (parked, corruption diagnostics, duplicate_event_id)"
 CONTRACT_GAP = {
     ("B_parked", "session-1", "run-1"): STEP_06,
     ("R_duplicate_response", "session-1", "run-1"): STEP_06,
-    ("R_legacy_call_only_unknown_marker", "session-1", "run-1"): STEP_01,
     ("R_orphan_dispatch", "session-1", "run-1"): STEP_06,
     ("S_args_hash_conflict_sql", "session-1", "run-1"): STEP_06,
     ("S_bundles_production_pagesize", "session-1", "run-parked"): STEP_06,

@@ -65,6 +65,19 @@ def test_a_blocked_plan_lists_each_call_to_verify_what_each_reason_means_and_the
     assert "next step:     check each call under 'to verify' with read-only inspection; do not run it again\n" in out
 
 
+def test_a_call_that_never_started_is_listed_apart_with_nothing_to_verify(tmp_path: Path, run_cli) -> None:
+    # The packaged contract's tool-boundary protocol (maka-history step 01): a call committed without its dispatch
+    # never ran. A person has nothing to inspect; the text must not send them to verify it.
+    marked = {**USER, "actions": {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}}
+    path = _ledger(tmp_path / "runtime-events.jsonl", [marked, CALL])
+    code, out, _ = run_cli("plan", str(path))
+    call = CALL["content"]
+    assert code == 1 and "to verify:" not in out
+    assert "never ran:     1 tool call(s) committed but provably never started (not_dispatched)\n" in out
+    assert f"  {call['name']}  call {call['id']}  args " in out
+    assert "the calls under 'never ran' had no effect: nothing to inspect or undo" in out
+
+
 def test_a_safe_plan_has_no_next_step(tmp_path: Path, run_cli) -> None:
     path = _ledger(tmp_path / "runtime-events.jsonl", ROWS[: PREFIX_LENGTHS["after_function_response"]])
     code, out, _ = run_cli("plan", str(path))

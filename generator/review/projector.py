@@ -30,6 +30,7 @@ class ProjectorChanges:
             self.add(rules.INITIAL_STATE_CHANGED, f"initial state {base.initial} -> {head.initial}", *self._in_projector("initial"))
         self._states()
         self._event_kinds()
+        self._expressions()
         self.rules()
         self._diagnostics()
         if base.after_terminal_anomaly != head.after_terminal_anomaly and not self.renames.diagnostic_follows(base.after_terminal_anomaly, head.after_terminal_anomaly):
@@ -70,6 +71,24 @@ class ProjectorChanges:
                 self.add(rules.EVENT_KIND_CHANGED, f"event kind '{key}' changed", old_event.mark if old_event else None, new_event.mark if new_event else None, values=(old_event, new_event))
             elif old_event.description != new_event.description:
                 self.add(rules.EVENT_KIND_REWORDED, f"event kind '{key}': {reworded(old_event.description, new_event.description)}", old_event.mark, new_event.mark, values=(old_event.description, new_event.description))
+
+    def _expressions(self) -> None:
+        """The run's facts, the row checks and the semantics they are read under (each decided by the ledgers)."""
+        base, head = self.base.projector, self.head.projector
+        if base.semantics != head.semantics:
+            self.add(rules.SEMANTICS_CHANGED, f"semantics {base.semantics} -> {head.semantics}", *self._in_projector("semantics"))
+        old_facts, new_facts = {name: text for name, (text, _) in base.facts}, {name: text for name, (text, _) in head.facts}
+        for name in sorted(old_facts.keys() | new_facts.keys()):
+            old, new = old_facts.get(name), new_facts.get(name)
+            if old != new:
+                where = (self.base.location("projector", "facts", name) if old else None, self.head.location("projector", "facts", name) if new else None)
+                self.add(rules.FACT_CHANGED, f"fact '{name}': {old or '(none)'} -> {new or '(none)'}", *where, values=(old, new))
+        old_checks = {(check.when[0], check.anomaly): check for check in base.row_checks}
+        new_checks = {(check.when[0], check.anomaly): check for check in head.row_checks}
+        for key in old_checks.keys() - new_checks.keys():
+            self.add(rules.ROW_CHECK_CHANGED, f"row check removed: {key[0]} raises {key[1]}", old_checks[key].mark, None, values=key)
+        for key in sorted(new_checks.keys() - old_checks.keys()):
+            self.add(rules.ROW_CHECK_CHANGED, f"row check added: {key[0]} raises {key[1]}", None, new_checks[key].mark, values=key)
 
     def _diagnostics(self) -> None:
         old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}

@@ -91,6 +91,9 @@ STATE_MADE_NOT_FINAL = _rule("STATE_MADE_NOT_FINAL", TIGHTENS, "a state no longe
 STATE_REWORDED = _rule("STATE_REWORDED", NEUTRAL, "a state's description changed")
 EVENT_KIND_CHANGED = _rule("EVENT_KIND_CHANGED", BY_EVIDENCE, "an event kind matches other committed events")
 EVENT_KIND_REWORDED = _rule("EVENT_KIND_REWORDED", NEUTRAL, "an event kind's description changed")
+FACT_CHANGED = _rule("FACT_CHANGED", BY_EVIDENCE, "a run's fact is read otherwise, or was added or removed")
+ROW_CHECK_CHANGED = _rule("ROW_CHECK_CHANGED", BY_EVIDENCE, "a check of every committed row was added, removed or changed")
+SEMANTICS_CHANGED = _rule("SEMANTICS_CHANGED", BY_EVIDENCE, "the projector's expressions compare values by other rules")
 RULE_ANOMALY_BECAME_TRANSITION = _rule("RULE_ANOMALY_BECAME_TRANSITION", WEAKENS, "an anomaly is now a normal transition")
 RULE_TRANSITION_BECAME_ANOMALY = _rule("RULE_TRANSITION_BECAME_ANOMALY", TIGHTENS, "a normal transition is now an anomaly")
 RULE_RETARGETED = _rule("RULE_RETARGETED", BY_EVIDENCE, "a transition leads to another state")
@@ -154,6 +157,8 @@ WIRE_TOOL_CALL_CHANGED = _rule("WIRE_TOOL_CALL_CHANGED", BY_EVIDENCE, "which fie
 WIRE_TERMINAL_CHANGED = _rule("WIRE_TERMINAL_CHANGED", BY_EVIDENCE, "what makes an event terminal changed")
 WIRE_PARTIAL_FLAG_CHANGED = _rule("WIRE_PARTIAL_FLAG_CHANGED", BY_EVIDENCE, "what makes an event partial changed")
 WIRE_REWORDED = _rule("WIRE_REWORDED", NEUTRAL, "a description in the wire format changed")
+WIRE_REFUSAL_ADDED = _rule("WIRE_REFUSAL_ADDED", TIGHTENS, "rows where a test holds are refused (corruption: no plan)")
+WIRE_REFUSAL_REMOVED = _rule("WIRE_REFUSAL_REMOVED", NEUTRAL, "rows a test refused are read again (the projector decides them)")
 EVIDENCE_UNEXPLAINED_WEAKENING = _rule("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "ledgers decide less safely and no other rule explains it")
 WAIVER_ADDED = _rule("WAIVER_ADDED", WEAKENS, "the change adds a waiver of one of its own findings: a waiver waives only once a "
                      "reviewer has approved it on the base branch")
@@ -211,6 +216,9 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     STATE_REWORDED,
     EVENT_KIND_CHANGED,
     EVENT_KIND_REWORDED,
+    FACT_CHANGED,
+    ROW_CHECK_CHANGED,
+    SEMANTICS_CHANGED,
     RULE_ANOMALY_BECAME_TRANSITION,
     RULE_TRANSITION_BECAME_ANOMALY,
     RULE_RETARGETED,
@@ -269,6 +277,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     WIRE_TERMINAL_CHANGED,
     WIRE_PARTIAL_FLAG_CHANGED,
     WIRE_REWORDED,
+    WIRE_REFUSAL_ADDED,
+    WIRE_REFUSAL_REMOVED,
     EVIDENCE_UNEXPLAINED_WEAKENING,
     WAIVER_ADDED,
 ]}

@@ -53,6 +53,17 @@ class WireChanges:
                      values=((base.terminal_statuses, base.terminal_flag_field, base.terminal_flag_key), (head.terminal_statuses, head.terminal_flag_field, head.terminal_flag_key)))
         if base.partial_flag != head.partial_flag:
             self.add(rules.WIRE_PARTIAL_FLAG_CHANGED, f"partial flag {base.partial_flag} -> {head.partial_flag}", loc_b("partial_flag"), loc_h("partial_flag"))
+        # A refusal is its test under its semantics: another test, or the same under other rules, is another refusal.
+        old_refusals = {(base.semantics, refusal.when[0]): refusal for refusal in base.refusals}
+        new_refusals = {(head.semantics, refusal.when[0]): refusal for refusal in head.refusals}
+        for key in sorted(old_refusals.keys() - new_refusals.keys()):
+            self.add(rules.WIRE_REFUSAL_REMOVED, f"rows where {key[1]} ({key[0]}) are read again", old_refusals[key].mark, None, values=key)
+        for key in sorted(new_refusals.keys() - old_refusals.keys()):
+            self.add(rules.WIRE_REFUSAL_ADDED, f"rows where {key[1]} ({key[0]}) are refused", None, new_refusals[key].mark, values=key)
+        for key in sorted(old_refusals.keys() & new_refusals.keys()):
+            if old_refusals[key].message != new_refusals[key].message:
+                self.add(rules.WIRE_REWORDED, f"refusal message changed: {key[1]}", old_refusals[key].mark, new_refusals[key].mark,
+                         values=(old_refusals[key].message, new_refusals[key].message))
 
     def _wire_fields(self, owner: str, base: tuple[WireField, ...], head: tuple[WireField, ...], path: tuple[str, ...]) -> None:
         old = {field.name: field for field in base}

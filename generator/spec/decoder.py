@@ -15,7 +15,7 @@ import types
 from typing import Any
 
 from ..environment import ENVIRONMENT
-from ..literals import py
+from ..literals import Code, py, py_expression
 from .model import WireField, WireFormat
 
 MODULE_PATH = "resume_contract_generated/runtime_event.py"
@@ -71,6 +71,11 @@ def module_context(wire: WireFormat) -> dict[str, Any]:
             for kind in wire.content_kinds
         ],
         "fields": [_field_line(field) for field in wire.fields],
+        "refusal_functions": [(f"_invalid_{number}", py_expression(refusal.when[1], 4)) for number, refusal in enumerate(wire.refusals)],
+        "refusals": [
+            py((None if refusal.needs is None else tuple(wire.field(name).attribute for name in refusal.needs), Code(f"_invalid_{number}"), refusal.message))
+            for number, refusal in enumerate(wire.refusals)
+        ],
     }
 
 

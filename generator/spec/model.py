@@ -52,6 +52,16 @@ class ContentKind:
 
 
 @dataclass(frozen=True)
+class WireRefusal:
+    """A row the runtime refuses where `when` (an expression of `row`, compiled: (text, Python source)) holds."""
+
+    when: tuple[str, str]
+    message: str
+    mark: Mark
+    needs: tuple[str, ...] | None = None  # the optional top-level fields one of which a refused row holds
+
+
+@dataclass(frozen=True)
 class WireFormat:
     """spec/runtime_event.yaml: what one ledger row may hold, and what makes it partial or terminal."""
 
@@ -63,6 +73,9 @@ class WireFormat:
     terminal_statuses: tuple[str, ...]
     terminal_flag_field: str
     terminal_flag_key: str
+    # Rows refused although every field has its type (`invalid_when`), and how their tests compare values
+    semantics: str = "strict"
+    refusals: tuple[WireRefusal, ...] = ()
 
     def field(self, name: str) -> WireField:
         return next(field for field in self.fields if field.name == name)

@@ -7,12 +7,17 @@ kind, and that every name becomes a distinct Python identifier.
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 
 from ..errors import SpecError
+from ..expr import Environment
+from ..expr.needs import needs
+from .compiled import compiled
 from .loader import LoadedFile
-from .model import ContentKind, ToolCall, WireField, WireFormat
+from .model import ContentKind, ToolCall, WireField, WireFormat, WireRefusal
+from .projector_expressions import event_type
 
 # Fields the store and the projector read by name: (wire name, type, required).
 READ_BY_THE_TOOL = (("id", "string", True), ("sessionId", "string", True), ("runId", "string", True))
@@ -61,7 +66,19 @@ def build_wire_format(file: LoadedFile) -> tuple[WireFormat, list[SpecError]]:
         terminal_flag_key=data["terminal"]["flag"]["key"],
     )
     _check_fields_the_tool_reads(file, wire, errors)
-    return wire, errors
+    return _with_refusals(file, wire, errors), errors
+
+
+def _with_refusals(file: LoadedFile, wire: WireFormat, errors: list[SpecError]) -> WireFormat:
+    """The wire format with its `invalid_when` tests compiled (expressions of `row`, under `semantics`)."""
+    semantics = file.data.get("semantics", "strict")
+    env = Environment({"row": event_type(wire)}, semantics)
+    refusals = []
+    for index, item in enumerate(file.data.get("invalid_when", [])):
+        when = compiled(file, ("invalid_when", index, "when"), env, errors, condition=True)
+        if when is not None:
+            refusals.append(WireRefusal((when[0], when[1]), item["message"], file.mark(("invalid_when", index)), needs(when[0], "row")))
+    return dataclasses.replace(wire, semantics=semantics, refusals=tuple(refusals))
 
 
 def _fields(file: LoadedFile, path: tuple[str, ...], items: dict, errors: list[SpecError], *, top_level: bool) -> tuple[WireField, ...]:

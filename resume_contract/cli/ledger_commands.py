@@ -92,7 +92,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         from ..output.plan_text import plan_text
 
-        out.write(plan_text(path, plan, getattr(contract.catalog, "REASON_MEANINGS", None)))
+        out.write(plan_text(path, plan, getattr(contract.catalog, "REASON_MEANINGS", None), contract.table.never_ran_statuses))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
 

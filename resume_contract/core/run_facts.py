@@ -11,28 +11,13 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .table import ProjectorTable
-from .wire import python_json
+from .wire import as_json
 
 
 class RunView(NamedTuple):
     table: ProjectorTable  # the contract's table as this run's facts resolve it
     first: Any  # the run's first event, as JSON
     fact: dict[str, Any]  # the run's facts, by name
-
-
-def as_json(event: Any) -> Any:
-    """An event as an expression reads it: its JSON, with the wire's field names (its free JSON decoded, a string
-    as it holds it, a lone surrogate too)."""
-    return msgspec.to_builtins(event, enc_hook=_free_json)
-
-
-def _free_json(raw: msgspec.Raw) -> Any:
-    """A free-JSON value of a decoded row (its keys already proven unrepeated) as Python values: by msgspec, or by
-    the standard library where msgspec refuses it (a lone surrogate escaped)."""
-    try:
-        return msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return python_json(raw)
 
 
 # Tables resolved for a valuation of the kind guards, by (the table's identity, the valuation): few per contract.

@@ -90,6 +90,15 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         return frozenset(codes) | {self.after_terminal_diagnostic}
 
     @cached_property
+    def never_ran_statuses(self) -> frozenset[str]:
+        """The statuses of a call left open that asks for no verification: it provably never started (such as
+        not_dispatched), so nothing is to be inspected."""
+        return frozenset(
+            status for state, status in self.state_status.items()
+            if status is not None and state not in self.verification_states and state not in self.settled_states
+        )
+
+    @cached_property
     def reads_runs(self) -> bool:
         """Whether the walk reads the run's first event: the contract has facts, or tests of rows."""
         return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks)

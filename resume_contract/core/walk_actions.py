@@ -1,5 +1,5 @@
 """The walk's tests of a row written in the contract's expressions: which action event a row is, and which row
-checks it fails. A row is read as JSON (`run_facts.as_json`) only when it holds a field its test needs, so a ledger
+checks it fails. A row is read as JSON (`wire.as_json`) only when it holds a field its test needs, so a ledger
 of rows no test can match costs an attribute read a row.
 """
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from .plan import Diagnostic
-from .run_facts import as_json
+from .wire import as_json
 
 if TYPE_CHECKING:
     from .run_facts import RunView

@@ -105,6 +105,21 @@ def check_no_duplicate_key(row: bytes | memoryview) -> None:
 FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
 
 
+def as_json(event: Any) -> Any:
+    """An event as an expression reads it: its JSON, with the wire's field names (its free JSON decoded, a string
+    as it holds it, a lone surrogate too)."""
+    return msgspec.to_builtins(event, enc_hook=_free_json)
+
+
+def _free_json(raw: msgspec.Raw) -> Any:
+    """A free-JSON value of a decoded row (its keys already proven unrepeated) as Python values: by msgspec, or by
+    the standard library where msgspec refuses it (a lone surrogate escaped)."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return python_json(raw)
+
+
 def _free_fields(struct: mi.StructType) -> FreeFields:
     return tuple((field.name, shape) for field in struct.fields if (shape := free_shape(field.type)) is not None)
 
@@ -134,6 +149,9 @@ class WireModel:
                 )
 
         self.count_keys = key_counter(info)
+        # spec/runtime_event.yaml's invalid_when: (attributes one of which a refused row holds, or None; the test
+        # of the row's JSON; the message)
+        self.refusals: tuple[tuple[tuple[str, ...] | None, Any, str], ...] = getattr(module, "REFUSALS", ())
 
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
@@ -145,11 +163,35 @@ class WireModel:
             check_no_duplicate_key(row)  # a repeated key can be what made the row invalid: name the cause
             raise RowRefused(INVALID_EVENT, str(error)) from None
         except msgspec.DecodeError:
-            return self.from_python(python_json(row))
+            event = self.from_python(python_json(row))
         except RecursionError:
             raise RowRefused(INVALID_JSON, _TOO_DEEP) from None
-        check_no_duplicate_key(row)
+        else:
+            check_no_duplicate_key(row)
+        if self.refusals:
+            self._check_refusals(event)
         return event
+
+    def _check_refusals(self, event: Any) -> None:
+        """Raise RowRefused (invalid_event) if the event is a row the format refuses (`invalid_when`)."""
+        row = None
+        for needs, test, message in self.refusals:
+            if needs is not None and all(getattr(event, name) is msgspec.UNSET for name in needs):
+                continue
+            if row is None:
+                row = as_json(event)
+            if test(row):
+                raise RowRefused(INVALID_EVENT, message)
+
+    def any_refused(self, events: list[Any]) -> bool:
+        """Whether a row the format refuses (`invalid_when`) is among decoded events (the readers' batch paths ask,
+        then read row by row, which names it)."""
+        for event in events:
+            try:
+                self._check_refusals(event)
+            except RowRefused:
+                return True
+        return False
 
     def from_python(self, value: Any) -> Any:
         """Python JSON values (already checked for duplicate keys) -> an event, free JSON re-encoded as Raw."""

@@ -151,6 +151,10 @@ def _decode_chunk(path: StrPath, data: bytes, first_index: int, offset: int, mod
         chunk = Chunk(first_index, offset, data, events, lines)
     if not keys_proven(data, chunk.events, model, counted):
         check_duplicate_keys(path, chunk, model)
+    if model.refusals and model.any_refused(chunk.events):
+        # A row the format refuses (`invalid_when`): read row by row, which names the first corrupt row, whatever
+        # its corruption.
+        return Chunk(first_index, offset, data, _decode_row_by_row(path, first_index, offset, lines := split_rows(data), model), lines)
     return chunk
 
 
@@ -202,6 +206,8 @@ def decode_payloads(payloads: list[bytes], model: WireModel) -> list[Any] | None
     try:
         events = list(map(model.decoder.decode, payloads))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    if model.refusals and model.any_refused(events):
         return None
     return events if keys_proven(data, events, model) else None
 

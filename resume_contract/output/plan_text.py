@@ -24,8 +24,11 @@ LISTED = 20
 ARGUMENTS_SHOWN = 100  # characters of a call's arguments, as JSON
 
 
-def plan_text(path: str | os.PathLike[str], plan: ResumePlan, reason_meanings: Mapping[str, str] | None = None) -> str:
-    """The plan; `reason_meanings` (the contract's `REASON_MEANINGS`) says what each rejection reason means."""
+def plan_text(
+    path: str | os.PathLike[str], plan: ResumePlan, reason_meanings: Mapping[str, str] | None = None, never_ran: frozenset[str] = frozenset()
+) -> str:
+    """The plan; `reason_meanings` (the contract's `REASON_MEANINGS`) says what each rejection reason means;
+    `never_ran`, the statuses of an unanswered call the contract says provably never started (nothing to verify)."""
     meanings = reason_meanings or {}
     lines = [
         f"ledger:        {path}",
@@ -38,7 +41,9 @@ def plan_text(path: str | os.PathLike[str], plan: ResumePlan, reason_meanings: M
     counts = Counter(operation.status for operation in plan.operations)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
     lines.append(f"operations:    {len(plan.operations)}" + (f" ({summary})" if summary else ""))
-    unsettled = [operation for operation in plan.operations if operation.response_runtime_event_id is None]  # listed under "to verify"
+    unanswered = [operation for operation in plan.operations if operation.response_runtime_event_id is None]
+    unsettled = [operation for operation in unanswered if operation.status not in never_ran]  # listed under "to verify"
+    unstarted = [operation for operation in unanswered if operation.status in never_ran]
     lines.append(f"diagnostics:   {len(plan.diagnostics)}")
     for diagnostic in plan.diagnostics[:LISTED]:
         lines.append(f"  {diagnostic.code}: {diagnostic.message}" + _where(diagnostic))
@@ -49,7 +54,8 @@ def plan_text(path: str | os.PathLike[str], plan: ResumePlan, reason_meanings: M
         lines.append(f"directive:     {plan.directive}")
     if plan.disposition != "safe_replay":
         lines += _to_verify(unsettled)
-        lines += _next_step(plan, unsettled)
+        lines += _never_ran(unstarted)
+        lines += _next_step(plan, unsettled, unstarted)
     return "".join(escape(line) + "\n" for line in lines)
 
 
@@ -83,22 +89,34 @@ def _to_verify(unsettled: list[ToolOperation]) -> list[str]:
     it was asked, and the event it was committed in."""
     if not unsettled:
         return []
-    lines = [f"to verify:     {len(unsettled)} tool call(s) whose effects may or may not have happened"]
-    for operation in unsettled[:LISTED]:
-        lines.append(
-            f"  {operation.tool_name}  call {operation.tool_call_id}  args {_short(operation.args)}  "
-            f"(committed in event {operation.call_runtime_event_id})"
-        )
-    if len(unsettled) > LISTED:
-        lines.append(f"  ... and {len(unsettled) - LISTED} more (--json lists them all)")
+    return [f"to verify:     {len(unsettled)} tool call(s) whose effects may or may not have happened", *_calls(unsettled)]
+
+
+def _never_ran(unstarted: list[ToolOperation]) -> list[str]:
+    """Each call the contract says provably never started (a status such as not_dispatched)."""
+    if not unstarted:
+        return []
+    statuses = ", ".join(sorted({operation.status for operation in unstarted}))
+    return [f"never ran:     {len(unstarted)} tool call(s) committed but provably never started ({statuses})", *_calls(unstarted)]
+
+
+def _calls(operations: list[ToolOperation]) -> list[str]:
+    lines = [
+        f"  {operation.tool_name}  call {operation.tool_call_id}  args {_short(operation.args)}  (committed in event {operation.call_runtime_event_id})"
+        for operation in operations[:LISTED]
+    ]
+    if len(operations) > LISTED:
+        lines.append(f"  ... and {len(operations) - LISTED} more (--json lists them all)")
     return lines
 
 
-def _next_step(plan: ResumePlan, unsettled: list[ToolOperation]) -> list[str]:
+def _next_step(plan: ResumePlan, unsettled: list[ToolOperation], unstarted: list[ToolOperation]) -> list[str]:
     steps = []
     if unsettled:
         steps.append("check each call under 'to verify' with read-only inspection; do not run it again")
-    pending = {operation.tool_call_id for operation in unsettled}
+    if unstarted:
+        steps.append("the calls under 'never ran' had no effect: nothing to inspect or undo; they have no result either")
+    pending = {operation.tool_call_id for operation in unsettled + unstarted}
     for diagnostic in plan.diagnostics:
         detail = diagnostic.detail or {}
         if _EXPECTED in detail:  # the checkpoint and the ledger disagree
