@@ -196,7 +196,7 @@ classes:
         ("call", None),
         ("typo", "spec/ledger.yaml:3:21: in `row.content.knd == \"function_call\"`: 'knd' is no field of row.content (its fields: id, kind, name)"),
         ("quoted", "spec/ledger.yaml:4:19: in `row.id == 3`: compares string with int: never equal"),
-        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, last, normalise_path, size, string, truthy)"),
+        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, kind, last, normalise_path, size, string, truthy)"),
         ("block", "spec/ledger.yaml:8:38: in `row.actions.exists(a, a.x) && row.content.name.startsWith(3)`: s.startsWith(t) is about strings, and this is int"),
         ("syntax", "spec/ledger.yaml:9:20: in `row.id ==`: the expression ends too early"),
         ("condition", "spec/ledger.yaml:10:14: in `row.id && true`: a condition must be true or false, and this is string: compare it (`!= null`, `size(x) > 0`) or write truthy(x)"),
@@ -274,3 +274,10 @@ def test_numbers_past_a_double_fail_closed_under_strict_and_are_infinity_under_j
     with pytest.raises(runtime.ExpressionFailed, match="too large for a double"):
         runtime.arithmetic("*", huge, 1.5)
     assert runtime.index([1, 2], float("inf")) is None and runtime.index([1, 2], float("nan")) is None
+
+
+@pytest.mark.parametrize("semantics", ["strict", "javascript"])
+def test_kind_says_what_a_json_value_is_an_absent_one_being_null(semantics: str) -> None:
+    # Not CEL's (it has type()): the language's own, so a test of a field's type reads as one word.
+    text = '[kind(null), kind(true), kind(1), kind(1.5), kind("a"), kind([1]), kind({"a": 1}), kind({"a": 1}.b)]'
+    assert _ours(text, semantics) == ["null", "bool", "number", "number", "string", "list", "map", "null"]

@@ -9,7 +9,16 @@ DISPATCH = ("has(row.actions.toolDispatch) && !has(row.content)", "row.actions.t
 
 
 def test_an_action_event_is_spelt_with_its_tests_paths_present_and_its_key_naming_call_a() -> None:
-    assert probe_rows({"dispatch": DISPATCH}, {}, []) == [("dispatch(a)", {"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, False)]
+    assert probe_rows({"dispatch": DISPATCH}, {}, []) == [
+        ('dispatch(a) {"actions":{"toolDispatch":{"providerToolCallId":"a"}}}', {"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, False)
+    ]
+
+
+def test_two_tests_of_an_action_are_two_rows_of_two_names() -> None:
+    # A review reads each side's rows on both sides: a narrower test must be another letter, not the same name.
+    narrower = ("has(row.actions.toolDispatch.protocol) && !has(row.content)", DISPATCH[1])
+    (wide, _, _), (narrow, fields, _) = probe_rows({"dispatch": DISPATCH}, {}, [])[0], probe_rows({"dispatch": narrower}, {}, [])[0]
+    assert wide != narrow and fields == {"actions": {"toolDispatch": {"protocol": {}, "providerToolCallId": "a"}}}
 
 
 def test_a_fact_compared_with_a_literal_is_spelt_on_the_first_rows_path_with_it_and_with_another_value() -> None:
@@ -29,6 +38,12 @@ def test_a_row_test_is_spelt_with_each_value_and_a_bare_has_with_an_empty_object
         ("audit present", {"audit": {}}, False),
         ("tags.pinned present", {"tags": {"pinned": {}}}, False),
     ]
+
+
+def test_a_string_method_spells_its_literal_and_a_path_spells_at_most_four_values() -> None:
+    assert probe_rows({}, {}, ['string(row.mode).startsWith("t1_")'])[0] == ('mode "t1_"', {"mode": "t1_"}, False)
+    many = probe_rows({}, {}, ['row.mode in ["a", "b", "c", "d", "e", "f"]'])
+    assert [name for name, _, _ in many] == ['mode "a"', 'mode "b"', 'mode "c"', 'mode "d"', "mode other"]
 
 
 def test_a_negated_has_and_a_comparison_of_two_paths_spell_nothing() -> None:

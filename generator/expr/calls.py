@@ -83,6 +83,8 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         raise _fail(node.arguments[0], f"{FUNCTIONS[name].form} takes a {' or a '.join(k for k in wanted if k != 'json')}, not {type_}")
     if name == "truthy":
         return f"_x.truthy({source})", BOOL
+    if name == "kind":
+        return f"_x.kind({source})", STRING
     if name in ("first", "last"):
         return f"_x.{name}({source})", (type_.item or JSON).or_null() if type_.kind == "list" else JSON
     if name == "size":

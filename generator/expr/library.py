@@ -20,6 +20,7 @@ FUNCTIONS: dict[str, Entry] = {
     "first": Entry("first(list)", "the item's type, or null", "the list's first item; null for an empty list"),
     "last": Entry("last(list)", "the item's type, or null", "the list's last item; null for an empty list"),
     "string": Entry("string(x)", "string", "x as text: JavaScript's `String(x)` under `semantics: javascript`; else a string, a bool or an int written out"),
+    "kind": Entry("kind(x)", "string", "what x is: \"null\" (absent too), \"bool\", \"number\", \"string\", \"list\" or \"map\""),
     "truthy": Entry("truthy(x)", "bool", "JavaScript's truthiness, whatever the semantics: false for absent, null, false, 0 and \"\""),
     "normalise_path": Entry("normalise_path(s)", "string", "a working directory as maka compares them: `\\` as `/`, no trailing `/`, a drive letter lower-cased"),
 }

@@ -1,7 +1,8 @@
-"""Which top-level fields of a name an expression cannot hold without: what lets a walk test a row's class only on
-the rows that have one of them (a row without any is known not to match, unread).
+"""Which fields of a name an expression cannot hold without: what lets a walk test a row's class only on the rows
+that have one of them (a row without any is known not to match, unread). A field is a top-level one, or a key of
+one (`F.K`), as far as `has()` names it.
 
-    needs('has(row.actions.toolDispatch) && !has(row.content)', 'row')   # ('actions',)
+    needs('has(row.actions.toolDispatch) && !has(row.content)', 'row')   # ('actions.toolDispatch',)
     needs('row.kind == "action"', 'row')                                  # None: any row may match
 """
 
@@ -30,9 +31,11 @@ def _needs(node: n.Node, name: str) -> tuple[str, ...] | None:
 
 
 def _top_field(node: n.Node, name: str) -> str | None:
-    """F of `name.F.G...` (a field chain rooted at `name`), else None."""
+    """`F` of `name.F`, `F.K` of `name.F.K...` (a field chain rooted at `name`), else None."""
+    fields: list[str] = []
     while isinstance(node, n.Select):
-        if isinstance(node.operand, n.Name):
-            return node.field if node.operand.name == name else None
+        fields.append(node.field)
         node = node.operand
-    return None
+    if not isinstance(node, n.Name) or node.name != name or not fields:
+        return None
+    return ".".join(reversed(fields[-2:]))

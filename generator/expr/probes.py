@@ -4,19 +4,23 @@ alphabet read off the wire format alone would never spell, because only an expre
 From the expressions' trees, never from their values:
 - an action event, its `has(...)` paths present and its `key`'s path holding call id `a`;
 - every path of a row (`row.P`, `first.P`, or `fact.N` where fact N is `first.P`) that a test compares with
-  a literal: a row holding each literal there, and one holding another value;
+  a literal (`==`, `!=`, `in [...]`, or a string method: `startsWith`, `endsWith`, `contains`, through `string()`):
+  a row holding each literal there (the first MAX_VALUES of them), and one holding another value;
 - every path a test asks `has(...)` of and compares with nothing: a row holding an empty object there.
 
-Each probe says whether a run's first row is read through it (its path is read through `first` or a fact): the
+A probe is named by what it holds (an action's by its row too): two specs' probes of one name are one row, so
+each side's rows are read by the other side too. Each probe says whether a run's first row is read through it (its path is read through `first` or a fact): the
 explorers then also explore it partial, since a run's facts are read from its first row, partial or not.
 
     probe_rows({"tool_dispatch": ("has(row.actions.toolDispatch) && !has(row.content)",
                                   "row.actions.toolDispatch.providerToolCallId")}, {}, [])
-    # [("tool_dispatch(a)", {"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, False)]
+    # [('tool_dispatch(a) {"actions":{"toolDispatch":{"providerToolCallId":"a"}}}',
+    #   {"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, False)]
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,6 +29,8 @@ from .parse import parse
 
 CALL_ID = "a"  # the call id an action probe names: the explorers' first call id (core.explore.CALL_IDS)
 OTHER = "explore-other"  # a value no literal of a contract is likely to be
+MAX_VALUES = 4  # literals explored per path: each is a letter, and letters cost depth
+STRING_METHODS = ("startsWith", "endsWith", "contains")
 ROOTS = ("row", "first")
 
 Path = tuple[str, ...]
@@ -47,7 +53,7 @@ def probe_rows(
         key_path = _path(parse(key), aliases)
         if key_path is not None:
             _put(fields, key_path, CALL_ID)
-            rows.append((f"{kind}({CALL_ID})", fields, False))
+            rows.append((f"{kind}({CALL_ID}) {json.dumps(fields, separators=(',', ':'), sort_keys=True)}", fields, False))
     compared: dict[Path, list[Any]] = {}
     present: dict[Path, None] = {}
     for text in [*tests, *(when for when, _ in actions.values())]:
@@ -58,7 +64,7 @@ def probe_rows(
                 compared[path].append(value)
         present.update(dict.fromkeys(_present(tree, aliases)))
     for path, values in compared.items():
-        for value in [*values, OTHER]:
+        for value in [*values[:MAX_VALUES], OTHER]:
             fields = {}
             _put(fields, path, value)
             shown = "other" if value == OTHER else _shown(value)
@@ -166,6 +172,15 @@ def _comparisons(tree: n.Node, aliases: Mapping[str, Path]) -> list[tuple[Path, 
             path = _path(node.left, aliases)
             if path is not None:
                 found += [(path, item.value) for item in node.right.items if isinstance(item, n.Literal)]
+    for node in _nodes(tree):
+        if isinstance(node, n.Call) and node.function in STRING_METHODS and node.receiver is not None and len(node.arguments) == 1:
+            receiver = node.receiver
+            if isinstance(receiver, n.Call) and receiver.function == "string" and receiver.receiver is None and len(receiver.arguments) == 1:
+                receiver = receiver.arguments[0]
+            path = _path(receiver, aliases)
+            argument = node.arguments[0]
+            if path is not None and isinstance(argument, n.Literal) and isinstance(argument.value, str):
+                found.append((path, argument.value))
     return found
 
 

@@ -214,7 +214,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
             [
                 md_code(e.name),
                 md_code(e.content_kind) if e.content_kind else "none (an action event)",
-                "true" if e.is_error else "false",
+                "" if e.content_kind is None else "true" if e.is_error else "false",
                 _recognised(e),
                 md_cell(e.description),
             ]
@@ -294,6 +294,7 @@ def _wire_contract_context(spec: Spec) -> dict[str, Any]:
             else "`ignore`: a key the format does not declare is read past, and kept in the row as written."
         ),
         "tool_kinds": ", ".join(md_code(kind.name) for kind in wire.content_kinds if kind.tool_call is not None),
+        "action_kinds": ", ".join(md_code(kind.name) for kind in spec.projector.events if kind.content_kind is None),
         "reference_anomalies": ", ".join(md_code(code) for code in spec.ledger_rules.reference_anomalies) or "no anomaly",
         "reference_corruption": ", ".join(md_code(kind) for kind in spec.ledger_rules.reference_corruption_kinds) or "no corruption",
     }

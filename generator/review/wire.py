@@ -56,14 +56,14 @@ class WireChanges:
         # A refusal is its test under its semantics: another test, or the same under other rules, is another refusal.
         old_refusals = {(base.semantics, refusal.when[0]): refusal for refusal in base.refusals}
         new_refusals = {(head.semantics, refusal.when[0]): refusal for refusal in head.refusals}
-        for key in sorted(old_refusals.keys() - new_refusals.keys()):
-            self.add(rules.WIRE_REFUSAL_REMOVED, f"rows where {key[1]} ({key[0]}) are read again", old_refusals[key].mark, None, values=key)
-        for key in sorted(new_refusals.keys() - old_refusals.keys()):
-            self.add(rules.WIRE_REFUSAL_ADDED, f"rows where {key[1]} ({key[0]}) are refused", None, new_refusals[key].mark, values=key)
-        for key in sorted(old_refusals.keys() & new_refusals.keys()):
-            if old_refusals[key].message != new_refusals[key].message:
-                self.add(rules.WIRE_REWORDED, f"refusal message changed: {key[1]}", old_refusals[key].mark, new_refusals[key].mark,
-                         values=(old_refusals[key].message, new_refusals[key].message))
+        for test in sorted(old_refusals.keys() - new_refusals.keys()):
+            self.add(rules.WIRE_REFUSAL_REMOVED, f"rows where {test[1]} ({test[0]}) are read again", old_refusals[test].mark, None, values=test)
+        for test in sorted(new_refusals.keys() - old_refusals.keys()):
+            self.add(rules.WIRE_REFUSAL_ADDED, f"rows where {test[1]} ({test[0]}) are refused", None, new_refusals[test].mark, values=test)
+        for test in sorted(old_refusals.keys() & new_refusals.keys()):
+            if old_refusals[test].message != new_refusals[test].message:
+                self.add(rules.WIRE_REWORDED, f"refusal message changed: {test[1]}", old_refusals[test].mark, new_refusals[test].mark,
+                         values=(old_refusals[test].message, new_refusals[test].message))
 
     def _wire_fields(self, owner: str, base: tuple[WireField, ...], head: tuple[WireField, ...], path: tuple[str, ...]) -> None:
         old = {field.name: field for field in base}

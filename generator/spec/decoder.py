@@ -39,6 +39,19 @@ def _annotation(field: WireField) -> str:
     return base if field.required else f"Union[{base}, UnsetType]"
 
 
+def needed_attributes(wire: WireFormat, needs: tuple[str, ...] | None) -> tuple[tuple[str, str | None], ...] | None:
+    """The decoding model's (attribute, key) for each field (`F`, or `F.K`) a test needs one of; the key kept only
+    where the field is an object (decoded as a dict, so a key is looked up without reading its value)."""
+    if needs is None:
+        return None
+    found = []
+    for need in needs:
+        name, _, key = need.partition(".")
+        field = wire.field(name)
+        found.append((field.attribute, key if key and field.type == "object" else None))
+    return tuple(dict.fromkeys(found))
+
+
 def _field_line(field: WireField) -> str:
     options = [] if field.required else ["default=UNSET"]
     if field.attribute != field.name:
@@ -73,7 +86,7 @@ def module_context(wire: WireFormat) -> dict[str, Any]:
         "fields": [_field_line(field) for field in wire.fields],
         "refusal_functions": [(f"_invalid_{number}", py_expression(refusal.when[1], 4)) for number, refusal in enumerate(wire.refusals)],
         "refusals": [
-            py((None if refusal.needs is None else tuple(wire.field(name).attribute for name in refusal.needs), Code(f"_invalid_{number}"), refusal.message))
+            py((needed_attributes(wire, refusal.needs), Code(f"_invalid_{number}"), refusal.message))
             for number, refusal in enumerate(wire.refusals)
         ],
     }

@@ -249,6 +249,8 @@ class _ProjectorChecks:
             self.error(rule.mark, f"only a call (tool_call.role: call) can create an operation; '{rule.event}' cannot leave '{rule.source}'")
         elif source.status is not None and opens and rule.target != rule.source:
             self.error(rule.mark, f"a call for an existing operation cannot move '{rule.source}' to '{target.name}'")
+        elif self.kind_of[rule.event].content_kind is None and target.final and rule.target != rule.source:
+            self.error(rule.mark, f"'{rule.event}' is an action event: it carries no result, so it cannot settle an operation ('{target.name}' is final)")
 
     def _tool_call(self, kind: EventKind) -> ToolCall | None:
         if kind.content_kind is None:

@@ -17,7 +17,7 @@ from resume_contract.core.wire import WireModel
 
 from ..expr.probes import probe_rows
 from .compiled import function_of
-from .decoder import load_module
+from .decoder import load_module, needed_attributes
 from .model import Decision, EventKind, LedgerRules, Projector, Rule, Spec, WireFormat
 from .projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 
@@ -72,11 +72,6 @@ def table_of(spec: Spec) -> ProjectorTable:
 def decoder_of(spec: Spec) -> WireModel:
     """The decoding model of a spec (what generated/resume_contract_generated/runtime_event.py holds)."""
     return wire_model(spec.wire)
-
-
-def needed_attributes(wire: WireFormat, needs: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """The decoding model's attributes for wire fields an action event's or row check's test needs."""
-    return None if needs is None else tuple(wire.field(name).attribute for name in needs)
 
 
 def event_kinds_of(projector: Projector) -> tuple[dict[tuple[str, bool], str], list[tuple[tuple[str, bool], EventKind]]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 # Imported now, not when an error is mapped: the error may be that no file can be opened (file descriptors
 # exhausted), and an import opens files. Errors of modules not imported yet are looked up in sys.modules.
-from ..errors import LedgerCorruption, UnsupportedPlatform
+from ..errors import ExpressionFailed, LedgerCorruption, UnsupportedPlatform
 from ..output.advice import corruption_next_step
 from ..system.interrupts import Terminated
 
@@ -76,6 +76,12 @@ def exit_for(error: BaseException) -> tuple[int, list[str]] | None:
         or _is_instance(error, "resume_contract.core.project_files", "ProjectFileRefused")
     ):
         return EXIT_USAGE, [f"resume-contract: {error}"]
+    if isinstance(error, ExpressionFailed):
+        return EXIT_USAGE, [
+            f"resume-contract: an expression of the contract cannot judge a row, so nothing was decided or written: {error}",
+            "next step: make the expression in spec/ judge every row (guard a field with has(), compare a value instead of "
+            "using it as a condition, or read it under `semantics: javascript`), then generate and try again",
+        ]
     if isinstance(error, LedgerCorruption):
         return EXIT_CORRUPT, [f"resume-contract: corrupt ledger, no plan: {error}", corruption_next_step(error)]
     if _is_missing_template(error):

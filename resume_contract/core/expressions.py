@@ -83,6 +83,11 @@ def truthy(value: Any) -> bool:
     return is_truthy(value)
 
 
+def kind(value: Any) -> str:
+    """`kind(x)`: what a JSON value is (an absent one reads as null)."""
+    return _kind(value)
+
+
 def boolean(value: Any) -> bool:
     """A condition in strict semantics: true or false, nothing else."""
     if value is True or value is False:

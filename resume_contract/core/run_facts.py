@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ..errors import ExpressionFailed
 from .table import ProjectorTable
 from .wire import as_json
 
@@ -20,6 +21,13 @@ class RunView(NamedTuple):
     fact: dict[str, Any]  # the run's facts, by name
 
 
+def _holds(kind: str, guard: Any, fact: dict[str, Any]) -> bool:
+    try:
+        return bool(guard(fact))
+    except ExpressionFailed as failed:
+        raise ExpressionFailed(f"the `when` of event kind '{kind}': {failed}") from None
+
+
 # Tables resolved for a valuation of the kind guards, by (the table's identity, the valuation): few per contract.
 _RESOLVED: dict[tuple[int, tuple[bool, ...]], tuple[ProjectorTable, ProjectorTable]] = {}
 
@@ -27,10 +35,15 @@ _RESOLVED: dict[tuple[int, tuple[bool, ...]], tuple[ProjectorTable, ProjectorTab
 def for_run(table: ProjectorTable, first_event: Any) -> RunView:
     """The view of the run whose first event (partial or not) is `first_event`."""
     first = as_json(first_event)
-    fact = {name: function(first) for name, function in table.facts.items()}
+    fact = {}
+    for name, function in table.facts.items():
+        try:
+            fact[name] = function(first)
+        except ExpressionFailed as failed:
+            raise ExpressionFailed(f"fact '{name}', of the run's first event {first_event.id!r}: {failed}") from None
     if not table.kind_guards:
         return RunView(table, first, fact)
-    valuation = tuple(bool(guard(fact)) for _, _, guard in table.kind_guards)
+    valuation = tuple(_holds(kind, guard, fact) for _, kind, guard in table.kind_guards)
     key = (id(table), valuation)
     kept = _RESOLVED.get(key)
     if kept is None or kept[0] is not table:

@@ -28,11 +28,11 @@ class ToolContentRead(msgspec.Struct, frozen=True):
 
 class ActionKind(msgspec.Struct, frozen=True):
     """An action event (spec/projector.yaml, an event kind without content_kind): a row whose content is no tool
-    kind, told by `when` (row, first, fact) and naming its operation by `key` (the same). `needs`: attributes of
-    the event struct one of which is set on any row it can be (None: any row may be one)."""
+    kind, told by `when` (row, first, fact) and naming its operation by `key` (the same). `needs`: (attribute of
+    the event struct, key of its dict or None), one of which any row it can be holds (None: any row may be one)."""
 
     kind: str
-    needs: tuple[str, ...] | None
+    needs: tuple[tuple[str, str | None], ...] | None
     when: Callable[[Any, Any, Any], bool]
     key: Callable[[Any, Any, Any], Any]
 
@@ -41,7 +41,7 @@ class RowCheck(msgspec.Struct, frozen=True):
     """A diagnostic `code` at every committed row where `when` (row, first, fact) holds; `needs` as ActionKind's."""
 
     code: str
-    needs: tuple[str, ...] | None
+    needs: tuple[tuple[str, str | None], ...] | None
     when: Callable[[Any, Any, Any], bool]
 
 

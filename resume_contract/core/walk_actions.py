@@ -8,18 +8,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
-
+from ..errors import ExpressionFailed
 from .plan import Diagnostic
-from .wire import as_json
+from .wire import as_json, holds_any
 
 if TYPE_CHECKING:
     from .run_facts import RunView
     from .table import ActionKind, ProjectorTable, RowCheck
 
 
-def _may_be(event: Any, needs: tuple[str, ...] | None) -> bool:
-    return needs is None or any(getattr(event, name) is not UNSET for name in needs)
+def _may_be(event: Any, needs: tuple[tuple[str, str | None], ...] | None) -> bool:
+    return needs is None or holds_any(event, needs)
 
 
 def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[str, str] | None:
@@ -33,10 +32,13 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
             continue
         if row is None:
             row = as_json(event)
-        if action.when(row, run.first, run.fact):
-            key = action.key(row, run.first, run.fact)
-            if type(key) is str:
-                return action.kind, key
+        try:
+            if action.when(row, run.first, run.fact):
+                key = action.key(row, run.first, run.fact)
+                if type(key) is str:
+                    return action.kind, key
+        except ExpressionFailed as failed:
+            raise ExpressionFailed(f"event kind '{action.kind}', at event {event.id!r}: {failed}") from None
     return None
 
 
@@ -50,14 +52,19 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None) -> list
         if _may_be(event, check.needs):
             if row is None:
                 row = as_json(event)
-            if check.when(row, run.first, run.fact):
-                codes.append(check.code)
+            try:
+                if check.when(row, run.first, run.fact):
+                    codes.append(check.code)
+            except ExpressionFailed as failed:
+                raise ExpressionFailed(f"the row check raising {check.code}, at event {event.id!r}: {failed}") from None
     return codes
 
 
 def walk_row(walk: Any, event: Any, index: int) -> bool:
-    """`walk` is the `walk.Walk` reading the row (not named as a type: walk imports this module). What the walk says of a committed row before it reads its tool content: after the terminal event, the row
-    checks it fails; True when the row was walked here, as an action event (its content being no tool kind)."""
+    """What the walk (`walk`, a `walk.Walk`: not named as a type, walk imports this module) says of a committed row
+    before it reads its tool content: after the terminal event, the row checks it fails; True when the row was
+    walked here, as an action event (its content being no tool kind). An expression that cannot judge the row
+    raises ExpressionFailed, naming it and the event: nothing is decided."""
     table = walk.table
     if index > walk.terminal_index:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))

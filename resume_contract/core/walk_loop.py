@@ -72,7 +72,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
     tested = [action.needs for action in table.action_kinds] + [check.needs for check in table.row_checks]
     if any(needs is None for needs in tested):
         return None
-    unset = dict.fromkeys(["status", table.terminal_flag[0], *(name for needs in tested for name in needs or ())])
+    unset = dict.fromkeys(["status", table.terminal_flag[0], *(name for needs in tested for name, _ in needs or ())])
     if not all(name.isascii() and name.isidentifier() for name in (table.partial_attribute, *unset)):
         return None
     lines = [

@@ -13,12 +13,13 @@ import math
 import re
 import types
 from itertools import accumulate
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
 
-from ..errors import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, RowRefused
+from ..errors import DUPLICATE_KEY, INVALID_EVENT, INVALID_JSON, ExpressionFailed, RowRefused
 from .key_count import free_shape, key_counter
 
 _UNTYPED = msgspec.json.Decoder()
@@ -105,6 +106,15 @@ def check_no_duplicate_key(row: bytes | memoryview) -> None:
 FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
 
 
+def holds_any(event: Any, needs: tuple[tuple[str, str | None], ...]) -> bool:
+    """Whether the event holds one of `needs`: (attribute, None) set, or (attribute, key) a dict holding key."""
+    for name, key in needs:
+        value = getattr(event, name)
+        if value is not msgspec.UNSET and (key is None or (value.__class__ is dict and key in value)):
+            return True
+    return False
+
+
 def as_json(event: Any) -> Any:
     """An event as an expression reads it: its JSON, with the wire's field names (its free JSON decoded, a string
     as it holds it, a lone surrogate too)."""
@@ -151,7 +161,7 @@ class WireModel:
         self.count_keys = key_counter(info)
         # spec/runtime_event.yaml's invalid_when: (attributes one of which a refused row holds, or None; the test
         # of the row's JSON; the message)
-        self.refusals: tuple[tuple[tuple[str, ...] | None, Any, str], ...] = getattr(module, "REFUSALS", ())
+        self.refusals: tuple[tuple[tuple[tuple[str, str | None], ...] | None, Any, str], ...] = getattr(module, "REFUSALS", ())
 
     def decode_row(self, row: bytes | memoryview) -> Any:
         """One row (no newline) -> its event; raises RowRefused."""
@@ -176,17 +186,29 @@ class WireModel:
         """Raise RowRefused (invalid_event) if the event is a row the format refuses (`invalid_when`)."""
         row = None
         for needs, test, message in self.refusals:
-            if needs is not None and all(getattr(event, name) is msgspec.UNSET for name in needs):
+            if needs is not None and not holds_any(event, needs):
                 continue
             if row is None:
                 row = as_json(event)
-            if test(row):
+            try:
+                refused = test(row)
+            except ExpressionFailed as failed:
+                raise ExpressionFailed(f"the invalid_when test '{message}', at event {event.id!r}: {failed}") from None
+            if refused:
                 raise RowRefused(INVALID_EVENT, message)
 
     def any_refused(self, events: list[Any]) -> bool:
         """Whether a row the format refuses (`invalid_when`) is among decoded events (the readers' batch paths ask,
-        then read row by row, which names it)."""
-        for event in events:
+        then read row by row, which names it). Only the rows holding a field a test needs are read as JSON."""
+        candidates: list[Any] = events
+        if all(needs is not None for needs, _, _ in self.refusals):
+            held: set[int] = set()
+            for name in {name for needs, _, _ in self.refusals for name, _ in needs or ()}:
+                values = list(map(attrgetter(name), events))
+                if values.count(msgspec.UNSET) != len(values):  # (counted in C: most chunks hold none)
+                    held.update(index for index, value in enumerate(values) if value is not msgspec.UNSET)
+            candidates = [events[index] for index in sorted(held)]
+        for event in candidates:
             try:
                 self._check_refusals(event)
             except RowRefused:

@@ -16,6 +16,7 @@ import msgspec
 from ..contract import Contract, active, build_resume_plan
 from ..errors import (
     EscapesWorkspace,
+    ExpressionFailed,
     InvalidLedgerId,
     LedgerCorruption,
     LedgerInUse,
@@ -150,6 +151,8 @@ def summarize(job: Job, contract: Contract | None = None, open_files: OpenFileTa
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=said)
     except MemoryError:
         return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: not enough memory to plan this run")
+    except ExpressionFailed as error:
+        return RunSummary(session_id, run_id, str(path), UNREADABLE, error=f"{path}: nothing was decided: an expression of the contract cannot judge it: {error}")
     return RunSummary(
         session_id,
         run_id,
