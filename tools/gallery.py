@@ -7,7 +7,8 @@
 --root DIR ...`. `check`, for each written step in order: its patch changes spec/ only and applies with `git
 apply` onto the step before; `generate` accepts it; its reference cases (cases/STEP, the reference's recorded
 answers) decide as the reference did, but for the manifest's known gaps, which must still differ (and in
-disposition and reasons agree); `resume-contract diff` gives it the class the reference's history names.
+disposition and reasons agree) — or, for a step with `sqlite_cases`, the reference's SQLite runs do; `resume-contract
+diff` gives it the class the reference's history names.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ def check_step(step: dict[str, Any], before: Path, after: Path) -> list[str]:
         about = json.loads((cases_dir / "about.json").read_text(encoding="utf-8"))
         cases = [json.loads(line) for line in (cases_dir / "cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     full = about["compare"] == "full"
+    if step.get("sqlite_cases"):
+        problems += check_sqlite_runs(step, after)
     for number, case in enumerate(cases, 1):
         ours, theirs = evolution_cases.decide(case, after, full), evolution_cases.expected(case["expect"], full)
         gap = step.get("known_gaps", {}).get(str(number))
@@ -107,6 +110,51 @@ def check_step(step: dict[str, Any], before: Path, after: Path) -> list[str]:
     if strongest not in about["expected_class"]:
         problems.append(f"{step['step']}: diff classes it {strongest}, the history {' or '.join(about['expected_class'])} ({review.stderr.strip()[-200:]})")
     return problems
+
+
+def check_sqlite_runs(step: dict[str, Any], after: Path) -> list[str]:
+    """A step held to the reference's SQLite runs (`sqlite_cases`: tests/conformance_sqlite/reference, each
+    case's expected.json): each run planned with the step's contract as the reference planned it, but for the
+    manifest's known gaps (`case:session/run`), which must still differ."""
+    problems = []
+    reference = GALLERY.parent.parent / step["sqlite_cases"]
+    for case in sorted(path.parent for path in reference.glob("*/expected.json")):
+        expected = json.loads((case / "expected.json").read_text(encoding="utf-8"))
+        runs = [expected, *(item for item in expected.get("runs", []) if (item["session"], item["run"]) != (expected["session"], expected["run"]))]
+        with tempfile.TemporaryDirectory() as scratch:
+            workspace = shutil.copytree(case / "WS", Path(scratch, "WS"))
+            for want in runs:
+                name = f"{case.name}:{want['session']}/{want['run']}"
+                argv = ["plan", "--workspace", str(workspace), "--session", want["session"], "--run", want["run"], "--format", "json"]
+                if want is expected and expected.get("expectedHighWater") is not None:
+                    argv += ["--expected-high-water", str(expected["expectedHighWater"])]
+                agrees = _agrees(run([*CLI, "--root", str(after), *argv], after), want)
+                gap = step["known_gaps"].get(name)
+                if gap is None and not agrees:
+                    problems.append(f"{step['step']} {name}: does not decide as the reference")
+                elif gap is not None and agrees:
+                    problems.append(f"{step['step']} {name}: a known gap now agrees: take it out of the manifest")
+    return problems
+
+
+def _agrees(done: subprocess.CompletedProcess[str], want: dict[str, Any]) -> bool:
+    outcome = want["reference"]["outcome"]
+    if outcome == "open_refused":
+        return done.returncode in want["check"].get("acceptExit", [2, 3])
+    if outcome == "read_error" or done.returncode not in (0, 1):
+        return done.returncode == want["check"]["exit"]
+    plan = json.loads(done.stdout)
+    got = {
+        "exit": done.returncode,
+        "disposition": plan["disposition"],
+        "rejectionReasons": plan["rejectionReasons"],
+        "diagnostics": [diagnostic["code"] for diagnostic in plan["diagnostics"]],
+        "operations": [{"toolCallId": operation["toolCallId"], "status": operation["status"]} for operation in plan["operations"]],
+        "requiresVerification": plan["requiresVerification"],
+        "sourceRuntimeEventHighWater": plan["sourceRuntimeEventHighWater"],
+        "replayRuntimeEventIds": [event["id"] for event in plan["replayRuntimeEvents"]],
+    }
+    return got == {key: want["check"].get(key) for key in got}
 
 
 def check(only: str | None = None) -> list[str]:
