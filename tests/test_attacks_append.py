@@ -189,27 +189,32 @@ _EVENT = st.builds(
 )
 
 
+def _ledgers(workspace: Path) -> dict[Path, bytes]:
+    return {path: data for path in workspace.rglob("runtime-events.jsonl") if (data := path.read_bytes())}
+
+
 @given(st.lists(_EVENT, min_size=1, max_size=5))
 def test_whatever_append_is_given_the_reader_reads_back_exactly_what_it_acknowledged(events: list[wire.RuntimeEvent]) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="append-property-"))
     try:
         store = RuntimeEventStore(workspace)
-        path = store.path("s1", "r1")
-        acknowledged: list[wire.RuntimeEvent] = []
+        # An event is appended to its own run's ledger: a drawn run id other than r1 ("0") is another ledger.
+        acknowledged: dict[Path, list[wire.RuntimeEvent]] = {}
         for event in events:
-            before = path.read_bytes() if path.exists() else b""
+            ledgers = _ledgers(workspace)
             try:
                 written = store.append(event)
             except ResumeContractError:
-                assert (path.read_bytes() if path.exists() else b"") == before
+                assert _ledgers(workspace) == ledgers  # (an empty ledger it opened is nothing written)
                 continue
+            path = store.path(event.session_id, event.run_id)
             if written:
-                acknowledged.append(event)
+                acknowledged.setdefault(path, []).append(event)
             else:
-                assert path.read_bytes() == before and event in acknowledged
+                assert path.read_bytes() == ledgers.get(path, b"") and event in acknowledged[path]
         store.close()
-        if acknowledged:
-            assert read_ledger(path).events == tuple(acknowledged)
+        for path, appended in acknowledged.items():
+            assert read_ledger(path).events == tuple(appended)
     finally:
         shutil.rmtree(workspace)
 
