@@ -46,13 +46,16 @@ def probe_rows(
     first_paths = set(aliases.values())
     for text in [*tests, *(part for pair in actions.values() for part in pair)]:
         first_paths |= {path for node in _nodes(parse(text)) if (path := _path(node, {}, roots=("first",))) is not None}
+    spelt: list[Path] = []  # the paths the action probes already hold
     for kind, (when, key) in actions.items():
         fields: dict[str, Any] = {}
         for path in _present(parse(when), aliases):
             _put(fields, path, {})
+            spelt.append(path)
         key_path = _path(parse(key), aliases)
         if key_path is not None:
             _put(fields, key_path, CALL_ID)
+            spelt.append(key_path)
             rows.append((f"{kind}({CALL_ID}) {json.dumps(fields, separators=(',', ':'), sort_keys=True)}", fields, False))
     compared: dict[Path, list[Any]] = {}
     present: dict[Path, None] = {}
@@ -70,7 +73,7 @@ def probe_rows(
             shown = "other" if value == OTHER else _shown(value)
             rows.append((f"{'.'.join(path)} {shown}", fields, _read_first(path, first_paths)))
     for path in present:
-        if not any(path == other[: len(path)] for other in compared) and not any(path == kind_path[: len(path)] for kind_path in _action_paths(rows)):
+        if not any(path == other[: len(path)] for other in [*compared, *spelt]):
             fields = {}
             _put(fields, path, {})
             rows.append((f"{'.'.join(path)} present", fields, _read_first(path, first_paths)))
@@ -79,20 +82,6 @@ def probe_rows(
 
 def _read_first(path: Path, first_paths: set[Path]) -> bool:
     return any(path[: len(other)] == other or other[: len(path)] == path for other in first_paths)
-
-
-def _action_paths(rows: list[tuple[str, dict[str, Any], bool]]) -> list[Path]:
-    paths: list[Path] = []
-
-    def walk(value: Any, prefix: Path) -> None:
-        paths.append(prefix)
-        if isinstance(value, dict):
-            for field, inner in value.items():
-                walk(inner, (*prefix, field))
-
-    for _, fields, _ in rows:
-        walk(fields, ())
-    return paths
 
 
 def _shown(value: Any) -> str:
@@ -161,6 +150,8 @@ def _comparisons(tree: n.Node, aliases: Mapping[str, Path]) -> list[tuple[Path, 
     """(path, literal) of every `P == L`, `P != L` (either way round) and `P in [L, ...]` in the tree."""
     found: list[tuple[Path, Any]] = []
     for node in _nodes(tree):
+        if isinstance(node, n.Call) and node.function in STRING_METHODS and node.receiver is not None and len(node.arguments) == 1:
+            found += _string_method(node, aliases)
         if not isinstance(node, n.Binary):
             continue
         if node.operator in ("==", "!="):
@@ -172,16 +163,17 @@ def _comparisons(tree: n.Node, aliases: Mapping[str, Path]) -> list[tuple[Path, 
             path = _path(node.left, aliases)
             if path is not None:
                 found += [(path, item.value) for item in node.right.items if isinstance(item, n.Literal)]
-    for node in _nodes(tree):
-        if isinstance(node, n.Call) and node.function in STRING_METHODS and node.receiver is not None and len(node.arguments) == 1:
-            receiver = node.receiver
-            if isinstance(receiver, n.Call) and receiver.function == "string" and receiver.receiver is None and len(receiver.arguments) == 1:
-                receiver = receiver.arguments[0]
-            path = _path(receiver, aliases)
-            argument = node.arguments[0]
-            if path is not None and isinstance(argument, n.Literal) and isinstance(argument.value, str):
-                found.append((path, argument.value))
     return found
+
+
+def _string_method(node: n.Call, aliases: Mapping[str, Path]) -> list[tuple[Path, Any]]:
+    """(path, literal) of `P.startsWith(L)` and the like, `string(P)` read as P."""
+    receiver = node.receiver
+    if isinstance(receiver, n.Call) and receiver.function == "string" and receiver.receiver is None and len(receiver.arguments) == 1:
+        receiver = receiver.arguments[0]
+    path = None if receiver is None else _path(receiver, aliases)
+    argument = node.arguments[0]
+    return [(path, argument.value)] if path is not None and isinstance(argument, n.Literal) and isinstance(argument.value, str) else []
 
 
 def _put(fields: dict[str, Any], path: Path, value: Any) -> None:

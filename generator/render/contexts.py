@@ -294,7 +294,7 @@ def _wire_contract_context(spec: Spec) -> dict[str, Any]:
             else "`ignore`: a key the format does not declare is read past, and kept in the row as written."
         ),
         "tool_kinds": ", ".join(md_code(kind.name) for kind in wire.content_kinds if kind.tool_call is not None),
-        "action_kinds": ", ".join(md_code(kind.name) for kind in spec.projector.events if kind.content_kind is None),
+        "action_kinds": ", ".join(md_code(kind.name) for kind, _, _ in spec.projector.action_events),
         "reference_anomalies": ", ".join(md_code(code) for code in spec.ledger_rules.reference_anomalies) or "no anomaly",
         "reference_corruption": ", ".join(md_code(kind) for kind in spec.ledger_rules.reference_corruption_kinds) or "no corruption",
     }

@@ -63,13 +63,12 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
             [
                 ("kind", kind.name),
                 ("needs", needed_attributes(wire, kind.needs)),
-                ("when", function(f"_when_{kind.name}", ROW_PARAMETERS, kind.when[1])),
-                ("key", function(f"_key_{kind.name}", ROW_PARAMETERS, kind.key[1])),
+                ("when", function(f"_when_{kind.name}", ROW_PARAMETERS, when[1])),
+                ("key", function(f"_key_{kind.name}", ROW_PARAMETERS, key[1])),
             ],
             indent=4,
         )
-        for kind in projector.events
-        if kind.content_kind is None and kind.when is not None and kind.key is not None
+        for kind, when, key in projector.action_events
     ]
     checks = [
         py_call(

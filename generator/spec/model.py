@@ -248,6 +248,12 @@ class Projector:
     row_checks: tuple[RowCheck, ...] = ()
 
     @property
+    def action_events(self) -> tuple[tuple[EventKind, tuple[str, str], tuple[str, str]], ...]:
+        """(event kind, its `when`, its `key`) of each action event (an event kind without a content kind: its
+        compiled parts are (text, Python source); docs/language.md)."""
+        return tuple((kind, kind.when, kind.key) for kind in self.events if kind.content_kind is None and kind.when is not None and kind.key is not None)
+
+    @property
     def anomalies(self) -> tuple[str, ...]:
         """Every diagnostic raised for one event out of place: the rules', after the terminal event, the row checks'."""
         codes = [rule.anomaly for rule in self.rules if rule.anomaly] + [self.after_terminal_anomaly]

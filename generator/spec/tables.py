@@ -90,9 +90,8 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
         "facts": {name: function_of(source, FACT_PARAMETERS) for name, (_, source) in projector.facts},
         "kind_guards": tuple((shape, kind.name, function_of(kind.when[1], GUARD_PARAMETERS)) for shape, kind in guarded if kind.when is not None),
         "action_kinds": tuple(
-            ActionKind(kind.name, needed_attributes(wire, kind.needs), function_of(kind.when[1], ROW_PARAMETERS), function_of(kind.key[1], ROW_PARAMETERS))
-            for kind in projector.events
-            if kind.content_kind is None and kind.when is not None and kind.key is not None
+            ActionKind(kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS))
+            for kind, when, key in projector.action_events
         ),
         "row_checks": tuple(RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS)) for check in projector.row_checks),
         "probes": probes_of(projector),
@@ -102,7 +101,7 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
 def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:
     """The rows that exercise the projector's expressions (generator/expr/probes.py), as (name, JSON text,
     whether it is read as a run's first row)."""
-    actions = {kind.name: (kind.when[0], kind.key[0]) for kind in projector.events if kind.content_kind is None and kind.when and kind.key}
+    actions = {kind.name: (when[0], key[0]) for kind, when, key in projector.action_events}
     tests = [kind.when[0] for kind in projector.events if kind.content_kind is not None and kind.when] + [check.when[0] for check in projector.row_checks]
     rows = probe_rows(actions, {name: text for name, (text, _) in projector.facts}, tests)
     return tuple((name, json.dumps(fields, separators=(",", ":"), ensure_ascii=False), first) for name, fields, first in rows)

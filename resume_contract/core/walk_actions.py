@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from .table import ActionKind, ProjectorTable, RowCheck
 
 
-def _may_be(event: Any, needs: tuple[tuple[str, str | None], ...] | None) -> bool:
-    return needs is None or holds_any(event, needs)
-
-
 def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[str, str] | None:
     """(event kind, the operation's call id) of the first action kind `event` is, or None. A key that is not a
     string names no operation: the row is not that kind."""
@@ -28,7 +24,7 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
         return None
     row = None
     for action in kinds:
-        if not _may_be(event, action.needs):
+        if not holds_any(event, action.needs):
             continue
         if row is None:
             row = as_json(event)
@@ -49,7 +45,7 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None) -> list
     row = None
     codes = []
     for check in checks:
-        if _may_be(event, check.needs):
+        if holds_any(event, check.needs):
             if row is None:
                 row = as_json(event)
             try:

@@ -106,8 +106,11 @@ def check_no_duplicate_key(row: bytes | memoryview) -> None:
 FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)
 
 
-def holds_any(event: Any, needs: tuple[tuple[str, str | None], ...]) -> bool:
-    """Whether the event holds one of `needs`: (attribute, None) set, or (attribute, key) a dict holding key."""
+def holds_any(event: Any, needs: tuple[tuple[str, str | None], ...] | None) -> bool:
+    """Whether the event holds one of `needs`: (attribute, None) set, or (attribute, key) a dict holding key; with
+    `needs` None (a test any row may pass), always."""
+    if needs is None:
+        return True
     for name, key in needs:
         value = getattr(event, name)
         if value is not msgspec.UNSET and (key is None or (value.__class__ is dict and key in value)):
@@ -186,7 +189,7 @@ class WireModel:
         """Raise RowRefused (invalid_event) if the event is a row the format refuses (`invalid_when`)."""
         row = None
         for needs, test, message in self.refusals:
-            if needs is not None and not holds_any(event, needs):
+            if not holds_any(event, needs):
                 continue
             if row is None:
                 row = as_json(event)
