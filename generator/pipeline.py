@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import Mark, SpecError, SpecInvalid
 from .hooks import missing_hook_message, missing_hooks, parse_problem, unknown_hooks
+from .language import LanguageSpec, is_language_project, load_language, render_language
 from .render.outputs import (
     Drift,
     UnsafeGeneratedTree,
@@ -157,6 +159,10 @@ class Checked:
 def check(root: Path, *, run_oracle: bool = False) -> Checked:
     """Validate, render and compare with generated/; writes nothing (and, without `run_oracle`, runs no project
     code). Raises SpecInvalid, UnsafeGeneratedTree."""
+    if is_language_project(root):
+        language = load_language(root)
+        outputs = render_language(language)
+        return Checked(language, outputs, compare(root, outputs), (), tuple(interrupted_leftovers(root)))  # type: ignore[arg-type]
     spec = load_checked(root, run_oracle=run_oracle)
     outputs = render_all(spec)
     drift = compare(root, outputs)
@@ -177,12 +183,17 @@ class Prepared:
 def prepare_generate(root: Path) -> Prepared:
     """Validate (running the project's oracle: refusing a spec that breaks an invariant is generate's job), render,
     finish or roll back an interrupted generate, and compare. Raises SpecInvalid, UnsafeGeneratedTree."""
-    spec = load_checked(root, run_oracle=True)
-    outputs = render_all(spec)
+    if is_language_project(root):  # (a language contract names no oracle nor run loop)
+        spec: Spec | LanguageSpec = load_language(root)
+        outputs = render_language(spec)  # type: ignore[arg-type]
+    else:
+        spec = load_checked(root, run_oracle=True)
+        outputs = render_all(spec)
     if (root / GENERATED_DIR).is_symlink():
         raise UnsafeGeneratedTree(f"{GENERATED_DIR} is a symlink; the generator reads and writes only real files under {GENERATED_DIR}/")
     recovered = tuple(recover_interrupted(root))
-    return Prepared(spec, outputs, recovered, compare(root, outputs), tuple(hook_findings(root, spec)))
+    hooks = () if isinstance(spec, LanguageSpec) else tuple(hook_findings(root, spec))
+    return Prepared(spec, outputs, recovered, compare(root, outputs), hooks)  # type: ignore[arg-type]
 
 
 def write(root: Path, prepared: Prepared, *, force: bool = False) -> list[str]:
@@ -218,22 +229,35 @@ def review_change(root: Path, base: str | None, head: str | None, depth: int | N
     its errors are handed back. Raises SideInvalid, SpecSourceError."""
     base_source = base if base is not None else default_base(root)
     head_source = head if head is not None else WORKING_TREE
-    specs = []
+    specs: list[Any] = []
     violated: list[SpecError] = []
     for side, source in (("base", base_source), ("head", head_source)):
         try:
             with side_directory(root, source) as project:
                 # The head's waivers are read below, wherever it is; neither side's oracle is run (a revision's
                 # Python is never executed by a review).
-                spec, violated = validated(project, waivers=False)
+                spec: Any
+                if is_language_project(project):
+                    spec, violated = load_language(project), []
+                else:
+                    spec, violated = validated(project, waivers=False)
         except SpecInvalid as invalid:
             raise SideInvalid(side, source, invalid.errors) from None
         specs.append(spec)
+    languages = [isinstance(spec, LanguageSpec) for spec in specs]
+    if languages[0] != languages[1]:
+        which = "base" if languages[0] else "head"
+        raise SideInvalid(which, base_source if languages[0] else head_source, [SpecError(Mark("spec/contract.yaml", 1, 1), "one side is written in the contract language and the other is not: a review compares two contracts in one language")])
     try:
         waivers = read_waivers(root, head_source, base_source)  # a waiver only the head has is itself a finding (WAIVER_ADDED)
     except SpecInvalid as invalid:
         raise SideInvalid("head", head_source, invalid.errors, what="review waivers") from None
-    reviewed = apply_waivers(review(specs[0], specs[1], depth=depth), waivers)
+    if languages[0]:
+        from .language.review import review_language
+
+        reviewed = apply_waivers(review_language(specs[0], specs[1], depth=depth), waivers)
+    else:
+        reviewed = apply_waivers(review(specs[0], specs[1], depth=depth), waivers)
     return ChangeReview(reviewed, base_source, head_source, tuple(violated))
 
 

@@ -28,7 +28,7 @@ import msgspec
 from .core.plan import ResumePlan
 from .core.project import project
 from .core.project_files import open_project_file
-from .core.spec_layout import SPEC_DIR, spec_digest
+from .core.spec_layout import LANGUAGE_SPEC, SPEC_DIR, spec_digest
 from .core.table import ProjectorTable
 from .core.wire import WireModel
 from .errors import NoContinuationDecision
@@ -210,6 +210,8 @@ def load_generated(root: Path) -> Contract:
     modules = root / GENERATED_PACKAGE_DIR
     if modules.resolve() == Path(_packaged_modules()).resolve():  # this installation's own checkout
         return msgspec.structs.replace(_packaged(), root=root)
+    if (root / LANGUAGE_SPEC).is_file():
+        return _language(root, modules)  # type: ignore[return-value]  # (callers of a language contract ask its kind)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
     # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.
@@ -221,6 +223,36 @@ def load_generated(root: Path) -> Contract:
         parent.__path__ = [str(modules)]
         sys.modules[package] = parent
     return _bound(package, root, str(modules))
+
+
+class LanguageContract(msgspec.Struct, frozen=True, dict=True):
+    """A contract written in the contract language (spec/contract.yaml): its generated language.py."""
+
+    root: Path
+    modules: str
+    module: ModuleType
+
+    @functools.cached_property
+    def identity(self) -> Identity:
+        digest = spec_digest(lambda relative: _read_or_none(os.path.join(self.root, SPEC_DIR, _below_spec_dir(relative))))
+        return Identity(self.module.NAME, self.module.PHASE, digest)
+
+    @property
+    def origin(self) -> str:
+        return f"project {self.root}"
+
+
+def _language(root: Path, modules: Path) -> LanguageContract:
+    if not (modules / "language.py").is_file():
+        raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/language.py); run `resume-contract generate` there")
+    import hashlib
+
+    package = "_resume_contract_language_" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    if package not in sys.modules:
+        parent = types.ModuleType(package)
+        parent.__path__ = [str(modules)]
+        sys.modules[package] = parent
+    return LanguageContract(root, str(modules), _module(package, str(modules), "language"))
 
 
 def _bound(package: str, root: Path | None, modules: str) -> Contract:

@@ -71,9 +71,10 @@ class Review:
     ledgers_explored: int
     depth: int
     alphabet: Alphabet
-    # (index of a change, its waiver) and the waivers that matched nothing: see waivers.py.
+    # (index of a change, its waiver), the waivers that matched nothing (waivers.py); canonical: the ledgers began with the spec's
     waived: tuple[tuple[int, Any], ...] = ()
     stale_waivers: tuple[Any, ...] = ()
+    canonical: bool = True
 
     @property
     def counts(self) -> dict[str, int]:
@@ -90,8 +91,7 @@ class Review:
 
     @property
     def verdict(self) -> str:
-        counts = self.counts
-        return next((name for name in CLASSES if counts[name]), "no change")
+        return next((name for name, count in self.counts.items() if count), "no change")
 
 
 def review(base: Spec, head: Spec, depth: int | None = None) -> Review:

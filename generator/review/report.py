@@ -43,15 +43,16 @@ WAIVE_HINT = f"to accept a finding, list it in {WAIVERS_FILE} under `waivers:` a
 
 def _evidence_heading(review: Review) -> str:
     canonical = sum(1 for item in review.evidence if item.label.startswith("canonical"))
+    among = f"{canonical} canonical; " if review.canonical else ""
     return (
         f"{len(review.evidence)} of {review.ledgers_explored} ledgers decide differently "
-        f"({canonical} canonical; every ledger up to {review.depth} events explored), smallest first"
+        f"({among}every ledger up to {review.depth} events explored), smallest first"
     )
 
 
 def _explored_line(review: Review) -> str:
     return (
-        f"explored: the canonical ledgers and every ledger up to {review.depth} events over both sides' alphabets, "
+        f"explored: {'the canonical ledgers and ' if review.canonical else ''}every ledger up to {review.depth} events over both sides' alphabets, "
         f"{review.alphabet.describe()} (--format json lists them), {review.ledgers_explored} ledgers in all"
     )
 

@@ -159,6 +159,15 @@ WIRE_PARTIAL_FLAG_CHANGED = _rule("WIRE_PARTIAL_FLAG_CHANGED", BY_EVIDENCE, "wha
 WIRE_REWORDED = _rule("WIRE_REWORDED", NEUTRAL, "a description in the wire format changed")
 WIRE_REFUSAL_ADDED = _rule("WIRE_REFUSAL_ADDED", TIGHTENS, "rows where a test holds are refused (corruption: no plan)")
 WIRE_REFUSAL_REMOVED = _rule("WIRE_REFUSAL_REMOVED", NEUTRAL, "rows a test refused are read again (the projector decides them)")
+# A contract in the contract language (spec/contract.yaml, generator/language/review.py).
+LANGUAGE_ROWS_CHANGED = _rule("LANGUAGE_ROWS_CHANGED", BY_EVIDENCE, "what a row is changed (its id, run, tag, kinds or fields)")
+LANGUAGE_CLASS_CHANGED = _rule("LANGUAGE_CLASS_CHANGED", BY_EVIDENCE, "a class of rows was added, removed or tests rows otherwise")
+LANGUAGE_ITEM_CHANGED = _rule("LANGUAGE_ITEM_CHANGED", BY_EVIDENCE, "an item's key, states or entries changed")
+LANGUAGE_REPLAY_CHANGED = _rule("LANGUAGE_REPLAY_CHANGED", BY_EVIDENCE, "which rows are replayed changed")
+LANGUAGE_NAME_ADDED = _rule("LANGUAGE_NAME_ADDED", BY_EVIDENCE, "a diagnostic or reason was added")
+LANGUAGE_NAME_CHANGED = _rule("LANGUAGE_NAME_CHANGED", BREAKING_AT_LEAST, "a diagnostic or reason was removed, renamed or given another reason")
+LANGUAGE_WORDS_CHANGED = _rule("LANGUAGE_WORDS_CHANGED", BREAKING, "the decision's words (proceed, stop) changed")
+LANGUAGE_REWORDED = _rule("LANGUAGE_REWORDED", NEUTRAL, "a description, message, meaning or the summary changed")
 EVIDENCE_UNEXPLAINED_WEAKENING = _rule("EVIDENCE_UNEXPLAINED_WEAKENING", WEAKENS, "ledgers decide less safely and no other rule explains it")
 WAIVER_ADDED = _rule("WAIVER_ADDED", WEAKENS, "the change adds a waiver of one of its own findings: a waiver waives only once a "
                      "reviewer has approved it on the base branch")
@@ -279,6 +288,14 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     WIRE_REWORDED,
     WIRE_REFUSAL_ADDED,
     WIRE_REFUSAL_REMOVED,
+    LANGUAGE_ROWS_CHANGED,
+    LANGUAGE_CLASS_CHANGED,
+    LANGUAGE_ITEM_CHANGED,
+    LANGUAGE_REPLAY_CHANGED,
+    LANGUAGE_NAME_ADDED,
+    LANGUAGE_NAME_CHANGED,
+    LANGUAGE_WORDS_CHANGED,
+    LANGUAGE_REWORDED,
     EVIDENCE_UNEXPLAINED_WEAKENING,
     WAIVER_ADDED,
 ]}

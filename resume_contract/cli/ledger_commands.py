@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import (
@@ -76,17 +75,23 @@ def _refuse_a_store_as_a_ledger(path: str | Path) -> None:
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..core.plan_json import plan_json_pieces
+    import msgspec
+
+    from ..core.plan_json import plan_json_pieces, with_last_member
 
     if args.ledger is None and args.workspace is not None and not args.session and not args.run:
         return _audit_workspace(args, out, err)
     if args.expected_high_water is not None and args.expected_high_water < 0:
         raise UsageError("--expected-high-water must be 0 or more")
     contract = selected_contract(args)
+    if hasattr(contract, "module"):  # a contract in the contract language (spec/contract.yaml)
+        from .language_plan import plan_language
+
+        return plan_language(args, contract, out)
     path, plan = _plan(args, contract)
     if args.json:
         # The reference's ResumePlan, then (ours, after its keys) the contract that decided it.
-        for piece in _with_contract(plan_json_pieces(plan), contract):
+        for piece in with_last_member(plan_json_pieces(plan), b'"contract":' + msgspec.json.encode(contract.identity.as_json())):
             out.write_bytes(piece)  # type: ignore[attr-defined]  # a JsonStream: rows copied, never decoded
         out.write("\n")
     else:
@@ -95,20 +100,6 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(plan_text(path, plan, getattr(contract.catalog, "REASON_MEANINGS", None), contract.table.never_ran_statuses))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if plan.disposition == "safe_replay" else EXIT_FAIL
-
-
-def _with_contract(pieces: Iterator[bytes], contract: Any) -> Iterator[bytes]:
-    """The plan's JSON pieces with `"contract": {name, phase, specSha256}` as its last member."""
-    import msgspec
-
-    last = b""
-    for piece in pieces:
-        if last:
-            yield last
-        last = piece
-    if last != b"}":
-        raise AssertionError("a plan's JSON no longer ends with its own closing brace")
-    yield b',"contract":' + msgspec.json.encode(contract.identity.as_json()) + b"}"
 
 
 def _audit_workspace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -51,3 +51,15 @@ def _rows_json(rows: Sequence[msgspec.Raw]) -> Iterator[bytes]:
         yield from json_pieces()
     else:
         yield b"[" + b",".join(rows) + b"]"
+
+
+def with_last_member(pieces: Iterator[bytes], member: bytes) -> Iterator[bytes]:
+    """A JSON object's pieces with `member` (`"name":value`) added as its last member."""
+    last = b""
+    for piece in pieces:
+        if last:
+            yield last
+        last = piece
+    if last != b"}":
+        raise AssertionError("a plan's JSON no longer ends with its own closing brace")
+    yield b"," + member + b"}"

@@ -21,6 +21,8 @@ SPEC_FILES = ("failpoints", "runtime_event", "ledger", "decisions", "projector",
 # lifecycle and crash boundaries, which needs the decision).
 OPTIONAL_SPEC_FILES = ("continuation", "lifecycle")
 ALL_SPEC_FILES = SPEC_FILES + OPTIONAL_SPEC_FILES
+# A contract written in the contract language (docs/language.md) is this one file instead of the files above.
+LANGUAGE_SPEC = f"{SPEC_DIR}/contract.yaml"
 
 # `generate` builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
 # wholly old or wholly new; these siblings of it exist only while it runs, or after it was cut off.
@@ -30,8 +32,14 @@ RETIRED_SUFFIX = ".resume-contract-old"
 
 def spec_digest(read: Callable[[str], bytes | None]) -> str:
     """sha256 over every spec YAML file's name and bytes; `read(relative_path)` gives a file's bytes, or None when
-    it is missing."""
+    it is missing. A language contract's is over its one file."""
     digest = sha256()
+    language = read(LANGUAGE_SPEC)
+    if language is not None:
+        digest.update(f"{LANGUAGE_SPEC}\0".encode())
+        digest.update(language)
+        digest.update(b"\0")
+        return digest.hexdigest()
     for name in SPEC_FILES:
         relative = f"{SPEC_DIR}/{name}.yaml"
         data = read(relative)

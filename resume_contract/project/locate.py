@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # loaded only by what runs a contract: `check` finds its proj
     from ..contract import Contract
 
 MARKER = f"{SPEC_DIR}/projector.yaml"  # what makes a directory a project's root
+LANGUAGE_MARKER = f"{SPEC_DIR}/contract.yaml"  # or, for a contract in the contract language (docs/language.md)
 
 
 class NotAProject(ResumeContractError):
@@ -43,10 +44,10 @@ class ProjectOutOfSync(ResumeContractError):
 
 
 def find_root(start: str | os.PathLike[str]) -> Path | None:
-    """The nearest directory at or above `start` that holds spec/projector.yaml, or None."""
+    """The nearest directory at or above `start` that holds spec/projector.yaml (or spec/contract.yaml), or None."""
     candidate = os.path.realpath(start)  # what Path.resolve() gives: the walk up is over real directories
     while True:
-        if os.path.isfile(os.path.join(candidate, MARKER)):
+        if os.path.isfile(os.path.join(candidate, MARKER)) or os.path.isfile(os.path.join(candidate, LANGUAGE_MARKER)):
             from pathlib import Path  # in a project (which loads it anyway)
 
             return Path(candidate)

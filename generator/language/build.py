@@ -1,0 +1,117 @@
+"""spec/contract.yaml -> the frozen `LanguageSpec`, or SpecInvalid listing every problem at file:line:col.
+
+Three passes, each only when the one before found nothing: the file and its schema (spec/schema/
+contract.schema.json); names (every field, kind, class, state, diagnostic and reason named is declared); the
+expressions, type-checked against the rows they read, and each item's entries proven to cover every row of its
+classes in every state (a row that moves no entry would leave an item silently unchanged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from resume_contract.core.spec_layout import LANGUAGE_SPEC, SCHEMA_DIR, SPEC_DIR, SPEC_FILES, spec_digest
+
+from ..errors import Mark, SpecError, SpecInvalid
+from ..spec.loader import LoadedFile, load_spec_file
+from ..spec.schema_check import load_schema, schema_errors
+from .expressions import compile_expressions
+from .model import Decision, Item, LanguageSpec, RowClass, RowField, RowKind, Rows, State
+from .names import name_errors
+
+LANGUAGE_FILE = "contract"
+ANY = "any"  # the class every row is in
+
+
+def is_language_project(root: Path) -> bool:
+    """Whether the spec under `root` is written in the contract language (spec/contract.yaml)."""
+    return (root / LANGUAGE_SPEC).is_file()
+
+
+def load_language(root: Path) -> LanguageSpec:
+    """The checked language contract under `root`; raises SpecInvalid."""
+    file = _read(root)
+    spec = _model(file, root)
+    errors = name_errors(file, spec)
+    if errors:
+        raise SpecInvalid(errors)
+    spec, errors = compile_expressions(file, spec)
+    if errors:
+        raise SpecInvalid(errors)
+    return spec
+
+
+def _read(root: Path) -> LoadedFile:
+    both = [name for name in SPEC_FILES if (root / SPEC_DIR / f"{name}.yaml").exists()]
+    if both:
+        raise SpecInvalid([SpecError(Mark(LANGUAGE_SPEC, 1, 1), f"a spec is either {LANGUAGE_SPEC} (the contract language) or the catalogue's files; {SPEC_DIR}/ holds both ({', '.join(f'{name}.yaml' for name in both)}): remove one")])
+    loaded, errors = load_spec_file(root / LANGUAGE_SPEC, LANGUAGE_SPEC)
+    if loaded is None or errors:
+        raise SpecInvalid(errors)
+    schema = f"{SCHEMA_DIR}/{LANGUAGE_FILE}.schema.json"
+    validator, problems = load_schema(root / schema, schema)
+    errors = problems + (schema_errors(loaded, validator) if validator is not None else [])
+    if errors:
+        raise SpecInvalid(errors)
+    return loaded
+
+
+def _fields(items: dict[str, Any]) -> tuple[RowField, ...]:
+    return tuple(
+        RowField(name, item["type"], item.get("optional", False), tuple(item.get("enum", ())), item["description"])
+        for name, item in items.items()
+    )
+
+
+def _model(file: LoadedFile, root: Path) -> LanguageSpec:
+    data = file.data
+    rows_data = data["rows"]
+    rows = Rows(
+        id=rows_data["id"],
+        run=tuple(rows_data["run"]),
+        tag=rows_data["tag"],
+        partial=rows_data.get("partial"),
+        unknown_keys=rows_data.get("unknown_keys", "reject"),
+        fields=_fields(rows_data["fields"]),
+        kinds=tuple(RowKind(name, kind["description"], _fields(kind["fields"])) for name, kind in rows_data["kinds"].items()),
+    )
+    kinds = tuple(kind.name for kind in rows.kinds)
+    classes = [RowClass(kind, (kind,), None) for kind in kinds] + [RowClass(ANY, kinds, None)]
+    classes += [RowClass(name, kinds, None) for name in data.get("classes", {})]  # (tests compiled later)
+    items = tuple(
+        Item(
+            name=name,
+            key=None,  # type: ignore[arg-type]  # compiled later
+            initial=item["initial"],
+            states=tuple(
+                State(state, body["description"], body.get("status"), body.get("at_end"), body.get("replay_opener", True))
+                for state, body in item["states"].items()
+            ),
+            entries=(),
+        )
+        for name, item in data["items"].items()
+    )
+    decision = data["decision"]
+    return LanguageSpec(
+        name=data["name"],
+        phase=data["phase"],
+        summary=data["summary"],
+        semantics=data.get("semantics", "strict"),
+        rows=rows,
+        classes=tuple(classes),
+        items=items,
+        replay=None,
+        decision=Decision(
+            proceed=decision["proceed"],
+            stop=decision["stop"],
+            diagnostics=tuple((code, body["reason"], body["message"]) for code, body in decision["diagnostics"].items()),
+            reasons=tuple(decision["reasons"].items()),
+        ),
+        sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
+    )
+
+
+def sources(value: str | list[str]) -> tuple[str, ...]:
+    """An entry's `from`: one state or a list of them."""
+    return (value,) if isinstance(value, str) else tuple(value)

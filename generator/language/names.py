@@ -1,0 +1,89 @@
+"""A language contract's names, checked: every name used is declared, once, where it may be used."""
+
+from __future__ import annotations
+
+import keyword
+
+from ..errors import SpecError
+from ..spec.loader import LoadedFile
+from .model import LanguageSpec
+
+ANY = "any"
+TYPES_OF_ROW_NOTIONS = {"id": ("string",), "run": ("string",), "partial": ("boolean",)}
+
+
+def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    errors = _row_errors(file, spec)
+    kinds = {kind.name for kind in spec.rows.kinds}
+    for name in file.data.get("classes", {}):
+        if name in kinds or name == ANY:
+            errors.append(SpecError(file.key_mark(("classes", name)), f"class '{name}' is already a class: every kind of row is one, and `{ANY}` is every row"))
+    classes = {row_class.name for row_class in spec.classes}
+    diagnostics = {code for code, _, _ in spec.decision.diagnostics}
+    reasons = {reason for reason, _ in spec.decision.reasons}
+    for name, item in file.data["items"].items():
+        errors += _item_errors(file, name, item, classes, diagnostics)
+    decision = file.data["decision"]
+    for code, body in decision["diagnostics"].items():
+        if body["reason"] not in reasons:
+            errors.append(SpecError(file.mark(("decision", "diagnostics", code, "reason")), _undeclared("reason", body["reason"], reasons)))
+    if decision["proceed"] == decision["stop"]:
+        errors.append(SpecError(file.mark(("decision", "stop")), "`proceed` and `stop` are the decision's two words: they must differ"))
+    return errors
+
+
+def _item_errors(file: LoadedFile, name: str, item: dict, classes: set[str], diagnostics: set[str]) -> list[SpecError]:
+    errors: list[SpecError] = []
+    states = set(item["states"])
+    where = ("items", name)
+    if item["initial"] not in states:
+        errors.append(SpecError(file.mark(where + ("initial",)), f"initial state '{item['initial']}' is not one of the item's states [{', '.join(item['states'])}]"))
+    for state, body in item["states"].items():
+        if body.get("at_end") is not None and body["at_end"] not in diagnostics:
+            errors.append(SpecError(file.mark(where + ("states", state, "at_end")), _undeclared("diagnostic", body["at_end"], diagnostics)))
+    for index, entry in enumerate(item["on"]):
+        at = where + ("on", index)
+        if entry["class"] not in classes:
+            errors.append(SpecError(file.mark(at + ("class",)), _undeclared("class", entry["class"], classes)))
+        for state in [entry["from"]] if isinstance(entry["from"], str) else entry["from"]:
+            if state not in states:
+                errors.append(SpecError(file.mark(at + ("from",)), _undeclared("state", state, states)))
+        if "to" in entry and entry["to"] not in states:
+            errors.append(SpecError(file.mark(at + ("to",)), _undeclared("state", entry["to"], states)))
+        if "anomaly" in entry and entry["anomaly"] not in diagnostics:
+            errors.append(SpecError(file.mark(at + ("anomaly",)), _undeclared("diagnostic", entry["anomaly"], diagnostics)))
+    return errors
+
+
+def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    rows = spec.rows
+    errors: list[SpecError] = []
+    common = {field.name: field for field in rows.fields}
+    for notion, names in (("id", (rows.id,)), ("run", rows.run), ("partial", (rows.partial,) if rows.partial else ())):
+        for name in names:
+            field = common.get(name)
+            wanted = TYPES_OF_ROW_NOTIONS[notion]
+            if field is None:
+                errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} names '{name}', which is not a field of every row (rows.fields: [{', '.join(common)}])"))
+            elif field.type not in wanted or (field.optional and notion != "partial"):  # (an absent flag: not partial)
+                errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} needs a field every row holds, of type {wanted[0]}; '{name}' is {'optional ' if field.optional else ''}{field.type}"))
+    if rows.tag in common:
+        errors.append(SpecError(file.key_mark(("rows", "fields", rows.tag)), f"'{rows.tag}' is the tag (rows.tag): its value is the row's kind, it is not declared as a field"))
+    for kind in rows.kinds:
+        for field in kind.fields:
+            at = ("rows", "kinds", kind.name, "fields", field.name)
+            if field.name in common:
+                errors.append(SpecError(file.key_mark(at), f"'{field.name}' is a field of every row (rows.fields); a kind cannot declare it again"))
+            if field.name == rows.tag:
+                errors.append(SpecError(file.key_mark(at), f"'{field.name}' is the tag (rows.tag); a kind cannot declare it as a field"))
+    for field in rows.fields + tuple(field for kind in rows.kinds for field in kind.fields):
+        if keyword.iskeyword(field.name) or field.name.startswith("__"):
+            errors.append(SpecError(file.mark(("rows",)), f"'{field.name}' cannot be a field's name here (a Python keyword or a dunder name)"))
+        if field.enum and field.type != "string":
+            errors.append(SpecError(file.mark(("rows",)), f"only a string field takes `enum`; '{field.name}' is {field.type}"))
+    return errors
+
+
+def _undeclared(what: str, name: str, declared: set[str]) -> str:
+    plural = f"{what}es" if what.endswith("s") else f"{what}s"
+    return f"'{name}' is not a declared {what}; the {plural}: [{', '.join(sorted(declared))}]"

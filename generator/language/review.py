@@ -1,0 +1,287 @@
+"""`diff` of two contracts in the contract language: every construct that changed, and the ledgers whose decision
+moved, each side deciding with the code its spec renders to (generator/language/render.py, run here as the
+generated module runs after `generate`).
+
+The ledgers are every sequence, up to a depth, of rows from both sides' alphabets: one row per kind, varied in
+each field an expression of either side reads (a boolean both ways, free JSON null and not, a string each
+literal an expression holds and another value; an optional field absent and present), the run and keys alike.
+A ledger's effect, base -> head: refused -> proceeds weakens safety, refused -> stops breaks (exit 3 becomes 1),
+decided -> refused tightens; stop -> proceed weakens, proceed -> stop tightens; fewer reasons or diagnostics,
+or more rows replayed, weaken; other names (a reason renamed for some ledgers) break; fewer rows replayed tighten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from resume_contract.core.explore import Alphabet, Letter
+from resume_contract.core.language import SequenceCorrupt, decide
+from resume_contract.core.summary import PlanSummary
+from resume_contract.errors import ExpressionFailed
+
+from ..review import rules
+from ..review.collector import Change, Review, report_order
+from ..review.evidence import LedgerEvidence
+from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
+from .model import LanguageSpec, RowField
+from .render import PACKAGE, render_language
+
+DEFAULT_DEPTH = 4
+LEDGER_BUDGET = 30_000
+_FIELD = re.compile(r"\brow\.([A-Za-z_][A-Za-z0-9_]*)")
+_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+
+
+def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = None) -> Review:
+    changes = _changes(base, head)
+    letters = _letters(base, head)
+    alphabet = Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
+    depth = depth if depth is not None else _deepest(len(letters))
+    sides = (_module(base), _module(head))
+    moved: list[LedgerEvidence] = []
+    checked = 0
+    for word in _words(len(letters), depth):
+        checked += 1
+        rows = [dict(letters[symbol].fields, **{head.rows.id: f"e{position}"}) for position, symbol in enumerate(word, 1)]
+        outcomes = [_outcome(module, rows) for module in sides]
+        effect = _effect(*outcomes)
+        if effect is not None:
+            label = " ".join(letters[symbol].name for symbol in word)
+            encoded = tuple(msgspec.json.encode(row) for row in rows)
+            moved.append(LedgerEvidence(label, encoded, _summary(outcomes[0]), _summary(outcomes[1]), effect))
+    effects = {item.effect for item in moved}
+    evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
+    changes = [_classed(change, evidence_class, moved) for change in changes]
+    changes.sort(key=report_order)
+    return Review(tuple(changes), tuple(moved), checked, depth, alphabet, canonical=False)
+
+
+def _module(spec: LanguageSpec) -> types.ModuleType:
+    """The side's generated language.py, run as a module (the generator's own output: spec values through repr())."""
+    text = render_language(spec)[f"generated/{PACKAGE}/language.py"]
+    module = types.ModuleType(f"_resume_contract_review_{spec.sha256[:16]}")
+    sys.modules[module.__name__] = module  # msgspec resolves a struct's annotations through its module
+    exec(compile(text, f"<{spec.name} language.py>", "exec"), module.__dict__)  # the renderer's output, never spec text
+    return module
+
+
+# An outcome: ("refused", message) or ("decided", proceeds, reasons, diagnostics, statuses, replay, word)
+Outcome = tuple[Any, ...]
+
+
+def _outcome(module: types.ModuleType, rows: list[dict[str, Any]]) -> Outcome:
+    for row in rows:
+        try:
+            msgspec.convert(row, module.Row, strict=True)
+        except msgspec.ValidationError as error:
+            return ("refused", f"invalid_event: {error}")
+    try:
+        decision = decide(module, rows)
+    except SequenceCorrupt as corrupt:
+        return ("refused", f"corrupt_sequence at row {corrupt.index + 1}")
+    except ExpressionFailed as failed:
+        return ("refused", f"an expression failed: {failed}")
+    statuses = tuple(item.status for item in decision.items)
+    return ("decided", decision.proceeds, tuple(decision.reasons), tuple(d.code for d in decision.diagnostics), statuses, tuple(decision.replay), decision.decision)
+
+
+def _effect(base: Outcome, head: Outcome) -> str | None:
+    if base[0] == "refused" or head[0] == "refused":
+        if base[0] == head[0]:
+            return None
+        if head[0] == "refused":
+            return TIGHTENS
+        return WEAKENS if head[1] else BREAKING
+    if base[1:6] == head[1:6]:
+        return None
+    if base[1] != head[1]:
+        return WEAKENS if head[1] else TIGHTENS
+    _, _, reasons, diagnostics, statuses, replay, _ = base
+    _, _, new_reasons, new_diagnostics, new_statuses, new_replay, _ = head
+    if len(set(new_reasons)) < len(set(reasons)) or len(new_diagnostics) < len(diagnostics) or set(new_replay) - set(replay):
+        return WEAKENS
+    if (new_reasons, new_diagnostics, new_statuses) != (reasons, diagnostics, statuses):
+        return BREAKING
+    return TIGHTENS  # (fewer rows replayed)
+
+
+def _summary(outcome: Outcome) -> PlanSummary:
+    if outcome[0] == "refused":
+        return PlanSummary(f"refused ({outcome[1]})", (), (), (), (), False)
+    _, _, reasons, diagnostics, statuses, replay, word = outcome
+    return PlanSummary(word, statuses, diagnostics, reasons, replay, False)
+
+
+def _classed(change: Change, evidence_class: str, moved: list[LedgerEvidence]) -> Change:
+    first = next((item for item in moved if item.effect == evidence_class), None)
+    shown = f"the ledgers: {first.label} ({first.effect})" if first is not None else "no explored ledger decides differently"
+    if change.change_class == BY_EVIDENCE:
+        return dataclasses.replace(change, change_class=evidence_class, why=shown)
+    if change.change_class == BREAKING_AT_LEAST:
+        final = WEAKENS if evidence_class == WEAKENS else BREAKING
+        return dataclasses.replace(change, change_class=final, why=f"rule: {rules.RULES[change.rule].meaning}, so consumers matching the old name break; {shown}")
+    return dataclasses.replace(change, why=f"rule: {rules.RULES[change.rule].meaning}")
+
+
+def _deepest(letters: int) -> int:
+    depth = 1
+    while depth < DEFAULT_DEPTH and sum(letters**n for n in range(1, depth + 2)) <= LEDGER_BUDGET:
+        depth += 1
+    return depth
+
+
+def _words(letters: int, depth: int) -> Iterator[tuple[int, ...]]:
+    for length in range(1, depth + 1):
+        yield from itertools.product(range(letters), repeat=length)
+
+
+def _letters(base: LanguageSpec, head: LanguageSpec) -> list[Letter]:
+    """One letter per kind (of either side) and choice of the values of the fields the expressions read, named
+    by those values (`action(name="http_post")`)."""
+    literals: dict[str, set[str]] = {}  # field -> the string literals of the expressions that read it
+    for spec in (base, head):
+        for text in _texts(spec):
+            found = {a or b for a, b in _STRING.findall(text)}
+            for name in _FIELD.findall(text):
+                literals.setdefault(name, set()).update(found)
+    letters: list[Letter] = []
+    seen: set[str] = set()
+    for spec in (head, base):
+        rows = spec.rows
+        for kind in rows.kinds:
+            if kind.name in seen:
+                continue
+            seen.add(kind.name)
+            fixed = {rows.tag: kind.name} | {name: "r" for name in rows.run}
+            fields = [field for field in rows.fields + kind.fields if field.name not in fixed and field.name != rows.id]
+            choices = [[(field, value) for value in _values(field, literals.get(field.name))] for field in fields]
+            for picked in itertools.islice(itertools.product(*choices), 16):
+                values = dict(fixed) | {field.name: value for field, value in picked if value is not _ABSENT}
+                shown = [f"{field.name}={'absent' if value is _ABSENT else msgspec.json.encode(value).decode()}" for (field, value), options in zip(picked, choices, strict=True) if len(options) > 1]
+                letters.append(Letter(f"{kind.name}({', '.join(shown)})" if shown else kind.name, tuple(sorted(values.items()))))
+    return letters
+
+
+_ABSENT = object()
+
+
+def _values(field: RowField, literals: set[str] | None) -> list[Any]:
+    """The values a letter gives a field: one, unless an expression reads it (`literals` not None)."""
+    read = literals is not None
+    strings = sorted(literals or ())
+    if field.enum:
+        values: list[Any] = list(field.enum) if read else [field.enum[0]]
+    elif field.type == "string":
+        values = ["k", *strings]
+    elif field.type == "boolean":
+        values = [True, False] if read else [True]
+    elif field.type == "number":
+        values = [0, 1] if read else [0]
+    elif field.type == "json":
+        values = [None, "v", *strings] if read else ["v"]
+    else:
+        values = [{} if field.type == "object" else []]
+    if field.optional:
+        return [*values, _ABSENT] if read else [_ABSENT]
+    return values
+
+
+def _texts(spec: LanguageSpec) -> Iterator[str]:
+    for row_class in spec.classes:
+        if row_class.test is not None:
+            yield row_class.test.text
+    for item in spec.items:
+        yield item.key.text
+        yield from (entry.when.text for entry in item.entries if entry.when is not None)
+    if spec.replay is not None:
+        yield spec.replay.text
+
+
+def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
+    changes: list[Change] = []
+
+    def add(rule: rules.Rule, message: str) -> None:
+        changes.append(Change(rule.id, rule.change_class, message, None, None))
+
+    if base.rows != head.rows:
+        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, "rows changed")
+    old_classes, new_classes = {c.name: c for c in base.classes}, {c.name: c for c in head.classes}
+    for name in sorted(set(old_classes) | set(new_classes)):
+        if old_classes.get(name) != new_classes.get(name):
+            add(rules.LANGUAGE_CLASS_CHANGED, f"class '{name}' {_how(old_classes.get(name), new_classes.get(name))}")
+    old_items, new_items = {i.name: i for i in base.items}, {i.name: i for i in head.items}
+    for name in sorted(set(old_items) | set(new_items)):
+        old, new = old_items.get(name), new_items.get(name)
+        if old != new:
+            rule = rules.LANGUAGE_ITEM_CHANGED if old is None or new is None or _without_text(old) != _without_text(new) else rules.LANGUAGE_REWORDED
+            add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""))
+    if base.replay != head.replay:
+        add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed")
+    if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
+        add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}")
+    _names(base, head, add)
+    if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
+        add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed")
+    return changes
+
+
+def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
+    old = {code: (reason, message) for code, reason, message in base.decision.diagnostics}
+    new = {code: (reason, message) for code, reason, message in head.decision.diagnostics}
+    for code in sorted(set(old) | set(new)):
+        if code not in new:
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}' removed")
+        elif code not in old:
+            add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})")
+        elif old[code][0] != new[code][0]:
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}")
+        elif old[code][1] != new[code][1]:
+            add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded")
+    old_reasons, new_reasons = dict(base.decision.reasons), dict(head.decision.reasons)
+    for reason in sorted(set(old_reasons) | set(new_reasons)):
+        if reason not in new_reasons:
+            add(rules.LANGUAGE_NAME_CHANGED, f"reason '{reason}' removed")
+        elif reason not in old_reasons:
+            add(rules.LANGUAGE_NAME_ADDED, f"reason '{reason}' added")
+        elif old_reasons[reason] != new_reasons[reason]:
+            add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded")
+    if [r for r in old_reasons if r in new_reasons] != [r for r in new_reasons if r in old_reasons]:
+        add(rules.LANGUAGE_NAME_CHANGED, "reasons listed in another order")
+
+
+def _how(old: Any, new: Any) -> str:
+    return "added" if old is None else "removed" if new is None else "changed"
+
+
+def _item_detail(old: Any, new: Any) -> str:
+    parts = []
+    if old.key != new.key:
+        parts.append(f"key `{old.key.text}` -> `{new.key.text}`")
+    old_states, new_states = {s.name for s in old.states}, {s.name for s in new.states}
+    if new_states - old_states:
+        parts.append(f"states added: {', '.join(sorted(new_states - old_states))}")
+    if old_states - new_states:
+        parts.append(f"states removed: {', '.join(sorted(old_states - new_states))}")
+    if old.entries != new.entries:
+        parts.append(f"entries {len(old.entries)} -> {len(new.entries)}")
+    return "; ".join(parts) or "states reworded"
+
+
+def _without_text(value: Any) -> Any:
+    """A model value with its descriptions blanked: what decides, not what explains."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _without_text(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if "description" in changes:
+            changes["description"] = ""
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, tuple):
+        return tuple(_without_text(item) for item in value)
+    return value

@@ -1,0 +1,148 @@
+"""The contract language's decision over a run's committed rows: each row classed, each item it names moved by the first
+entry that applies, then the items' end states, the diagnostics, the reasons and the replay. Pure: rows in (JSON
+objects, already checked against the row model), a decision out, or SequenceCorrupt when an entry says the rows
+are corrupt.
+
+`module` is a contract's generated language.py; its functions are the contract's expressions, compiled ahead of
+time by the generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+import msgspec
+
+from ..errors import ExpressionFailed, ResumeContractError
+
+
+class SequenceCorrupt(ResumeContractError):
+    """The committed rows are a sequence the contract declares corrupt (an entry's `corrupt`): no decision."""
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = index
+        self.message = message
+        super().__init__(message)
+
+
+class ItemReport(msgspec.Struct, frozen=True):
+    item: str
+    key: Any
+    status: str
+    event_id: str = msgspec.field(name="eventId")  # the row that opened it
+
+
+class DiagnosticReport(msgspec.Struct, frozen=True):
+    code: str
+    reason: str
+    message: str
+    event_id: str = msgspec.field(name="eventId")
+    item: str | None = None
+    key: Any = None
+
+
+class LanguageDecision(msgspec.Struct, frozen=True):
+    decision: str
+    proceeds: bool
+    items: list[ItemReport]
+    diagnostics: list[DiagnosticReport]
+    reasons: list[str] = msgspec.field(name="rejectionReasons")
+    replay: list[str] = msgspec.field(name="replayEventIds")
+    high_water: int = msgspec.field(name="highWater")
+
+
+def decide(module: ModuleType, rows: Sequence[dict[str, Any]]) -> LanguageDecision:
+    """The decision over `rows`, a run's committed prefix in order. Raises SequenceCorrupt, ExpressionFailed."""
+    walk = _Walk(module)
+    partial = module.PARTIAL
+    for index, row in enumerate(rows):
+        if partial is None or row.get(partial) is not True:
+            walk.row(index, row)
+    return _decision(module, rows, walk.states, walk.anomalies)
+
+
+class _Walk:
+    """The items' states as the rows move them."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.tests = [(name, test) for name, kinds, test in module.CLASSES if test is not None]
+        self.kind_classes: dict[str, set[str]] = {}
+        for name, kinds, _ in module.CLASSES:
+            for kind in kinds or ():
+                self.kind_classes.setdefault(kind, set()).add(name)
+        self.wanted = [frozenset(entry[0] for entry in item[4]) for item in module.ITEMS]
+        self.states: dict[tuple[int, Any], list[Any]] = {}  # (item, key) -> [state, index of the row that opened it]
+        self.anomalies: list[DiagnosticReport] = []
+
+    def row(self, index: int, row: dict[str, Any]) -> None:
+        event_id = row[self.module.ROW_ID]
+        classes = set(self.kind_classes.get(row[self.module.TAG], ()))
+        for name, test in self.tests:
+            if _run(test, row, f"class {name}", event_id):
+                classes.add(name)
+        for number, item in enumerate(self.module.ITEMS):
+            if classes & self.wanted[number]:
+                self.move(number, item, classes, index, row, event_id)
+
+    def move(self, number: int, item: tuple[Any, ...], classes: set[str], index: int, row: dict[str, Any], event_id: Any) -> None:
+        """The item's entry that applies to the row, applied (every row of the item's classes has one: generate
+        proves it)."""
+        name, key_of, initial, _, entries = item
+        key = _run(key_of, row, f"item {name}'s key", event_id)
+        held = self.states.get((number, key))
+        state = initial if held is None else held[0]
+        for row_class, sources, when, when_text, outcome, value in entries:
+            if row_class not in classes or state not in sources:
+                continue
+            if when is not None and not _run(when, row, f"item {name}: `{when_text}`", event_id):
+                continue
+            if outcome == "corrupt":
+                raise SequenceCorrupt(index, f"{value} (item {name}, key {key!r}, in state {state}, a row of class {row_class})")
+            if outcome == "anomaly":
+                reason, message = self.module.DIAGNOSTICS[value]
+                self.anomalies.append(DiagnosticReport(value, reason, message, event_id, name, key))
+            elif held is not None:
+                held[0] = value
+            elif value != initial:
+                self.states[(number, key)] = [value, index]
+            return
+
+
+def _run(function: Any, row: dict[str, Any], what: str, event_id: Any) -> Any:
+    try:
+        return function(row)
+    except ExpressionFailed as failed:
+        raise ExpressionFailed(f"{what}, at event {event_id!r}: {failed}") from None
+
+
+def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tuple[int, Any], list[Any]], anomalies: list[DiagnosticReport]) -> LanguageDecision:
+    row_id = module.ROW_ID
+    items: list[ItemReport] = []
+    at_end: list[DiagnosticReport] = []
+    hidden: set[int] = set()
+    for (number, key), (state, opened) in sorted(states.items(), key=lambda pair: pair[1][1]):
+        item = module.ITEMS[number]
+        status, diagnostic, replayed = item[3][state]
+        opener = rows[opened][row_id]
+        if status is not None:
+            items.append(ItemReport(item[0], key, status, opener))
+        if diagnostic is not None:
+            reason, message = module.DIAGNOSTICS[diagnostic]
+            at_end.append(DiagnosticReport(diagnostic, reason, message, opener, item[0], key))
+        if not replayed:
+            hidden.add(opened)
+    diagnostics = anomalies + at_end
+    raised = {diagnostic.reason for diagnostic in diagnostics}
+    reasons = [reason for reason, _ in module.REASONS if reason in raised]
+    partial, replay_test = module.PARTIAL, module.REPLAY
+    replay = [
+        row[row_id]
+        for index, row in enumerate(rows)
+        if index not in hidden
+        and not (partial is not None and row.get(partial) is True)
+        and (replay_test is None or _run(replay_test, row, "replay", row[row_id]))
+    ]
+    return LanguageDecision(module.STOP if reasons else module.PROCEED, not reasons, items, diagnostics, reasons, replay, len(rows))

@@ -1,0 +1,27 @@
+"""A language contract's decision as on-call text: the decision and why, each item the decision reports, what to do
+next. Every value quoted from the ledger or the contract goes through `escape`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .terminal import escape
+
+
+def decision_text(path: Any, decision: Any, reasons: dict[str, str]) -> str:
+    lines = [f"ledger:        {escape(str(path))} ({decision.high_water} committed rows)"]
+    why = f" ({', '.join(decision.reasons)})" if decision.reasons else ""
+    lines.append(f"decision:      {escape(decision.decision)}{escape(why)}")
+    for reason in decision.reasons:
+        lines.append(f"  {escape(reason)}: {escape(reasons.get(reason, ''))}")
+    if decision.items:
+        lines.append("items:")
+        for item in decision.items:
+            lines.append(f"  {escape(item.item)} {escape(repr(item.key))}: {escape(item.status)} (opened at {escape(item.event_id)})")
+    if decision.diagnostics:
+        lines.append("diagnostics:")
+        for diagnostic in decision.diagnostics:
+            where = f"{diagnostic.item} {diagnostic.key!r}, " if diagnostic.item is not None else ""
+            lines.append(f"  {escape(diagnostic.code)} ({escape(where)}at {escape(diagnostic.event_id)}): {escape(diagnostic.message)}")
+    lines.append(f"replay:        {len(decision.replay)} of {decision.high_water} rows")
+    return "\n".join(lines) + "\n"

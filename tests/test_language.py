@@ -1,0 +1,207 @@
+"""The contract language's generator and engine (generator/language, resume_contract/core/language.py, resume_contract/ledger/language_reader.py), on a frozen
+contract of their own: every mistake named at spec/contract.yaml:LINE:COL with nothing written, output
+byte-identical across hash seeds, and the engine's rules (first entry that applies, partial rows, classes by
+test, anomalies, the replay)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = REPO / "spec" / "schema" / "contract.schema.json"
+
+CONTRACT = """\
+name: tiny
+phase: Phase 0
+summary: A frozen contract for the language's own tests.
+semantics: strict
+rows:
+  id: id
+  run: [run]
+  tag: type
+  partial: partial
+  fields:
+    id: {type: string, description: id}
+    run: {type: string, description: run}
+    partial: {type: boolean, optional: true, description: a streaming chunk}
+  kinds:
+    say: {description: text, fields: {text: {type: string, description: text}}}
+    call: {description: a call, fields: {call: {type: string, description: id}, tool: {type: string, description: tool}}}
+    done: {description: a result, fields: {call: {type: string, description: id}, ok: {type: boolean, description: ok}}}
+classes:
+  loud: row.type == "say" && row.text == "HELP"
+items:
+  calls:
+    key: row.call
+    initial: none
+    states:
+      none: {description: none}
+      open: {description: open, status: open, at_end: open_call, replay_opener: false}
+      closed: {description: closed, status: closed}
+      broken: {description: broken, status: broken}
+    on:
+      - {class: call, from: none, to: open}
+      - {class: call, from: [open, closed, broken], anomaly: twice}
+      - {class: done, from: open, when: row.ok, to: closed}
+      - {class: done, from: open, to: broken}
+      - {class: done, from: [none, closed, broken], corrupt: a result for no open call}
+  shouts:
+    key: '"all"'
+    initial: calm
+    states:
+      calm: {description: calm}
+      shouted: {description: shouted, status: shouted, at_end: shouting}
+    on:
+      - {class: loud, from: [calm, shouted], to: shouted}
+replay:
+  when: row.type != "done" || row.ok
+decision:
+  proceed: go
+  stop: wait
+  diagnostics:
+    open_call: {reason: unsettled, message: a call has no result}
+    twice: {reason: odd, message: a call id twice}
+    shouting: {reason: odd, message: someone shouted}
+  reasons:
+    odd: something odd
+    unsettled: a call is unsettled
+"""
+
+
+def _project(tmp_path: Path, text: str = CONTRACT) -> Path:
+    (tmp_path / "spec" / "schema").mkdir(parents=True)
+    (tmp_path / "spec" / "contract.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "spec" / "schema" / "contract.schema.json").write_bytes(SCHEMA.read_bytes())
+    return tmp_path
+
+
+def _ledger(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "ledger.jsonl"
+    path.write_text("".join(json.dumps({"run": "r", **row}) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path, run_cli) -> Path:
+    root = _project(tmp_path / "tiny")
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 0, out + err
+    return root
+
+
+def _plan(run_cli, root: Path, ledger: Path) -> tuple[int, dict | str]:
+    code, out, err = run_cli("--root", str(root), "plan", str(ledger), "--json")
+    return code, (json.loads(out) if out else err)
+
+
+def test_first_entry_that_applies_decides_and_the_replay_leaves_out_what_the_contract_says(tiny: Path, tmp_path: Path, run_cli) -> None:
+    ledger = _ledger(
+        tmp_path,
+        {"id": "1", "type": "say", "text": "hi"},
+        {"id": "2", "type": "call", "call": "a", "tool": "x"},
+        {"id": "3", "type": "call", "call": "b", "tool": "x"},
+        {"id": "4", "type": "done", "call": "b", "ok": False},
+        {"id": "5", "type": "say", "text": "partial", "partial": True},
+    )
+    code, decision = _plan(run_cli, tiny, ledger)
+    assert code == 1
+    assert decision["decision"] == "wait"
+    assert [(i["item"], i["key"], i["status"], i["eventId"]) for i in decision["items"]] == [("calls", "a", "open", "2"), ("calls", "b", "broken", "3")]
+    assert decision["rejectionReasons"] == ["unsettled"]
+    # 2 opened an item that ends open (replay_opener false); 4 fails the replay test; 5 is partial
+    assert decision["replayEventIds"] == ["1", "3"]
+    assert decision["highWater"] == 5
+
+
+def test_an_anomaly_and_a_class_by_test_raise_diagnostics_in_the_contracts_reason_order(tiny: Path, tmp_path: Path, run_cli) -> None:
+    ledger = _ledger(
+        tmp_path,
+        {"id": "1", "type": "call", "call": "a", "tool": "x"},
+        {"id": "2", "type": "done", "call": "a", "ok": True},
+        {"id": "3", "type": "call", "call": "a", "tool": "x"},
+        {"id": "4", "type": "say", "text": "HELP"},
+    )
+    code, decision = _plan(run_cli, tiny, ledger)
+    assert code == 1
+    assert [(d["code"], d["eventId"]) for d in decision["diagnostics"]] == [("twice", "3"), ("shouting", "4")]
+    assert decision["rejectionReasons"] == ["odd"]
+    assert [(i["key"], i["status"]) for i in decision["items"]] == [("a", "closed"), ("all", "shouted")]
+
+
+def test_proceeds_when_nothing_is_raised(tiny: Path, tmp_path: Path, run_cli) -> None:
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": "a", "tool": "x"}, {"id": "2", "type": "done", "call": "a", "ok": True})
+    code, decision = _plan(run_cli, tiny, ledger)
+    assert (code, decision["decision"], decision["replayEventIds"]) == (0, "go", ["1", "2"])
+
+
+@pytest.mark.parametrize(
+    ("rows", "kind"),
+    [
+        ([{"id": "1", "type": "done", "call": "a", "ok": True}], "corrupt_sequence: a result for no open call"),
+        ([{"id": "1", "type": "say"}], "invalid_event: Object missing required field `text`"),
+        ([{"id": "1", "type": "shout", "text": "x"}], "invalid_event"),
+        ([{"id": "1", "type": "say", "text": 3}], "invalid_event: Expected `str`, got `int`"),
+    ],
+)
+def test_corruption_exits_3_naming_the_line(tiny: Path, tmp_path: Path, run_cli, rows: list, kind: str) -> None:
+    code, err = _plan(run_cli, tiny, _ledger(tmp_path, *rows))
+    assert code == 3
+    assert "ledger.jsonl:1:" in err and kind in err
+
+
+def test_an_expression_that_cannot_judge_a_row_is_exit_2_naming_it(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("when: row.ok, to: closed", "when: row.ok == (1 / 0 == 1), to: closed"))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 0, out + err
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": "a", "tool": "x"}, {"id": "2", "type": "done", "call": "a", "ok": True})
+    code, err = _plan(run_cli, root, ledger)
+    assert code == 2
+    assert "item calls" in err and "'2'" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "message"),
+    [
+        ("      - {class: done, from: open, to: broken}\n", "", ":30:", "a row of class done in state open matches no entry"),
+        ("from: none, to: open}", "from: none, to: opened}", ":30:", "'opened' is not a declared state"),
+        ("at_end: shouting}", "at_end: shout}", ":40:", "'shout' is not a declared diagnostic"),
+        ("key: row.call", "key: row.call == \"a\"", ":22:", "an item's key is a string or a number"),
+        ("when: row.ok,", "when: row.okay,", ":32:", "okay"),
+        ("  id: id\n", "  id: ident\n", ":6:", "rows.id names 'ident'"),
+        ("class: loud", "class: quiet", ":42:", "'quiet' is not a declared class"),
+        ("    twice: {reason: odd,", "    twice: {reason: strange,", ":50:", "'strange' is not a declared reason"),
+        ("      - {class: done, from: open, to: broken}\n", "      - {class: done, from: open, to: broken}\n      - {class: done, from: open, to: closed}\n", ":34:", "never applies: the entry at line 33"),
+    ],
+)
+def test_a_mistake_is_named_at_its_line_and_nothing_is_written(tmp_path: Path, run_cli, old: str, new: str, where: str, message: str) -> None:
+    assert old in CONTRACT
+    root = _project(tmp_path / "p", CONTRACT.replace(old, new, 1))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2, out + err
+    assert f"spec/contract.yaml{where}" in err and message in err, err
+    assert not (root / "generated").exists()
+
+
+def test_a_spec_holding_both_languages_is_refused(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p")
+    (root / "spec" / "projector.yaml").write_text("initial: absent\n", encoding="utf-8")
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2
+    assert "holds both" in err
+
+
+def test_generate_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
+    trees = []
+    for seed in ("1", "2"):
+        root = _project(tmp_path / seed)
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(root), "generate"], check=True, env=env, capture_output=True)
+        trees.append({str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "generated").rglob("*")) if p.is_file()})
+    assert trees[0] == trees[1]
+    assert "generated/resume_contract_generated/language.py" in trees[0]

@@ -1,0 +1,95 @@
+"""`diff` of two contracts in the contract language (generator/language/review.py), on the language tests' own
+frozen contract: each edit's class comes from the ledgers whose decision moved, with the smallest as evidence."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_language import CONTRACT, _project
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _diff(run_cli, tmp_path: Path, new_text: str) -> dict:
+    base = _project(tmp_path / "base")
+    head = _project(tmp_path / "head", new_text)
+    code, out, err = run_cli("--root", str(head), "diff", str(base), str(head), "--format", "json")
+    assert code == 0, out + err
+    return json.loads(out)
+
+
+def _rules(review: dict) -> dict[str, str]:
+    return {change["rule"]: change["class"] for change in review["changes"]}
+
+
+def test_a_guard_splitting_a_state_with_a_new_reason_is_breaking_with_its_ledger(tmp_path: Path, run_cli) -> None:
+    new = CONTRACT.replace(
+        "      - {class: call, from: none, to: open}\n",
+        "      - {class: call, from: none, when: row.tool == \"rm\", to: risky}\n      - {class: call, from: none, to: open}\n",
+    ).replace(
+        "      open: {description: open, status: open, at_end: open_call, replay_opener: false}\n",
+        "      open: {description: open, status: open, at_end: open_call, replay_opener: false}\n"
+        "      risky: {description: risky, status: open, at_end: risky_call, replay_opener: false}\n",
+    ).replace("from: [open, closed, broken]", "from: [open, risky, closed, broken]").replace("from: open, when: row.ok", "from: [open, risky], when: row.ok").replace(
+        "{class: done, from: open, to: broken}", "{class: done, from: [open, risky], to: broken}"
+    ).replace("    shouting:", "    risky_call: {reason: risky, message: a risky call has no result}\n    shouting:").replace(
+        "    unsettled: a call is unsettled\n", "    unsettled: a call is unsettled\n    risky: a risky call is unsettled\n"
+    )
+    review = _diff(run_cli, tmp_path, new)
+    assert review["verdict"] == "breaking"
+    assert _rules(review)["LANGUAGE_ITEM_CHANGED"] == "breaking"
+    smallest = review["evidence"]["ledgers"][0]
+    assert smallest["label"] == 'call(tool="rm")'
+
+
+def test_dropping_a_diagnostic_at_the_end_weakens_safety(tmp_path: Path, run_cli) -> None:
+    review = _diff(run_cli, tmp_path, CONTRACT.replace("status: open, at_end: open_call,", "status: open,"))
+    assert review["verdict"] == "weakens-safety"
+    assert _rules(review)["LANGUAGE_ITEM_CHANGED"] == "weakens-safety"
+
+
+def test_a_corruption_becoming_a_decision_that_proceeds_weakens_safety(tmp_path: Path, run_cli) -> None:
+    review = _diff(run_cli, tmp_path, CONTRACT.replace("{class: done, from: [none, closed, broken], corrupt: a result for no open call}", "{class: done, from: [none, closed, broken], to: closed}"))
+    assert review["verdict"] == "weakens-safety"
+    assert review["evidence"]["ledgers"][0]["label"].startswith("done")
+
+
+def test_a_reworded_message_is_neutral_and_moves_no_ledger(tmp_path: Path, run_cli) -> None:
+    review = _diff(run_cli, tmp_path, CONTRACT.replace("message: a call has no result", "message: a call has no result yet"))
+    assert review["verdict"] == "neutral"
+    assert review["evidence"]["ledgersDecidingDifferently"] == 0
+
+
+def test_the_other_runtimes_second_pull_request_is_one_yaml_edit_classed_breaking(tmp_path: Path, run_cli) -> None:
+    """examples/other-runtime/second-pr.patch: a git diff of spec/contract.yaml alone; after it the sample ledger
+    decides as expected.json's `second_pull_request` says, and `diff` classes it as it says."""
+    example = REPO / "examples" / "other-runtime"
+    expected = json.loads((example / "expected.json").read_text(encoding="utf-8"))["second_pull_request"]
+    head = tmp_path / "head"
+    shutil.copytree(example, head)
+    patch = (example / expected["patch"]).read_text(encoding="utf-8")
+    assert [line.split(" b/")[-1] for line in patch.splitlines() if line.startswith("diff --git")] == ["spec/contract.yaml"]
+    subprocess.run(["git", "apply", str(example / expected["patch"])], cwd=head, check=True)
+    code, out, err = run_cli("--root", str(head), "generate")
+    assert code == 0, out + err
+    for ledger, want in expected["changes"].items():
+        code, out, err = run_cli("--root", str(head), "plan", str(head / "ledgers" / ledger), "--json")
+        decision = json.loads(out)
+        assert (code, decision["decision"], decision["rejectionReasons"]) == (want["exit"], want["decision"], want["reasons"])
+    code, out, err = run_cli("--root", str(head), "diff", str(example), str(head), "--format", "json")
+    assert json.loads(out)["verdict"] == expected["class"]
+
+
+@pytest.mark.parametrize("side", ["base", "head"])
+def test_a_review_of_a_language_contract_against_a_catalogue_one_is_refused(tmp_path: Path, run_cli, side: str) -> None:
+    language = _project(tmp_path / "language")
+    catalogue = tmp_path / "catalogue"
+    shutil.copytree(REPO / "tests" / "frozen_spec", catalogue)
+    base, head = (language, catalogue) if side == "base" else (catalogue, language)
+    code, out, err = run_cli("--root", str(language), "diff", str(base), str(head))
+    assert code == 2
+    assert "one side is written in the contract language" in err
