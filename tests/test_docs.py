@@ -55,7 +55,12 @@ def test_every_command_the_docs_show_is_accepted_by_the_parser(page: str, comman
 
 
 # Files the docs name that live in a team's own repository, not in this one.
-_PROJECT_FILES = {"spec/README.md": "written by `init`", "spec/review-waivers.yaml": "a project's waivers, once it has one"}
+_PROJECT_FILES = {
+    "spec/README.md": "written by `init`",
+    "spec/review-waivers.yaml": "a project's waivers, once it has one",
+    "spec/contract.yaml": "a contract in the contract language (`init --language`)",
+    "generated/tests": "a project's generated tests",
+}
 
 
 def test_every_path_the_docs_name_exists_and_every_page_is_linked_from_the_readme() -> None:

@@ -205,3 +205,47 @@ def test_generate_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
         trees.append({str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "generated").rglob("*")) if p.is_file()})
     assert trees[0] == trees[1]
     assert "generated/resume_contract_generated/language.py" in trees[0]
+
+
+SCENARIO = """\
+scenarios:
+  two_calls:
+    description: two calls, one settled
+    start: {decision: go}
+    rows:
+      - row: {id: "1", run: r, type: call, call: a, tool: x}
+        then: {decision: wait, reasons: [unsettled], items: [calls/a=open]}
+      - row: {id: "2", run: r, type: done, call: a, ok: true}
+        then: {decision: go, items: [calls/a=closed]}
+"""
+
+
+def test_a_scenario_the_contract_decides_otherwise_is_named_at_its_then(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT + SCENARIO.replace("then: {decision: go, items: [calls/a=closed]}", "then: {decision: go, items: [calls/a=open]}"))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2
+    assert "spec/contract.yaml:63:15: after row 2 (id '2') the contract decides go [] items ['calls/a=closed'], the scenario says go [] items ['calls/a=open']" in err
+    assert not (root / "generated").exists()
+
+
+def test_a_scenario_of_two_runs_is_refused(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT + SCENARIO.replace('{id: "2", run: r,', '{id: "2", run: q,'))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2
+    assert "a scenario's rows are one run's" in err
+
+
+def test_crash_kills_a_child_at_each_prefix_and_fails_when_a_reading_is_wrong(tmp_path: Path, run_cli, monkeypatch) -> None:
+    root = _project(tmp_path / "p", CONTRACT + SCENARIO)
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    assert (root / "generated" / "tests" / "test_contract.py").is_file()
+    code, out, err = run_cli("--root", str(root), "crash")
+    assert code == 0, out + err
+    assert out.count("ok   two_calls") == 5  # 3 prefixes after SIGKILL, 2 with the next row torn
+    assert "torn next row: refused (torn_row); after repair: wait [unsettled]" in out
+    from resume_contract.crash import language_crash
+
+    monkeypatch.setattr(language_crash, "outcome_of", lambda ledger, module: {"decision": "go", "reasons": [], "items": []})
+    code, out, err = run_cli("--root", str(root), "crash")
+    assert code == 1
+    assert "FAIL two_calls after 1 row(s), SIGKILL: go" in out

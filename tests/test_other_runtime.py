@@ -58,3 +58,47 @@ def test_the_text_decision_says_which_item_and_why(example: Path, run_cli) -> No
     assert "decision:      halt (action_in_doubt, awaiting_input)" in out
     assert "actions 'a1': in_doubt (opened at e3)" in out
     assert "awaiting_input (interrupts 'i1', at e2): an interrupt awaits its resume" in out
+
+
+def test_the_examples_generated_tests_pass_as_its_ci_runs_them(example: Path) -> None:
+    """`pytest generated/tests` in the example: its scenarios decided in-process, after SIGKILL, and torn."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "generated/tests"], cwd=example, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_the_example_is_init_language_and_a_yaml_edit(tmp_path: Path, run_cli) -> None:
+    """A team whose runtime is not maka's: `init --language`, then spec/contract.yaml edited (here: replaced by the
+    example's) and `generate`: the project is the example, byte for byte, and nothing else was needed."""
+    project = tmp_path / "mine"
+    code, out, err = run_cli("init", "--language", str(project))
+    assert code == 0, out + err
+    assert "init --language" not in err and "$EDITOR spec/contract.yaml" in out
+    shutil.copyfile(EXAMPLE / "spec" / "contract.yaml", project / "spec" / "contract.yaml")
+    code, out, err = run_cli("--root", str(project), "generate")
+    assert code == 0, out + err
+    made = {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file() and "generated" in p.parts or p.parent.name == "schema"}
+    example = {str(p.relative_to(EXAMPLE)): p.read_bytes() for p in sorted(EXAMPLE.rglob("*")) if p.is_file() and "generated" in p.parts or p.parent.name == "schema"}
+    assert made == example
+
+
+def test_the_starter_of_init_language_holds_its_own_scenario(tmp_path: Path, run_cli) -> None:
+    import subprocess
+    import sys
+
+    project = tmp_path / "starter"
+    assert run_cli("init", "--language", str(project))[0] == 0
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == [
+        ".gitattributes", ".github/workflows/contract.yml", ".pre-commit-config.yaml", "generated/CONTRACT.md",
+        "generated/resume_contract_generated/__init__.py", "generated/resume_contract_generated/language.py",
+        "generated/resume_contract_generated/py.typed", "generated/tests/test_contract.py", "spec/README.md",
+        "spec/contract.yaml", "spec/schema/contract.schema.json",
+    ]
+    assert run_cli("--root", str(project), "check")[0] == 0
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "generated/tests"], cwd=project, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    code, out, err = run_cli("init", "--language", str(project))
+    assert code == 1 and "already holds" in err

@@ -17,8 +17,9 @@ from ..errors import Mark, SpecError, SpecInvalid
 from ..spec.loader import LoadedFile, load_spec_file
 from ..spec.schema_check import load_schema, schema_errors
 from .expressions import compile_expressions
-from .model import Decision, Item, LanguageSpec, RowClass, RowField, RowKind, Rows, State
+from .model import Decision, Expect, Item, LanguageSpec, RowClass, RowField, RowKind, Rows, Scenario, State
 from .names import name_errors
+from .scenarios import scenario_errors
 
 LANGUAGE_FILE = "contract"
 ANY = "any"  # the class every row is in
@@ -37,6 +38,9 @@ def load_language(root: Path) -> LanguageSpec:
     if errors:
         raise SpecInvalid(errors)
     spec, errors = compile_expressions(file, spec)
+    if errors:
+        raise SpecInvalid(errors)
+    errors = scenario_errors(file, spec)
     if errors:
         raise SpecInvalid(errors)
     return spec
@@ -109,7 +113,16 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
             reasons=tuple(decision["reasons"].items()),
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
+        scenarios=tuple(
+            Scenario(name, body["description"], _expect(body["start"]), tuple((step["row"], _expect(step["then"])) for step in body["rows"]))
+            for name, body in data.get("scenarios", {}).items()
+        ),
     )
+
+
+def _expect(body: dict[str, Any]) -> Expect:
+    items = body.get("items")
+    return Expect(body.get("decision"), tuple(body.get("reasons", ())), None if items is None else tuple(items), body.get("corrupt", False))
 
 
 def sources(value: str | list[str]) -> tuple[str, ...]:

@@ -100,6 +100,32 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class Expect:
+    """What a scenario says the contract decides after a prefix: a decision (its word, reasons in order, and when
+    given the items as `item/key=status`), or that the rows are corrupt."""
+
+    decision: str | None
+    reasons: tuple[str, ...]
+    items: tuple[str, ...] | None
+    corrupt: bool
+
+    def as_json(self) -> dict:
+        if self.corrupt:
+            return {"corrupt": True}
+        return {"decision": self.decision, "reasons": list(self.reasons), **({} if self.items is None else {"items": list(self.items)})}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A ledger the contract decides row by row: `generate` checks it, the generated tests and `crash` run it."""
+
+    name: str
+    description: str
+    start: Expect  # the empty prefix
+    rows: tuple[tuple[dict, Expect], ...]  # each row (as JSON) and the decision once it is committed
+
+
+@dataclass(frozen=True)
 class LanguageSpec:
     name: str
     phase: str
@@ -111,6 +137,7 @@ class LanguageSpec:
     replay: Expr | None  # which committed rows the model may see again (besides the hidden openers)
     decision: Decision
     sha256: str
+    scenarios: tuple[Scenario, ...] = ()
 
     @property
     def source_files(self) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ def render_language(spec: LanguageSpec) -> dict[str, str]:
         (f"{PACKAGE}/py.typed", "py.typed.jinja", {}),
         (f"{PACKAGE}/language.py", "language.py.jinja", module_context(spec)),
         ("CONTRACT.md", "language_CONTRACT.md.jinja", {"spec": spec}),
+        *((("tests/test_contract.py", "tests/language_test_contract.py.jinja", tests_context(spec)),) if spec.scenarios else ()),
     ):
         text = with_header(relative, ENVIRONMENT.get_template(template).render(**context), spec)  # type: ignore[arg-type]
         if relative.endswith(".py"):
@@ -106,7 +107,23 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "diagnostics": py({code: (reason, message) for code, reason, message in spec.decision.diagnostics}, 0, 14),
         "reasons": py(tuple(spec.decision.reasons), 0, 10),
         "semantics": repr(spec.semantics),
+        "scenarios": py(_scenarios(spec), 0, 12),
     }
+
+
+def _scenarios(spec: LanguageSpec) -> tuple[Any, ...]:
+    """(name, the decision before any row, ((row, the decision once it is committed), ...)) per scenario."""
+    return tuple((s.name, s.start.as_json(), tuple((row, then.as_json()) for row, then in s.rows)) for s in spec.scenarios)
+
+
+def tests_context(spec: LanguageSpec) -> dict[str, Any]:
+    cases = []
+    for scenario in spec.scenarios:
+        expectations = [scenario.start, *(then for _, then in scenario.rows)]
+        for committed, expect in enumerate(expectations):
+            cases.append(py((f"{scenario.name}-{committed}", scenario.name, committed, expect.as_json(), committed < len(scenario.rows)), 4))
+    rows = {scenario.name: tuple(row for row, _ in scenario.rows) for scenario in spec.scenarios}
+    return {"rows": py(rows, 0, 7), "cases": cases}
 
 
 def _entry(item: str, index: int, entry: Entry, function: Any) -> tuple[Any, ...]:

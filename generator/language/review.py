@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-import sys
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -23,16 +22,14 @@ from typing import Any
 import msgspec
 
 from resume_contract.core.explore import Alphabet, Letter
-from resume_contract.core.language import SequenceCorrupt, decide
 from resume_contract.core.summary import PlanSummary
-from resume_contract.errors import ExpressionFailed
 
 from ..review import rules
 from ..review.collector import Change, Review, report_order
 from ..review.evidence import LedgerEvidence
 from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
 from .model import LanguageSpec, RowField
-from .render import PACKAGE, render_language
+from .run import contract_module, judge
 
 DEFAULT_DEPTH = 4
 LEDGER_BUDGET = 30_000
@@ -45,7 +42,7 @@ def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = 
     letters = _letters(base, head)
     alphabet = Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
     depth = depth if depth is not None else _deepest(len(letters))
-    sides = (_module(base), _module(head))
+    sides = (contract_module(base), contract_module(head))
     moved: list[LedgerEvidence] = []
     checked = 0
     for word in _words(len(letters), depth):
@@ -64,31 +61,16 @@ def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = 
     return Review(tuple(changes), tuple(moved), checked, depth, alphabet, canonical=False)
 
 
-def _module(spec: LanguageSpec) -> types.ModuleType:
-    """The side's generated language.py, run as a module (the generator's own output: spec values through repr())."""
-    text = render_language(spec)[f"generated/{PACKAGE}/language.py"]
-    module = types.ModuleType(f"_resume_contract_review_{spec.sha256[:16]}")
-    sys.modules[module.__name__] = module  # msgspec resolves a struct's annotations through its module
-    exec(compile(text, f"<{spec.name} language.py>", "exec"), module.__dict__)  # the renderer's output, never spec text
-    return module
-
-
-# An outcome: ("refused", message) or ("decided", proceeds, reasons, diagnostics, statuses, replay, word)
+# An outcome: ("refused", why) or ("decided", proceeds, reasons, diagnostics, statuses, replay, word)
 Outcome = tuple[Any, ...]
 
 
 def _outcome(module: types.ModuleType, rows: list[dict[str, Any]]) -> Outcome:
-    for row in rows:
-        try:
-            msgspec.convert(row, module.Row, strict=True)
-        except msgspec.ValidationError as error:
-            return ("refused", f"invalid_event: {error}")
-    try:
-        decision = decide(module, rows)
-    except SequenceCorrupt as corrupt:
-        return ("refused", f"corrupt_sequence at row {corrupt.index + 1}")
-    except ExpressionFailed as failed:
-        return ("refused", f"an expression failed: {failed}")
+    judged = judge(module, rows)
+    if judged.decision is None:
+        where = f" at row {judged.row + 1}" if judged.row is not None else ""
+        return ("refused", f"{(judged.refused or '').partition(':')[0]}{where}")
+    decision = judged.decision
     statuses = tuple(item.status for item in decision.items)
     return ("decided", decision.proceeds, tuple(decision.reasons), tuple(d.code for d in decision.diagnostics), statuses, tuple(decision.replay), decision.decision)
 

@@ -85,7 +85,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--expected-high-water must be 0 or more")
     contract = selected_contract(args)
     if hasattr(contract, "module"):  # a contract in the contract language (spec/contract.yaml)
-        from .language_plan import plan_language
+        from .language_commands import plan_language
 
         return plan_language(args, contract, out)
     path, plan = _plan(args, contract)

@@ -82,7 +82,7 @@ class _VersionAction(argparse.Action):
 # The command group (a module of this package) that registers and runs each command; a test holds it to what
 # each group's `register` adds.
 GROUPS = {
-    "init": "spec_commands",
+    "init": "init_command",
     "generate": "spec_commands",
     "check": "spec_commands",
     "diff": "spec_commands",

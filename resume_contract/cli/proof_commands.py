@@ -89,6 +89,10 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..crash.harness import run_loop_of
 
     contract = selected_contract(args)
+    if hasattr(contract, "module"):  # a contract in the contract language: its scenarios
+        from .language_commands import crash_language
+
+        return crash_language(contract, out, torn=not args.no_torn)
     failpoints, boundaries, outcomes = _selected(args, contract)
     if args.outcome is not None and args.outcome not in outcomes:
         raise UsageError(f"unknown outcome {args.outcome!r}; the outcomes are {', '.join(outcomes)}")

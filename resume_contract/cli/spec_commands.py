@@ -67,23 +67,6 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import resume_contract
-
-    from ..project.init import InitRefused, InitUnsafe, init_project
-
-    try:
-        made = init_project(Path(args.directory), resume_contract.__version__)
-    except InitUnsafe as error:  # a link where it would write: unsafe input, exit 2
-        raise UsageError(str(error)) from None
-    except InitRefused as error:
-        raise Refused(str(error), command="init") from None
-    for path in made.written:
-        print(f"wrote {path}", file=out)
-    print(f"a contract project, started from the packaged Phase 0 contract. Next: {made.next_step(Path.cwd())}", file=out)
-    return EXIT_OK
-
-
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..project.verdicts import remember_clean_check, remembered_clean_check
 
@@ -276,21 +259,7 @@ def _links(repository: str, root: Path, base_source: str, head_source: str) -> A
 
 
 def register(commands: Any) -> None:
-    """Add init, generate, check and diff to the subcommand parsers."""
-    init = commands.add_parser(
-        "init",
-        help="start a contract project of your own: spec/, generated/, a run loop, an oracle, hooks and CI",
-        description="Write a new contract project into DIR (default: the current directory), started from the "
-        "contract packaged with resume-contract: spec/ (with its schemas), generated/, runloop.py (the run loop the "
-        "crash harness kills at each failpoint's hook), oracle.py (the independent oracle the invariants compare "
-        "with), .pre-commit-config.yaml, .github/workflows/contract.yml, .gitattributes and spec/README.md. "
-        "Refuses, writing nothing, if any of them exists.",
-        epilog="exit: 0 written, 1 refused (a file is already there), 2 usage, or a path init would write goes "
-        "through a symlink (named; init writes nothing through a link nor outside DIR).",
-    )
-    init.add_argument("directory", nargs="?", default=".", metavar="DIR", help="where to write the project (created if missing)")
-    init.set_defaults(handler=cmd_init)
-
+    """Add generate, check and diff to the subcommand parsers."""
     generate = commands.add_parser(
         "generate",
         help="validate spec/ and write generated/ (all files or none)",

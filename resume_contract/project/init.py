@@ -39,6 +39,12 @@ _PROJECT_FILES = (
     (".gitattributes", "gitattributes"),
     (f"{SPEC_DIR}/README.md", "README.md"),
 )
+_LANGUAGE_FILES = (
+    (".pre-commit-config.yaml", "pre-commit-config.yaml"),
+    (".github/workflows/contract.yml", "language-workflow.yml"),
+    (".gitattributes", "gitattributes"),
+    (f"{SPEC_DIR}/README.md", "language-README.md"),
+)
 _PACKAGED_RUN_LOOP_LINE = "run_loop: resume_contract/crash/runloop.py"
 
 
@@ -55,24 +61,27 @@ class Initialized:
     root: Path
     written: tuple[str, ...]
 
-    def next_step(self, cwd: Path) -> str:
+    def next_step(self, cwd: Path, *, language: bool = False) -> str:
         """The commands to run next, from `cwd`: every path in them shell-quoted (DIR may hold `;`, `$(…)`, spaces)."""
         import shlex
 
         where = "" if self.root == cwd.resolve() else f"cd {shlex.quote(str(self.root))} && "
+        if language:
+            return f"{where}$EDITOR spec/contract.yaml && resume-contract generate && pytest generated/tests (spec/README.md has the loop)"
         return f"{where}git init && git add . && resume-contract check && resume-contract crash (spec/README.md has the loop)"
 
 
-def init_project(directory: Path, version: str) -> Initialized:
+def init_project(directory: Path, version: str, *, language: bool = False) -> Initialized:
     """Make a contract project in `directory` (created if missing); raise InitRefused, writing nothing, if a file
-    it would write exists. `version` is resume-contract's, for the CI workflow's install line."""
+    it would write exists. `version` is resume-contract's, for the CI workflow's install line. With `language`,
+    the project is a starter contract in the contract language (spec/contract.yaml) for a runtime of one's own."""
     from resume_contract_generator.pipeline import load_checked
     from resume_contract_generator.render.tree import render_all
 
     root = Path(directory).resolve()
     if root.exists() and not root.is_dir():
         raise InitRefused(f"{root}: not a directory; init makes a project in a directory (nothing was written)")
-    files = _project_files(version)
+    files = _language_files(version) if language else _project_files(version)
     for relative in [*files, "generated"]:
         _refuse_unsafe(root, relative)
     taken = sorted(relative for relative in [*files, "generated"] if os.path.lexists(root / relative))
@@ -84,8 +93,13 @@ def init_project(directory: Path, version: str) -> Initialized:
     try:
         for relative, data in files.items():
             _write(root, relative, data, written, made)
-        spec = load_checked(root)  # the packaged spec as this project states it: checked as any other
-        for relative, text in render_all(spec).items():
+        if language:
+            from resume_contract_generator.language import load_language, render_language
+
+            outputs = render_language(load_language(root))
+        else:
+            outputs = render_all(load_checked(root))  # the packaged spec as this project states it: checked as any other
+        for relative, text in outputs.items():
             _write(root, relative, text.encode("utf-8"), written, made)
     except BaseException:
         _undo(root, written, made)
@@ -149,6 +163,17 @@ def _project_files(version: str) -> dict[str, bytes]:
     files[RUN_LOOP] = PACKAGED_RUN_LOOP.read_bytes()
     files[ORACLE] = Path(str(packaged_oracle.__file__)).read_bytes()
     for relative, template in _PROJECT_FILES:
+        files[relative] = (TEMPLATES / template).read_text(encoding="utf-8").replace("@VERSION@", version).encode("utf-8")
+    return files
+
+
+def _language_files(version: str) -> dict[str, bytes]:
+    """Every file `init --language` writes but generated/: the starter contract, its schema, the hooks and CI."""
+    files = {
+        f"{SPEC_DIR}/contract.yaml": (TEMPLATES / "contract.yaml").read_bytes(),
+        f"{SCHEMA_DIR}/contract.schema.json": (packaged_spec_dir() / "schema" / "contract.schema.json").read_bytes(),
+    }
+    for relative, template in _LANGUAGE_FILES:
         files[relative] = (TEMPLATES / template).read_text(encoding="utf-8").replace("@VERSION@", version).encode("utf-8")
     return files
 

@@ -1,0 +1,53 @@
+"""A language contract's rendered module run in the generator, as it runs after `generate`: what `generate` checks
+the scenarios with and `diff` decides each side's ledgers with. The module is the renderer's own output (spec
+values through repr()), never a spec's text."""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, NamedTuple
+
+import msgspec
+
+from resume_contract.core.language import LanguageDecision, SequenceCorrupt, decide
+from resume_contract.errors import ExpressionFailed
+
+from .model import LanguageSpec
+from .render import PACKAGE, render_language
+
+
+def contract_module(spec: LanguageSpec) -> types.ModuleType:
+    text = render_language(spec)[f"generated/{PACKAGE}/language.py"]
+    name = f"_resume_contract_rendered_{spec.sha256[:16]}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # msgspec resolves a struct's annotations through its module
+    exec(compile(text, f"<{spec.name}: language.py>", "exec"), module.__dict__)  # the renderer's output
+    return module
+
+
+class Judged(NamedTuple):
+    """A ledger's outcome: refused (why, and the 0-based row) or a decision."""
+
+    refused: str | None
+    row: int | None
+    decision: LanguageDecision | None
+
+
+def judge(module: types.ModuleType, rows: list[dict[str, Any]]) -> Judged:
+    for index, row in enumerate(rows):
+        try:
+            msgspec.convert(row, module.Row, strict=True)
+        except msgspec.ValidationError as error:
+            return Judged(f"invalid_event: {error}", index, None)
+    try:
+        return Judged(None, None, decide(module, rows))
+    except SequenceCorrupt as corrupt:
+        return Judged(f"corrupt_sequence: {corrupt.message}", corrupt.index, None)
+    except ExpressionFailed as failed:
+        return Judged(f"an expression failed: {failed}", None, None)
+
+
+def items_of(decision: LanguageDecision) -> list[str]:
+    """The decision's items as a scenario writes them: `item/key=status`."""
+    return [f"{item.item}/{item.key}={item.status}" for item in decision.items]

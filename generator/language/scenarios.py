@@ -1,0 +1,54 @@
+"""A language contract's scenarios checked at `generate`: every row is a row of the model, of one run, with its own
+id, and after each prefix the contract decides what the scenario says (else the error names the `then` that
+disagrees, with what the contract decides)."""
+
+from __future__ import annotations
+
+from ..errors import SpecError
+from ..spec.loader import LoadedFile
+from .model import Expect, LanguageSpec
+from .run import contract_module, items_of, judge
+
+
+def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    if not spec.scenarios:
+        return []
+    module = contract_module(spec)
+    errors: list[SpecError] = []
+    for scenario in spec.scenarios:
+        where = ("scenarios", scenario.name)
+        rows = [row for row, _ in scenario.rows]
+        ids = [row.get(spec.rows.id) for row in rows]
+        runs = {tuple(str(row.get(name)) for name in spec.rows.run) for row in rows}
+        if len(set(map(str, ids))) != len(ids) or len(runs) > 1:
+            errors.append(SpecError(file.mark(where + ("rows",)), f"a scenario's rows are one run's ({', '.join(spec.rows.run)} alike), each with its own {spec.rows.id}"))
+            continue
+        steps = [(where + ("start",), 0, scenario.start)] + [(where + ("rows", index, "then"), index + 1, then) for index, (_, then) in enumerate(scenario.rows)]
+        for path, length, expect in steps:
+            found = _disagreement(module, rows[:length], expect)
+            if found is not None:
+                after = "before any row" if length == 0 else f"after row {length} ({spec.rows.id} {ids[length - 1]!r})"
+                errors.append(SpecError(file.mark(path), f"{after} the contract {found}"))
+                break  # (the rows after it would repeat the disagreement)
+    return errors
+
+
+def _disagreement(module: object, rows: list[dict], expect: Expect) -> str | None:
+    judged = judge(module, rows)  # type: ignore[arg-type]
+    if judged.decision is None:
+        return None if expect.corrupt else f"refuses the rows ({judged.refused}), the scenario says {_said(expect)}"
+    decision = judged.decision
+    if expect.corrupt:
+        return f"decides {decision.decision} {list(decision.reasons)}, the scenario says the rows are corrupt"
+    found = (decision.decision, tuple(decision.reasons), tuple(items_of(decision)) if expect.items is not None else None)
+    if found != (expect.decision, expect.reasons, expect.items):
+        items = f" items {items_of(decision)}" if expect.items is not None else ""
+        return f"decides {decision.decision} {list(decision.reasons)}{items}, the scenario says {_said(expect)}"
+    return None
+
+
+def _said(expect: Expect) -> str:
+    if expect.corrupt:
+        return "the rows are corrupt"
+    items = f" items {list(expect.items)}" if expect.items is not None else ""
+    return f"{expect.decision} {list(expect.reasons)}{items}"

@@ -1,0 +1,72 @@
+"""The commands of a contract written in the contract language (spec/contract.yaml): `plan LEDGER` (exit 0 the
+contract's `proceed` word, 1 its `stop` word, 3 corruption, 2 usage) and `crash` (its scenarios, SIGKILLed)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, TextIO
+
+from .errors import EXIT_FAIL, EXIT_OK, UsageError
+
+
+def plan_language(args: argparse.Namespace, contract: Any, out: TextIO) -> int:
+    if args.ledger is None:
+        raise UsageError("a contract in the contract language plans a LEDGER file (its workspace layout is not declared yet)")
+    if args.expected_high_water is not None:
+        raise UsageError("--expected-high-water: this contract declares no offset check")
+    from ..ledger.language_reader import plan_file
+
+    path = args.ledger
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: not a file")
+    try:
+        decision = plan_file(path, contract.module)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such ledger") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    if args.json:
+        import msgspec
+
+        body = msgspec.to_builtins(decision)
+        body["contract"] = contract.identity.as_json()
+        out.write(msgspec.json.encode(body).decode() + "\n")
+    else:
+        from ..output.language_text import decision_text
+
+        out.write(decision_text(path, decision, dict(contract.module.REASONS)))
+        out.write(f"contract:      {contract.identity}; {contract.origin}\n")
+    return EXIT_OK if decision.proceeds else EXIT_FAIL
+
+
+def crash_language(contract: Any, out: TextIO, *, torn: bool = True) -> int:
+    """Every scenario's prefix after a SIGKILL once committed, and (with `torn`) in the middle of the next row."""
+    from ..crash.language_crash import agrees, run_language_crash
+    from ..output.terminal import escape
+
+    scenarios = contract.module.SCENARIOS
+    if not scenarios:
+        raise UsageError("the contract declares no scenarios to crash (spec/contract.yaml `scenarios`): add one, then generate")
+    out.write(f"contract: {contract.identity}; {contract.origin}\n")
+    failures = 0
+    for name, start, steps in scenarios:
+        rows = [row for row, _ in steps]
+        for committed, expected in enumerate([start, *(then for _, then in steps)]):
+            cases = [("SIGKILL", run_language_crash(contract.module, rows, committed))]
+            if torn and committed < len(rows):
+                cases.append(("torn next row", run_language_crash(contract.module, rows, committed, torn=True)))
+            for how, observed in cases:
+                ok = observed.killed and not observed.twice_differ and agrees(observed.outcome, expected)
+                ok = ok and (how == "SIGKILL" or observed.torn_refused == "torn_row")
+                failures += not ok
+                shown = observed.outcome.get("decision") or f"corrupt ({observed.outcome.get('corrupt')})"
+                reasons = ", ".join(observed.outcome.get("reasons") or ())
+                shown = f"{shown}{f' [{reasons}]' if reasons else ''}"
+                if how != "SIGKILL":
+                    shown = f"refused ({observed.torn_refused}); after repair: {shown}"
+                out.write(escape(f"  {'ok  ' if ok else 'FAIL'} {name} after {committed} row(s), {how}: {shown}") + "\n")
+                if not ok:
+                    out.write(escape(f"       expected {expected}; killed {observed.killed}, twice alike {not observed.twice_differ}, torn refused {observed.torn_refused}") + "\n")
+    out.write(f"{'all cases hold' if not failures else f'{failures} case(s) FAILED'}\n")
+    return EXIT_FAIL if failures else EXIT_OK
