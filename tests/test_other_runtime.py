@@ -102,3 +102,51 @@ def test_the_starter_of_init_language_holds_its_own_scenario(tmp_path: Path, run
     assert done.returncode == 0, done.stdout + done.stderr
     code, out, err = run_cli("init", "--language", str(project))
     assert code == 1 and "already holds" in err
+
+
+def test_verify_finds_the_contract_and_its_oracle_alike(example: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(example), "verify", "--depth", "3")
+    assert code == 0, out + err
+    assert "explored 1,885 ledgers up to 3 rows" in out  # 12 letters: 1 + 12 + 144 + 1728
+    assert "the contract and its oracle decide every one alike" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "smallest"),
+    [
+        # an oracle that forgets interrupts: the smallest ledger it decides apart is one interrupt
+        ('    if "waiting" in interrupts.values():\n        reasons.append("awaiting_input")\n', "", '{"interrupt_id":"k","kind":"interrupt","reason":"k","thread":"r","event_id":"e1"}'),
+        # an oracle that takes an observation of no action as settled, not corrupt
+        ('            if actions.get(row["action_id"]) != "in_doubt":\n                return {"corrupt": True}\n', "", '{"action_id":"k","error":null,"kind":"observation","output":"v","thread":"r","event_id":"e1"}'),
+    ],
+)
+def test_verify_fails_when_the_oracle_is_wrong_naming_the_smallest_ledger(tmp_path: Path, run_cli, old: str, new: str, smallest: str) -> None:
+    project = tmp_path / "wrong"
+    shutil.copytree(EXAMPLE, project)
+    oracle = (project / "oracle.py").read_text(encoding="utf-8")
+    assert old in oracle
+    (project / "oracle.py").write_text(oracle.replace(old, new), encoding="utf-8")
+    code, out, err = run_cli("--root", str(project), "verify", "--depth", "2")
+    assert code == 1, out + err
+    assert "FAILED:" in out
+    assert out.split("the smallest:\n")[1].splitlines()[0].strip() == smallest
+
+
+def test_verify_counts_a_ledger_the_oracle_does_not_judge(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "raises"
+    shutil.copytree(EXAMPLE, project)
+    (project / "oracle.py").write_text("def decide(rows):\n    if rows:\n        return rows[0]['missing']\n    return {'decision': 'replayable', 'reasons': []}\n", encoding="utf-8")
+    code, out, err = run_cli("--root", str(project), "verify", "--depth", "1")
+    assert code == 1
+    assert "12 the oracle did not judge" in out and "raised KeyError" in out
+
+
+def test_verify_without_an_oracle_says_how_to_name_one(tmp_path: Path, run_cli) -> None:
+    project = tmp_path / "none"
+    shutil.copytree(EXAMPLE, project)
+    spec = project / "spec" / "contract.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("oracle: oracle.py\n", ""), encoding="utf-8")
+    assert run_cli("--root", str(project), "generate")[0] == 0
+    code, out, err = run_cli("--root", str(project), "verify")
+    assert code == 2
+    assert "add `oracle: oracle.py` to spec/contract.yaml" in err

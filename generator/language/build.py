@@ -113,6 +113,7 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
             reasons=tuple(decision["reasons"].items()),
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
+        oracle=data.get("oracle"),
         scenarios=tuple(
             Scenario(name, body["description"], _expect(body["start"]), tuple((step["row"], _expect(step["then"])) for step in body["rows"]))
             for name, body in data.get("scenarios", {}).items()

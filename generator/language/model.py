@@ -143,7 +143,7 @@ class LanguageSpec:
     def source_files(self) -> tuple[str, ...]:
         return ("spec/contract.yaml",)
 
-    # What a catalogue contract may name and a language contract does not (yet): an oracle, run loops.
-    oracle = None
+    oracle: str | None = None  # the project's independent oracle (a Python file), which `verify` compares with
+    # What a catalogue contract names and a language contract does not: its run loops.
     run_loop = None
     continuation_crash = None

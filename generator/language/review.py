@@ -14,32 +14,30 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 import types
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from resume_contract.core.explore import Alphabet, Letter
+from resume_contract.core.explore import Alphabet
 from resume_contract.core.summary import PlanSummary
 
 from ..review import rules
 from ..review.collector import Change, Review, report_order
 from ..review.evidence import LedgerEvidence
 from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
-from .model import LanguageSpec, RowField
+from .alphabet import letters_of
+from .model import LanguageSpec
 from .run import contract_module, judge
 
 DEFAULT_DEPTH = 4
 LEDGER_BUDGET = 30_000
-_FIELD = re.compile(r"\brow\.([A-Za-z_][A-Za-z0-9_]*)")
-_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 
 
 def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = None) -> Review:
     changes = _changes(base, head)
-    letters = _letters(base, head)
+    letters = letters_of(base, head)
     alphabet = Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
     depth = depth if depth is not None else _deepest(len(letters))
     sides = (contract_module(base), contract_module(head))
@@ -123,68 +121,6 @@ def _deepest(letters: int) -> int:
 def _words(letters: int, depth: int) -> Iterator[tuple[int, ...]]:
     for length in range(1, depth + 1):
         yield from itertools.product(range(letters), repeat=length)
-
-
-def _letters(base: LanguageSpec, head: LanguageSpec) -> list[Letter]:
-    """One letter per kind (of either side) and choice of the values of the fields the expressions read, named
-    by those values (`action(name="http_post")`)."""
-    literals: dict[str, set[str]] = {}  # field -> the string literals of the expressions that read it
-    for spec in (base, head):
-        for text in _texts(spec):
-            found = {a or b for a, b in _STRING.findall(text)}
-            for name in _FIELD.findall(text):
-                literals.setdefault(name, set()).update(found)
-    letters: list[Letter] = []
-    seen: set[str] = set()
-    for spec in (head, base):
-        rows = spec.rows
-        for kind in rows.kinds:
-            if kind.name in seen:
-                continue
-            seen.add(kind.name)
-            fixed = {rows.tag: kind.name} | {name: "r" for name in rows.run}
-            fields = [field for field in rows.fields + kind.fields if field.name not in fixed and field.name != rows.id]
-            choices = [[(field, value) for value in _values(field, literals.get(field.name))] for field in fields]
-            for picked in itertools.islice(itertools.product(*choices), 16):
-                values = dict(fixed) | {field.name: value for field, value in picked if value is not _ABSENT}
-                shown = [f"{field.name}={'absent' if value is _ABSENT else msgspec.json.encode(value).decode()}" for (field, value), options in zip(picked, choices, strict=True) if len(options) > 1]
-                letters.append(Letter(f"{kind.name}({', '.join(shown)})" if shown else kind.name, tuple(sorted(values.items()))))
-    return letters
-
-
-_ABSENT = object()
-
-
-def _values(field: RowField, literals: set[str] | None) -> list[Any]:
-    """The values a letter gives a field: one, unless an expression reads it (`literals` not None)."""
-    read = literals is not None
-    strings = sorted(literals or ())
-    if field.enum:
-        values: list[Any] = list(field.enum) if read else [field.enum[0]]
-    elif field.type == "string":
-        values = ["k", *strings]
-    elif field.type == "boolean":
-        values = [True, False] if read else [True]
-    elif field.type == "number":
-        values = [0, 1] if read else [0]
-    elif field.type == "json":
-        values = [None, "v", *strings] if read else ["v"]
-    else:
-        values = [{} if field.type == "object" else []]
-    if field.optional:
-        return [*values, _ABSENT] if read else [_ABSENT]
-    return values
-
-
-def _texts(spec: LanguageSpec) -> Iterator[str]:
-    for row_class in spec.classes:
-        if row_class.test is not None:
-            yield row_class.test.text
-    for item in spec.items:
-        yield item.key.text
-        yield from (entry.when.text for entry in item.entries if entry.when is not None)
-    if spec.replay is not None:
-        yield spec.replay.text
 
 
 def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:

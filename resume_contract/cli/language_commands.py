@@ -70,3 +70,30 @@ def crash_language(contract: Any, out: TextIO, *, torn: bool = True) -> int:
                     out.write(escape(f"       expected {expected}; killed {observed.killed}, twice alike {not observed.twice_differ}, torn refused {observed.torn_refused}") + "\n")
     out.write(f"{'all cases hold' if not failures else f'{failures} case(s) FAILED'}\n")
     return EXIT_FAIL if failures else EXIT_OK
+
+
+def verify_language_contract(contract: Any, depth: int, out: TextIO) -> int:
+    """Every ledger up to `depth` rows, decided by the contract and by the project's oracle."""
+    import msgspec
+
+    from ..output.terminal import escape
+    from ..proof.language_verify import NoOracle, verify_language
+
+    try:
+        result = verify_language(contract.root, contract.module, depth)
+    except NoOracle as error:
+        raise UsageError(str(error)) from None
+    out.write(f"contract: {contract.identity}; {contract.origin}\n")
+    out.write(escape(f"letters ({len(result.letters)}): {', '.join(result.letters)}") + "\n")
+    out.write(f"explored {result.explored:,} ledgers up to {depth} rows in {result.seconds:.1f} s\n")
+    if not result.failed:
+        out.write("the contract and its oracle decide every one alike\n")
+        return EXIT_OK
+    out.write(f"FAILED: {result.disagreements:,} ledger(s) decided apart, {result.unjudged:,} the oracle did not judge; the smallest:\n")
+    assert result.first is not None
+    for row in result.first.rows:
+        out.write(escape(f"  {msgspec.json.encode(row).decode()}") + "\n")
+    out.write(escape(f"  the contract: {result.first.contract}") + "\n")
+    out.write(escape(f"  the oracle:   {result.first.oracle}") + "\n")
+    out.write("fix whichever is wrong: the contract (spec/contract.yaml) or its oracle\n")
+    return EXIT_FAIL

@@ -19,6 +19,10 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
     contract = selected_contract(args)
+    if hasattr(contract, "module"):  # a contract in the contract language: against its own oracle
+        from .language_commands import verify_language_contract
+
+        return verify_language_contract(contract, args.depth, out)
     alphabet = explored_alphabet(contract)
     # One unit is the subtree under one first letter (the empty ledger is one more).
     progress = None if args.json else progress_reporter(err, "verify: subtrees", alphabet.count(args.depth) / (len(alphabet) + 1), "ledgers")

@@ -1,0 +1,93 @@
+"""`verify` for a contract in the contract language: every ledger up to a depth over the contract's alphabet
+(generator/language/alphabet.py, two values for each key so that two items of one lifecycle interleave), decided
+by the contract and by the project's own oracle (`oracle:` in spec/contract.yaml: a Python file defining
+`decide(rows)`, written from the contract's prose, not from its YAML). A ledger the two decide differently, or one
+the oracle does not judge (it raises, or returns no decision), fails it; the smallest is reported.
+
+The oracle answers `{"decision": WORD, "reasons": [...]}` (and, if it wants them compared, `items` as
+`item/key=status` and `replay` as event ids) or `{"corrupt": true}`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import ResumeContractError
+
+
+class NoOracle(ResumeContractError):
+    """The contract names no oracle to verify it against."""
+
+
+class Disagreement(msgspec.Struct, frozen=True):
+    rows: list[dict[str, Any]]
+    contract: dict[str, Any]
+    oracle: Any
+
+
+class LanguageVerified(msgspec.Struct):
+    explored: int = 0
+    disagreements: int = 0
+    unjudged: int = 0
+    first: Disagreement | None = None
+    letters: list[str] = msgspec.field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.disagreements or self.unjudged)
+
+
+def verify_language(root: Path, module: Any, depth: int) -> LanguageVerified:
+    """Raises NoOracle, SpecInvalid, and what loading the oracle raises (ProjectFileRefused, OSError, SyntaxError)."""
+    from resume_contract_generator.language import load_language
+    from resume_contract_generator.language.alphabet import letters_of
+    from resume_contract_generator.language.run import items_of, judge
+    from resume_contract_generator.spec.oracle_file import load_project_module
+
+    spec = load_language(root)
+    if spec.oracle is None:
+        raise NoOracle("the contract names no oracle: add `oracle: oracle.py` to spec/contract.yaml, a file defining decide(rows) written from the contract's prose")
+    oracle = load_project_module(root, spec.oracle, "oracle").decide
+    letters = letters_of(spec, spec, keys=2)
+    result = LanguageVerified(letters=[letter.name for letter in letters])
+    started = time.perf_counter()
+    for length in range(depth + 1):
+        for word in itertools.product(range(len(letters)), repeat=length):
+            rows = [dict(letters[symbol].fields, **{spec.rows.id: f"e{position}"}) for position, symbol in enumerate(word, 1)]
+            judged = judge(module, rows)
+            ours: dict[str, Any] = {"corrupt": True} if judged.decision is None else {
+                "decision": judged.decision.decision, "reasons": list(judged.decision.reasons),
+                "items": items_of(judged.decision), "replay": list(judged.decision.replay),
+            }
+            result.explored += 1
+            try:
+                theirs = oracle([dict(row) for row in rows])
+            except Exception as error:  # noqa: BLE001 - the oracle's failure is reported, as a ledger it did not judge
+                theirs = f"raised {type(error).__name__}: {error}"
+            if not _judged(theirs):
+                result.unjudged += 1
+            elif _agree(ours, theirs):
+                continue
+            else:
+                result.disagreements += 1
+            if result.first is None:
+                result.first = Disagreement(rows, ours, theirs)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _judged(answer: Any) -> bool:
+    return isinstance(answer, dict) and (answer.get("corrupt") is True or isinstance(answer.get("decision"), str))
+
+
+def _agree(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    if theirs.get("corrupt") is True or "corrupt" in ours:
+        return theirs.get("corrupt") is True and "corrupt" in ours
+    compared = ["decision", "reasons", *(key for key in ("items", "replay") if key in theirs)]
+    return all(ours[key] == (list(theirs[key]) if isinstance(theirs.get(key), (list, tuple)) else theirs.get(key)) for key in compared)
