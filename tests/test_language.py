@@ -249,3 +249,49 @@ def test_crash_kills_a_child_at_each_prefix_and_fails_when_a_reading_is_wrong(tm
     code, out, err = run_cli("--root", str(root), "crash")
     assert code == 1
     assert "FAIL two_calls after 1 row(s), SIGKILL: go" in out
+
+
+def test_a_workspace_is_read_by_the_contracts_layout(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("  partial: partial\n", "  partial: partial\n  layout: runs/{run}.jsonl\n"))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    workspace = tmp_path / "ws"
+    (workspace / "runs").mkdir(parents=True)
+
+    def run(name: str, *rows: dict) -> None:
+        (workspace / "runs" / f"{name}.jsonl").write_text("".join(json.dumps({"run": name, **row}) + "\n" for row in rows), encoding="utf-8")
+
+    run("a", {"id": "1", "type": "say", "text": "hi"})
+    run("b", {"id": "1", "type": "call", "call": "c", "tool": "x"})
+    run("c", {"id": "1", "type": "done", "call": "c", "ok": True})
+    (workspace / "runs" / "d.jsonl").write_text(json.dumps({"run": "a", "id": "1", "type": "say", "text": "x"}) + "\n", encoding="utf-8")
+    (workspace / "runs" / "e.jsonl").symlink_to(workspace / "runs" / "a.jsonl")
+    (workspace / "notes.txt").write_text("not a run\n", encoding="utf-8")
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace))
+    assert code == 3, out + err
+    assert out.splitlines() == [
+        "wait       b: unsettled",
+        "corrupt    c: " + str(workspace / "runs" / "c.jsonl") + ":1: byte offset 0: corrupt_sequence: a result for no open call (item calls, key 'c', in state none, a row of class done)",
+        "corrupt    d: " + str(workspace / "runs" / "d.jsonl") + ":1: byte offset 0: foreign_row: the row belongs to run run 'a', the file's place in the workspace belongs to run 'd'",
+        "unreadable e: " + str(workspace / "runs" / "e.jsonl") + ": a symlink where a run's rows belong: refused, never followed",
+        "5 runs: 1 go, 1 wait, 2 corrupt, 1 unreadable",
+    ]
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), "--run", "b", "--json")
+    assert (code, json.loads(out)["rejectionReasons"]) == (1, ["unsettled"])
+    for args, message in (
+        (["--run", "../a"], "cannot name a file in the workspace"),
+        (["--run", "e"], "a symlink where a run's rows belong"),
+        (["--run", "zz"], "no such ledger"),
+        (["--session", "s", "--run", "a"], "named by run alone"),
+        (["--run", "a", "--expected-high-water", "1"], "declares no offset check"),
+    ):
+        code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), *args)
+        assert code == 2 and message in err, (args, err)
+
+
+def test_a_workspace_needs_a_layout_and_a_layout_names_each_run_field(tiny: Path, tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(tiny), "plan", "--workspace", str(tmp_path))
+    assert code == 2 and "declares no layout (rows.layout" in err
+    for layout, message in (("runs/x.jsonl", "must match"), ("{id}/{run}.jsonl", "names each run field once"), ("../{run}.jsonl", "relative path inside the workspace")):
+        root = _project(tmp_path / layout.replace("/", "_"), CONTRACT.replace("  partial: partial\n", f"  partial: partial\n  layout: \"{layout}\"\n"))
+        code, out, err = run_cli("--root", str(root), "generate")
+        assert code == 2 and "spec/contract.yaml:10:" in err and message in err, err

@@ -79,6 +79,7 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
         unknown_keys=rows_data.get("unknown_keys", "reject"),
         fields=_fields(rows_data["fields"]),
         kinds=tuple(RowKind(name, kind["description"], _fields(kind["fields"])) for name, kind in rows_data["kinds"].items()),
+        layout=rows_data.get("layout"),
     )
     kinds = tuple(kind.name for kind in rows.kinds)
     classes = [RowClass(kind, (kind,), None) for kind in kinds] + [RowClass(ANY, kinds, None)]

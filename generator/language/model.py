@@ -36,6 +36,7 @@ class Rows:
     unknown_keys: str  # reject or ignore
     fields: tuple[RowField, ...]  # every row's
     kinds: tuple[RowKind, ...]
+    layout: str | None = None  # where a run's rows live in a workspace: a relative path naming each run field as {FIELD}
 
 
 @dataclass(frozen=True)

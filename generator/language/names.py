@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import re
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
@@ -67,6 +68,8 @@ def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
                 errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} names '{name}', which is not a field of every row (rows.fields: [{', '.join(common)}])"))
             elif field.type not in wanted or (field.optional and notion != "partial"):  # (an absent flag: not partial)
                 errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} needs a field every row holds, of type {wanted[0]}; '{name}' is {'optional ' if field.optional else ''}{field.type}"))
+    if rows.layout is not None:
+        errors += _layout_errors(file, rows.layout, rows.run)
     if rows.tag in common:
         errors.append(SpecError(file.key_mark(("rows", "fields", rows.tag)), f"'{rows.tag}' is the tag (rows.tag): its value is the row's kind, it is not declared as a field"))
     for kind in rows.kinds:
@@ -87,3 +90,14 @@ def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
 def _undeclared(what: str, name: str, declared: set[str]) -> str:
     plural = f"{what}es" if what.endswith("s") else f"{what}s"
     return f"'{name}' is not a declared {what}; the {plural}: [{', '.join(sorted(declared))}]"
+
+
+def _layout_errors(file: LoadedFile, layout: str, run: tuple[str, ...]) -> list[SpecError]:
+    named = re.findall(r"\{([^{}]*)\}", layout)
+    parts = layout.split("/")
+    mark = file.mark(("rows", "layout"))
+    if sorted(named) != sorted(run):
+        return [SpecError(mark, f"rows.layout names each run field once as {{FIELD}} ({', '.join('{' + name + '}' for name in run)}); it names [{', '.join(named)}]")]
+    if layout.startswith("/") or any(part in ("", ".", "..") for part in parts) or "\\" in layout or re.search(r"\}[^/]*\{", layout):
+        return [SpecError(mark, "rows.layout is a relative path inside the workspace (no '..', '.', '//', '\\', nor two fields in one name)")]
+    return []

@@ -96,6 +96,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "run": py(rows.run),
         "tag": repr(rows.tag),
         "partial": repr(rows.partial),
+        "layout": repr(rows.layout),
         "forbid": rows.unknown_keys == "reject",
         "kinds": kinds,
         "functions": functions,

@@ -10,22 +10,29 @@ from typing import Any, TextIO
 from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
 
-def plan_language(args: argparse.Namespace, contract: Any, out: TextIO) -> int:
-    if args.ledger is None:
-        raise UsageError("a contract in the contract language plans a LEDGER file (its workspace layout is not declared yet)")
+def plan_language(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) -> int:
+    """One ledger (a file, or a workspace's run by the contract's layout), or every run of a workspace."""
     if args.expected_high_water is not None:
         raise UsageError("--expected-high-water: this contract declares no offset check")
-    from ..ledger.language_reader import plan_file
-
-    path = args.ledger
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise UsageError(f"{path}: not a file")
-    try:
-        decision = plan_file(path, contract.module)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such ledger") from None
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    if args.session:
+        raise UsageError(f"--session: this contract's runs are named by {', '.join(contract.module.RUN)} alone: --workspace DIR --run VALUE")
+    run = None
+    if args.ledger is not None:
+        if args.workspace or args.run:
+            raise UsageError("give either LEDGER or --workspace/--run, not both")
+        path = args.ledger
+    elif args.workspace is None:
+        raise UsageError("give a LEDGER file, or --workspace DIR (with --run VALUE for one run)")
+    else:
+        if contract.module.LAYOUT is None:
+            raise UsageError("--workspace: the contract declares no layout (rows.layout in spec/contract.yaml: where a run's rows live)")
+        if not os.path.isdir(args.workspace):
+            raise UsageError(f"--workspace {args.workspace}: no such directory")
+        if not args.run:
+            return _audit(args, contract, out, err)
+        run = tuple(args.run.split("/")) if len(contract.module.RUN) > 1 else (args.run,)
+        path = _run_path(args.workspace, contract.module, run)
+    decision = _decide(path, contract.module, run)
     if args.json:
         import msgspec
 
@@ -38,6 +45,73 @@ def plan_language(args: argparse.Namespace, contract: Any, out: TextIO) -> int:
         out.write(decision_text(path, decision, dict(contract.module.REASONS)))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")
     return EXIT_OK if decision.proceeds else EXIT_FAIL
+
+
+def _run_path(workspace: str, module: Any, run: tuple[str, ...]) -> str:
+    from ..ledger.language_reader import run_path
+
+    if len(run) != len(module.RUN):
+        raise UsageError(f"--run names a run by {'/'.join(module.RUN)}: {len(module.RUN)} value(s) joined by '/'")
+    try:
+        return run_path(workspace, module, run)
+    except ValueError as error:
+        raise UsageError(f"--run: {error}") from None
+
+
+def _decide(path: str, module: Any, run: tuple[str, ...] | None) -> Any:
+    """The decision over one ledger; a missing or unreadable file is a usage error (exit 2)."""
+    from ..ledger.language_reader import plan_file
+
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: not a file")
+    try:
+        return plan_file(path, module, run, no_link=run is not None)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such ledger") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {_why(error)}") from None
+
+
+def _why(error: OSError) -> str:
+    import errno
+
+    return "a symlink where a run's rows belong: refused, never followed" if error.errno == errno.ELOOP else str(error.strerror or error)
+
+
+def _audit(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) -> int:
+    """Every run the workspace holds by the contract's layout: a line each (JSON with --json), then the counts;
+    exit 3 if any is corrupt, 2 if any is unreadable, 1 if any stops, else 0."""
+    import msgspec
+
+    from ..errors import LedgerCorruption
+    from ..ledger.language_reader import discover, plan_file
+    from ..output.terminal import escape
+
+    module = contract.module
+    counts = {module.PROCEED: 0, module.STOP: 0, "corrupt": 0, "unreadable": 0}
+    for run, path in discover(args.workspace, module):
+        name = "/".join(run)
+        try:
+            decision = plan_file(path, module, run, no_link=True)
+        except LedgerCorruption as corruption:
+            counts["corrupt"] += 1
+            line = {"run": name, "outcome": "corrupt", "message": str(corruption)}
+        except OSError as error:
+            counts["unreadable"] += 1
+            line = {"run": name, "outcome": "unreadable", "message": f"{path}: {_why(error)}"}
+        else:
+            counts[decision.decision] += 1
+            line = {"run": name, "outcome": decision.decision, "reasons": decision.reasons}
+        if args.json:
+            out.write(msgspec.json.encode(line).decode() + "\n")
+        elif line["outcome"] != module.PROCEED:
+            detail = ", ".join(line.get("reasons", ())) or line.get("message", "")
+            out.write(escape(f"{line['outcome']:<10} {name}: {detail}") + "\n")
+    if args.json:
+        out.write(msgspec.json.encode({"summary": counts, "contract": contract.identity.as_json()}).decode() + "\n")
+    else:
+        out.write(f"{sum(counts.values())} runs: " + ", ".join(f"{count} {word}" for word, count in counts.items()) + "\n")
+    return 3 if counts["corrupt"] else 2 if counts["unreadable"] else EXIT_FAIL if counts[module.STOP] else EXIT_OK
 
 
 def crash_language(contract: Any, out: TextIO, *, torn: bool = True) -> int:

@@ -79,15 +79,15 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from ..core.plan_json import plan_json_pieces, with_last_member
 
-    if args.ledger is None and args.workspace is not None and not args.session and not args.run:
-        return _audit_workspace(args, out, err)
-    if args.expected_high_water is not None and args.expected_high_water < 0:
-        raise UsageError("--expected-high-water must be 0 or more")
     contract = selected_contract(args)
     if hasattr(contract, "module"):  # a contract in the contract language (spec/contract.yaml)
         from .language_commands import plan_language
 
-        return plan_language(args, contract, out)
+        return plan_language(args, contract, out, err)
+    if args.ledger is None and args.workspace is not None and not args.session and not args.run:
+        return _audit_workspace(args, out, err)
+    if args.expected_high_water is not None and args.expected_high_water < 0:
+        raise UsageError("--expected-high-water must be 0 or more")
     path, plan = _plan(args, contract)
     if args.json:
         # The reference's ResumePlan, then (ours, after its keys) the contract that decided it.

@@ -9,6 +9,7 @@ model), duplicate_event_id, foreign_row (another run's row).
 from __future__ import annotations
 
 import os
+import re
 from types import ModuleType
 from typing import Any
 
@@ -32,9 +33,11 @@ class Ledger(msgspec.Struct, frozen=True):
     offsets: list[int]  # each row's byte offset
 
 
-def read_ledger(path: str | os.PathLike[str], module: ModuleType) -> Ledger:
-    """The committed rows of the JSONL file at `path`; raises LedgerCorruption, OSError."""
-    with open(path, "rb") as file:
+def read_ledger(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False) -> Ledger:
+    """The committed rows of the JSONL file at `path`, every one of `run` (its run fields' values; None: the first
+    row's); raises LedgerCorruption, OSError (with `no_link`, for a symlink where the file belongs too)."""
+    fd = os.open(path, os.O_RDONLY | (os.O_NOFOLLOW if no_link else 0))
+    with os.fdopen(fd, "rb") as file:
         data = file.read()
     lines = data.split(b"\n")
     tail = lines.pop()
@@ -42,7 +45,7 @@ def read_ledger(path: str | os.PathLike[str], module: ModuleType) -> Ledger:
     offsets: list[int] = []
     offset = 0
     seen: set[Any] = set()
-    run: tuple[Any, ...] | None = None
+    whose = "the file's place in the workspace belongs"
     for number, line in enumerate(lines, 1):
         row = _row(path, number, offset, line, module)
         identity = row[module.ROW_ID]
@@ -51,9 +54,9 @@ def read_ledger(path: str | os.PathLike[str], module: ModuleType) -> Ledger:
         seen.add(identity)
         this_run = tuple(row[name] for name in module.RUN)
         if run is None:
-            run = this_run
+            run, whose = this_run, "the ledger's first row"
         elif this_run != run:
-            raise LedgerCorruption(path, number, offset, FOREIGN_ROW, f"the row belongs to run {_named(module, this_run)}, the ledger's first row to {_named(module, run)}")
+            raise LedgerCorruption(path, number, offset, FOREIGN_ROW, f"the row belongs to run {_named(module, this_run)}, {whose} to {_named(module, run)}")
         rows.append(row)
         offsets.append(offset)
         offset += len(line) + 1
@@ -87,13 +90,50 @@ def _named(module: ModuleType, run: tuple[Any, ...]) -> str:
 CORRUPT_SEQUENCE = "corrupt_sequence"  # rows the contract's items declare corrupt (an entry's `corrupt`)
 
 
-def plan_file(path: str | os.PathLike[str], module: ModuleType) -> Any:
+def plan_file(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False) -> Any:
     """The decision over the committed ledger at `path` (a LanguageDecision); raises LedgerCorruption, OSError,
     ExpressionFailed."""
     from ..core.language import SequenceCorrupt, decide
 
-    ledger = read_ledger(path, module)
+    ledger = read_ledger(path, module, run, no_link=no_link)
     try:
         return decide(module, ledger.rows)
     except SequenceCorrupt as corrupt:
         raise LedgerCorruption(path, corrupt.index + 1, ledger.offsets[corrupt.index], CORRUPT_SEQUENCE, corrupt.message) from None
+
+
+def layout_pattern(module: ModuleType) -> re.Pattern[str]:
+    """The contract's layout (`rows.layout`) as a pattern of a path relative to the workspace, one group per run
+    field, in the order of `rows.run`."""
+    pattern = ""
+    for piece in re.split(r"(\{[^{}]*\})", module.LAYOUT):
+        pattern += f"(?P<{piece[1:-1]}>[^/]+)" if piece.startswith("{") else re.escape(piece)
+    return re.compile(pattern)
+
+
+def run_path(workspace: str, module: ModuleType, values: tuple[str, ...]) -> str:
+    """Where the run with these run-field values keeps its rows (ValueError for a value that is no file name)."""
+    path = module.LAYOUT
+    for name, value in zip(module.RUN, values, strict=True):
+        if not value or value in (".", "..") or "/" in value or "\0" in value:
+            raise ValueError(f"{name} {value!r} cannot name a file in the workspace")
+        path = path.replace("{" + name + "}", value)
+    return os.path.join(workspace, path)
+
+
+def discover(workspace: str, module: ModuleType) -> list[tuple[tuple[str, ...], str]]:
+    """Every run the workspace holds by the contract's layout: (its run-field values, its file), sorted."""
+    pattern = layout_pattern(module)
+    depth = module.LAYOUT.count("/")
+    found = []
+    for directory, subdirectories, files in os.walk(workspace):
+        relative_directory = os.path.relpath(directory, workspace)
+        level = 0 if relative_directory == "." else relative_directory.count("/") + 1
+        if level >= depth:
+            subdirectories.clear()
+        for name in files:
+            relative = name if relative_directory == "." else f"{relative_directory}/{name}"
+            match = pattern.fullmatch(relative)
+            if match is not None:
+                found.append((tuple(match.group(field) for field in module.RUN), os.path.join(workspace, relative)))
+    return sorted(found)
