@@ -295,3 +295,12 @@ def test_a_workspace_needs_a_layout_and_a_layout_names_each_run_field(tiny: Path
         root = _project(tmp_path / layout.replace("/", "_"), CONTRACT.replace("  partial: partial\n", f"  partial: partial\n  layout: \"{layout}\"\n"))
         code, out, err = run_cli("--root", str(root), "generate")
         assert code == 2 and "spec/contract.yaml:10:" in err and message in err, err
+
+
+def test_contract_md_shows_hostile_text_as_text(tmp_path: Path, run_cli) -> None:
+    hostile = "a | b [x](https://evil.example) `code` <b>bold</b>"
+    root = _project(tmp_path / "p", CONTRACT.replace("message: a call has no result", f"message: \"{hostile}\"").replace("summary: A frozen contract for the language's own tests.", "summary: \"# not a heading\""))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    document = (root / "generated" / "CONTRACT.md").read_text(encoding="utf-8")
+    assert "a \\| b \\[x\\](https://evil.example) \\`code\\` &lt;b>bold&lt;/b>" in document
+    assert "\n# not a heading" not in document and "[x](https" not in document

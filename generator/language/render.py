@@ -12,7 +12,7 @@ import ast
 from typing import Any
 
 from ..environment import ENVIRONMENT
-from ..literals import Code, py, py_expression
+from ..literals import Code, md_cell, md_code, md_text, py, py_expression
 from ..render.headers import with_header
 from .model import Entry, Expr, LanguageSpec, RowField
 
@@ -28,7 +28,7 @@ def render_language(spec: LanguageSpec) -> dict[str, str]:
         (f"{PACKAGE}/__init__.py", "__init__.py.jinja", {}),
         (f"{PACKAGE}/py.typed", "py.typed.jinja", {}),
         (f"{PACKAGE}/language.py", "language.py.jinja", module_context(spec)),
-        ("CONTRACT.md", "language_CONTRACT.md.jinja", {"spec": spec}),
+        ("CONTRACT.md", "language_CONTRACT.md.jinja", document_context(spec)),
         *((("tests/test_contract.py", "tests/language_test_contract.py.jinja", tests_context(spec)),) if spec.scenarios else ()),
     ):
         text = with_header(relative, ENVIRONMENT.get_template(template).render(**context), spec)  # type: ignore[arg-type]
@@ -136,3 +136,42 @@ def _entry(item: str, index: int, entry: Entry, function: Any) -> tuple[Any, ...
     else:
         outcome = ("corrupt", entry.corrupt or "")
     return (entry.row_class, entry.sources, when, entry.when.text if entry.when else None, *outcome)
+
+
+def document_context(spec: LanguageSpec) -> dict[str, Any]:
+    """CONTRACT.md's values, each escaped for where it stands (a table cell, inline code, a line's start)."""
+    rows = spec.rows
+
+    def then(entry: Entry) -> str:
+        if entry.to is not None:
+            return f"to {md_code(entry.to)}"
+        if entry.anomaly is not None:
+            return f"diagnostic {md_code(entry.anomaly)}"
+        return f"corrupt: {md_cell(entry.corrupt or '')}"
+
+    items = [
+        {
+            "title": md_text(f"{item.name} (key {item.key.text}, from {item.initial})"),
+            "states": [[md_code(s.name), md_cell(s.status or ""), md_cell(s.at_end or ""), md_cell(s.description)] for s in item.states],
+            "entries": [
+                [md_code(e.row_class), md_cell(", ".join(e.sources)), md_code(e.when.text) if e.when else "", then(e)] for e in item.entries
+            ],
+        }
+        for item in spec.items
+    ]
+    return {
+        "title": md_text(f"{spec.name} ({spec.phase})"),
+        "summary": md_text(spec.summary),
+        "semantics": md_code(spec.semantics),
+        "proceed": md_code(spec.decision.proceed),
+        "stop": md_code(spec.decision.stop),
+        "row_id": md_code(rows.id),
+        "run": ", ".join(md_code(name) for name in rows.run),
+        "tag": md_code(rows.tag),
+        "layout": md_code(rows.layout) if rows.layout else "",
+        "kind_rows": [[md_code(k.name), ", ".join(md_code(f.name) for f in rows.fields + k.fields), md_cell(k.description)] for k in rows.kinds],
+        "items": items,
+        "diagnostics": [[md_code(code), md_code(reason), md_cell(message)] for code, reason, message in spec.decision.diagnostics],
+        "reasons": [f"{md_code(reason)}: {md_cell(meaning)}" for reason, meaning in spec.decision.reasons],
+        "scenarios": [f"{md_code(s.name)} ({len(s.rows)} rows): {md_cell(s.description)}" for s in spec.scenarios],
+    }
