@@ -282,7 +282,7 @@ def test_a_workspace_is_read_by_the_contracts_layout(tmp_path: Path, run_cli) ->
         (["--run", "e"], "a symlink where a run's rows belong"),
         (["--run", "zz"], "no such ledger"),
         (["--session", "s", "--run", "a"], "named by run alone"),
-        (["--run", "a", "--expected-high-water", "1"], "declares no offset check"),
+        (["--run", "a", "--expected-high-water", "1"], "declares no offset check (decision.offset_mismatch"),
     ):
         code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), *args)
         assert code == 2 and message in err, (args, err)

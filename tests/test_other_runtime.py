@@ -150,3 +150,18 @@ def test_verify_without_an_oracle_says_how_to_name_one(tmp_path: Path, run_cli) 
     code, out, err = run_cli("--root", str(project), "verify")
     assert code == 2
     assert "add `oracle: oracle.py` to spec/contract.yaml" in err
+
+
+def test_an_expected_high_water_that_differs_halts_with_the_contracts_offset_diagnostic(example: Path, run_cli) -> None:
+    ledger = str(example / "ledgers" / "action-in-doubt.jsonl")
+    code, out, err = run_cli("--root", str(example), "plan", ledger, "--expected-high-water", "3", "--json")
+    decision = json.loads(out)
+    assert (code, decision["rejectionReasons"]) == (1, ["offset_mismatch", "action_in_doubt"])
+    assert decision["diagnostics"][0] == {
+        "code": "offset_mismatch", "reason": "offset_mismatch", "message": "the reopened ledger is not the prefix the runtime checkpointed (expected 3, found 2)",
+        "eventId": None, "item": None, "key": None,
+    }
+    code, out, err = run_cli("--root", str(example), "plan", str(example / "ledgers" / "done.jsonl"), "--expected-high-water", "6")
+    assert code == 0
+    code, out, err = run_cli("--root", str(example), "plan", ledger, "--expected-high-water", "-1")
+    assert code == 2 and "0 or more" in err

@@ -98,6 +98,7 @@ class Decision:
     stop: str
     diagnostics: tuple[tuple[str, str, str], ...]  # (code, reason, message)
     reasons: tuple[tuple[str, str], ...]  # (reason, meaning), in the order a decision lists them
+    offset_mismatch: str | None = None  # the diagnostic when the caller's expected high-water is not the rows'
 
 
 @dataclass(frozen=True)

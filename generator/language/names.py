@@ -28,6 +28,8 @@ def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     for code, body in decision["diagnostics"].items():
         if body["reason"] not in reasons:
             errors.append(SpecError(file.mark(("decision", "diagnostics", code, "reason")), _undeclared("reason", body["reason"], reasons)))
+    if decision.get("offset_mismatch") is not None and decision["offset_mismatch"] not in diagnostics:
+        errors.append(SpecError(file.mark(("decision", "offset_mismatch")), _undeclared("diagnostic", decision["offset_mismatch"], diagnostics)))
     if decision["proceed"] == decision["stop"]:
         errors.append(SpecError(file.mark(("decision", "stop")), "`proceed` and `stop` are the decision's two words: they must differ"))
     return errors

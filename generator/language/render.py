@@ -105,6 +105,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "replay": py(replay),
         "proceed": repr(spec.decision.proceed),
         "stop": repr(spec.decision.stop),
+        "offset_mismatch": repr(spec.decision.offset_mismatch),
         "diagnostics": py({code: (reason, message) for code, reason, message in spec.decision.diagnostics}, 0, 14),
         "reasons": py(tuple(spec.decision.reasons), 0, 10),
         "semantics": repr(spec.semantics),

@@ -12,8 +12,10 @@ from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
 def plan_language(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) -> int:
     """One ledger (a file, or a workspace's run by the contract's layout), or every run of a workspace."""
-    if args.expected_high_water is not None:
-        raise UsageError("--expected-high-water: this contract declares no offset check")
+    if args.expected_high_water is not None and contract.module.OFFSET_MISMATCH is None:
+        raise UsageError("--expected-high-water: this contract declares no offset check (decision.offset_mismatch in spec/contract.yaml)")
+    if args.expected_high_water is not None and args.expected_high_water < 0:
+        raise UsageError("--expected-high-water must be 0 or more")
     if args.session:
         raise UsageError(f"--session: this contract's runs are named by {', '.join(contract.module.RUN)} alone: --workspace DIR --run VALUE")
     run = None
@@ -32,7 +34,7 @@ def plan_language(args: argparse.Namespace, contract: Any, out: TextIO, err: Tex
             return _audit(args, contract, out, err)
         run = tuple(args.run.split("/")) if len(contract.module.RUN) > 1 else (args.run,)
         path = _run_path(args.workspace, contract.module, run)
-    decision = _decide(path, contract.module, run)
+    decision = _decide(path, contract.module, run, args.expected_high_water)
     if args.json:
         import msgspec
 
@@ -58,14 +60,14 @@ def _run_path(workspace: str, module: Any, run: tuple[str, ...]) -> str:
         raise UsageError(f"--run: {error}") from None
 
 
-def _decide(path: str, module: Any, run: tuple[str, ...] | None) -> Any:
+def _decide(path: str, module: Any, run: tuple[str, ...] | None, expected_high_water: int | None) -> Any:
     """The decision over one ledger; a missing or unreadable file is a usage error (exit 2)."""
     from ..ledger.language_reader import plan_file
 
     if os.path.exists(path) and not os.path.isfile(path):
         raise UsageError(f"{path}: not a file")
     try:
-        return plan_file(path, module, run, no_link=run is not None)
+        return plan_file(path, module, run, no_link=run is not None, expected_high_water=expected_high_water)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such ledger") from None
     except OSError as error:

@@ -38,7 +38,7 @@ class DiagnosticReport(msgspec.Struct, frozen=True):
     code: str
     reason: str
     message: str
-    event_id: str = msgspec.field(name="eventId")
+    event_id: str | None = msgspec.field(name="eventId")  # None: the prefix as a whole
     item: str | None = None
     key: Any = None
 
@@ -53,9 +53,14 @@ class LanguageDecision(msgspec.Struct, frozen=True):
     high_water: int = msgspec.field(name="highWater")
 
 
-def decide(module: ModuleType, rows: Sequence[dict[str, Any]]) -> LanguageDecision:
-    """The decision over `rows`, a run's committed prefix in order. Raises SequenceCorrupt, ExpressionFailed."""
+def decide(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> LanguageDecision:
+    """The decision over `rows`, a run's committed prefix in order; with `expected_high_water` (the contract
+    declaring an offset check), its diagnostic first when the rows number otherwise. Raises SequenceCorrupt,
+    ExpressionFailed."""
     walk = _Walk(module)
+    if expected_high_water is not None and module.OFFSET_MISMATCH is not None and expected_high_water != len(rows):
+        reason, message = module.DIAGNOSTICS[module.OFFSET_MISMATCH]
+        walk.anomalies.append(DiagnosticReport(module.OFFSET_MISMATCH, reason, f"{message} (expected {expected_high_water}, found {len(rows)})", None))
     partial = module.PARTIAL
     for index, row in enumerate(rows):
         if partial is None or row.get(partial) is not True:

@@ -90,14 +90,16 @@ def _named(module: ModuleType, run: tuple[Any, ...]) -> str:
 CORRUPT_SEQUENCE = "corrupt_sequence"  # rows the contract's items declare corrupt (an entry's `corrupt`)
 
 
-def plan_file(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False) -> Any:
+def plan_file(
+    path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False, expected_high_water: int | None = None
+) -> Any:
     """The decision over the committed ledger at `path` (a LanguageDecision); raises LedgerCorruption, OSError,
     ExpressionFailed."""
     from ..core.language import SequenceCorrupt, decide
 
     ledger = read_ledger(path, module, run, no_link=no_link)
     try:
-        return decide(module, ledger.rows)
+        return decide(module, ledger.rows, expected_high_water)
     except SequenceCorrupt as corrupt:
         raise LedgerCorruption(path, corrupt.index + 1, ledger.offsets[corrupt.index], CORRUPT_SEQUENCE, corrupt.message) from None
 

@@ -22,6 +22,7 @@ def decision_text(path: Any, decision: Any, reasons: dict[str, str]) -> str:
         lines.append("diagnostics:")
         for diagnostic in decision.diagnostics:
             where = f"{diagnostic.item} {diagnostic.key!r}, " if diagnostic.item is not None else ""
-            lines.append(f"  {escape(diagnostic.code)} ({escape(where)}at {escape(diagnostic.event_id)}): {escape(diagnostic.message)}")
+            at = f"at {diagnostic.event_id}" if diagnostic.event_id is not None else "the prefix"
+            lines.append(f"  {escape(diagnostic.code)} ({escape(where)}{escape(at)}): {escape(diagnostic.message)}")
     lines.append(f"replay:        {len(decision.replay)} of {decision.high_water} rows")
     return "\n".join(lines) + "\n"
