@@ -214,15 +214,20 @@ def load_generated(root: Path) -> Contract:
         return _language(root, modules)  # type: ignore[return-value]  # (callers of a language contract ask its kind)
     if not (modules / "catalog.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/); run `resume-contract generate` there")
-    # Under a name of its own, so that it never shadows (or is shadowed by) the packaged contract's modules.
+    return _bound(_project_package("_resume_contract_project_", root, modules), root, str(modules))
+
+
+def _project_package(prefix: str, root: Path, modules: Path) -> str:
+    """The package a project's generated modules are loaded under: a name of its own, so that it never shadows (or is
+    shadowed by) the packaged contract's modules."""
     import hashlib
 
-    package = "_resume_contract_project_" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    package = prefix + hashlib.sha256(str(root).encode()).hexdigest()[:16]
     if package not in sys.modules:
         parent = types.ModuleType(package)
         parent.__path__ = [str(modules)]
         sys.modules[package] = parent
-    return _bound(package, root, str(modules))
+    return package
 
 
 class LanguageContract(msgspec.Struct, frozen=True, dict=True):
@@ -245,13 +250,7 @@ class LanguageContract(msgspec.Struct, frozen=True, dict=True):
 def _language(root: Path, modules: Path) -> LanguageContract:
     if not (modules / "language.py").is_file():
         raise FileNotFoundError(f"{root}: no generated contract ({GENERATED_PACKAGE_DIR}/language.py); run `resume-contract generate` there")
-    import hashlib
-
-    package = "_resume_contract_language_" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    if package not in sys.modules:
-        parent = types.ModuleType(package)
-        parent.__path__ = [str(modules)]
-        sys.modules[package] = parent
+    package = _project_package("_resume_contract_language_", root, modules)
     return LanguageContract(root, str(modules), _module(package, str(modules), "language"))
 
 

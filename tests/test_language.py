@@ -304,3 +304,72 @@ def test_contract_md_shows_hostile_text_as_text(tmp_path: Path, run_cli) -> None
     document = (root / "generated" / "CONTRACT.md").read_text(encoding="utf-8")
     assert "a \\| b \\[x\\](https://evil.example) \\`code\\` &lt;b>bold&lt;/b>" in document
     assert "\n# not a heading" not in document and "[x](https" not in document
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("    call: {description: a call,", "    call_: {description: a twin, fields: {}}\n    call: {description: a call,", "kinds 'call_' and 'call' both become the struct CallRow"),
+        ("    say: {description: text,", "    any: {description: any, fields: {}}\n    say: {description: text,", "'any' is the class of every row"),
+        ("text: {type: string, description: text}", "Any: {type: string, optional: true, description: x}, text: {type: string, description: text}", "'Any' cannot be a field's name"),
+        ("      none: {description: none}", "      none: {description: none, status: none, at_end: open_call}", "the initial state is where an item is before any row moves it"),
+    ],
+)
+def test_names_the_generated_model_cannot_hold_are_refused(tmp_path: Path, run_cli, old: str, new: str, message: str) -> None:
+    assert old in CONTRACT
+    root = _project(tmp_path / "p", CONTRACT.replace(old, new, 1))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2 and "spec/contract.yaml:" in err and message in err, err
+    assert not (root / "generated").exists()
+
+
+def test_the_contracts_name_never_becomes_code(tmp_path: Path, run_cli) -> None:
+    marker = tmp_path / "PWNED"
+    name = f'x"""; __import__("pathlib").Path({str(marker)!r}).touch(); """'
+    root = _project(tmp_path / "p", CONTRACT.replace("name: tiny", f"name: {json.dumps(name)}").replace("phase: Phase 0", f"phase: {json.dumps(name)}"))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    code, out, err = run_cli("--root", str(root), "plan", str(_ledger(tmp_path, {"id": "1", "type": "say", "text": "hi"})), "--json")
+    assert code == 0 and json.loads(out)["contract"]["name"] == name
+    assert not marker.exists()
+
+
+def test_a_key_of_free_json_must_be_a_string_or_a_number(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("call: {type: string, description: id}", "call: {type: json, description: id}"))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": 1, "tool": "x"}, {"id": "2", "type": "done", "call": True, "ok": True})
+    code, out, err = run_cli("--root", str(root), "plan", str(ledger))
+    assert code == 2 and "a key is a string or a number, not a boolean" in err, out + err
+    code, out, err = run_cli("--root", str(root), "plan", str(_ledger(tmp_path, {"id": "1", "type": "call", "call": {"a": 1}, "tool": "x"})))
+    assert code == 2 and "not a map" in err
+
+
+def test_an_id_holding_a_lone_surrogate_is_written_escaped(tiny: Path, tmp_path: Path, run_cli) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text('{"id":"\\ud800","run":"r","type":"say","text":"hi"}\n', encoding="utf-8")
+    code, out, err = run_cli("--root", str(tiny), "plan", str(ledger), "--json")
+    assert code == 0, err
+    assert '"replayEventIds":["\\ud800"]' in out
+
+
+def test_check_run_oracle_says_verify_holds_a_language_contract_to_its_oracle(tiny: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(tiny), "check", "--run-oracle")
+    assert code == 2 and "resume-contract verify" in err
+
+
+def test_diff_reads_a_language_contract_at_git_revisions_and_sees_a_key_change(tmp_path: Path, run_cli) -> None:
+    base = CONTRACT.replace("      - {class: call, from: [open, closed, broken], anomaly: twice}\n", "      - {class: call, from: [open, closed, broken], to: open}\n")
+    root = _project(tmp_path / "repo", base)
+    assert run_cli("--root", str(root), "generate")[0] == 0
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (root / "spec" / "contract.yaml").write_text(base.replace("key: row.call", "key: row.run"), encoding="utf-8")
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    git("commit", "-q", "-am", "one item for every call")
+    code, out, err = run_cli("--root", str(root), "diff", "main~1", "main", "--fail-on", "weakens-safety")
+    assert code == 1, out + err
+    assert "weakens-safety  LANGUAGE_ITEM_CHANGED: item 'calls' changed: key `row.call` -> `row.run`" in out

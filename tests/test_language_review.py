@@ -43,7 +43,7 @@ def test_a_guard_splitting_a_state_with_a_new_reason_is_breaking_with_its_ledger
     assert review["verdict"] == "breaking"
     assert _rules(review)["LANGUAGE_ITEM_CHANGED"] == "breaking"
     smallest = review["evidence"]["ledgers"][0]
-    assert smallest["label"] == 'call(tool="rm")'
+    assert smallest["label"] == 'call(call="k", tool="rm")'
 
 
 def test_dropping_a_diagnostic_at_the_end_weakens_safety(tmp_path: Path, run_cli) -> None:
@@ -65,14 +65,15 @@ def test_a_reworded_message_is_neutral_and_moves_no_ledger(tmp_path: Path, run_c
 
 
 def test_the_other_runtimes_second_pull_request_is_one_yaml_edit_classed_breaking(tmp_path: Path, run_cli) -> None:
-    """examples/other-runtime/second-pr.patch: a git diff of spec/contract.yaml alone; after it the sample ledger
-    decides as expected.json's `second_pull_request` says, and `diff` classes it as it says."""
+    """examples/other-runtime/second-pr.patch: the contract's change is a git diff of spec/contract.yaml (and the
+    project's oracle, its independent Python, follows the prose); after it the sample ledger decides as
+    expected.json's `second_pull_request` says, `diff` classes it as it says, and verify holds."""
     example = REPO / "examples" / "other-runtime"
     expected = json.loads((example / "expected.json").read_text(encoding="utf-8"))["second_pull_request"]
     head = tmp_path / "head"
     shutil.copytree(example, head)
     patch = (example / expected["patch"]).read_text(encoding="utf-8")
-    assert [line.split(" b/")[-1] for line in patch.splitlines() if line.startswith("diff --git")] == ["spec/contract.yaml"]
+    assert [line.split(" b/")[-1] for line in patch.splitlines() if line.startswith("diff --git")] == ["spec/contract.yaml", "oracle.py"]
     subprocess.run(["git", "apply", str(example / expected["patch"])], cwd=head, check=True)
     code, out, err = run_cli("--root", str(head), "generate")
     assert code == 0, out + err
@@ -82,6 +83,8 @@ def test_the_other_runtimes_second_pull_request_is_one_yaml_edit_classed_breakin
         assert (code, decision["decision"], decision["rejectionReasons"]) == (want["exit"], want["decision"], want["reasons"])
     code, out, err = run_cli("--root", str(head), "diff", str(example), str(head), "--format", "json")
     assert json.loads(out)["verdict"] == expected["class"]
+    code, out, err = run_cli("--root", str(head), "verify", "--depth", "3")
+    assert code == 0, out + err
 
 
 @pytest.mark.parametrize("side", ["base", "head"])

@@ -165,3 +165,18 @@ def test_an_expected_high_water_that_differs_halts_with_the_contracts_offset_dia
     assert code == 0
     code, out, err = run_cli("--root", str(example), "plan", ledger, "--expected-high-water", "-1")
     assert code == 2 and "0 or more" in err
+
+
+@pytest.mark.parametrize(
+    ("oracle", "code", "said"),
+    [
+        ("import sys\n\ndef decide(rows):\n    sys.exit(0)\n", 1, "raised SystemExit"),
+        ("raise SystemExit(0)\n", 2, "the oracle oracle.py could not be loaded: SystemExit"),
+    ],
+)
+def test_an_oracle_that_exits_verifies_nothing_and_says_so(tmp_path: Path, run_cli, oracle: str, code: int, said: str) -> None:
+    project = tmp_path / "exits"
+    shutil.copytree(EXAMPLE, project)
+    (project / "oracle.py").write_text(oracle, encoding="utf-8")
+    got, out, err = run_cli("--root", str(project), "verify", "--depth", "1")
+    assert got == code and said in out + err, out + err

@@ -10,6 +10,9 @@ from ..spec.loader import LoadedFile
 from .model import LanguageSpec
 
 ANY = "any"
+# Names the generated row model's annotations read: a field of that name, defined in the struct's body, would
+# shadow them for the fields after it.
+RESERVED_FIELDS = frozenset({"Any", "Literal", "Union", "UNSET", "UnsetType", "msgspec", "str", "bool", "int", "float", "dict", "list"})
 TYPES_OF_ROW_NOTIONS = {"id": ("string",), "run": ("string",), "partial": ("boolean",)}
 
 
@@ -41,6 +44,10 @@ def _item_errors(file: LoadedFile, name: str, item: dict, classes: set[str], dia
     where = ("items", name)
     if item["initial"] not in states:
         errors.append(SpecError(file.mark(where + ("initial",)), f"initial state '{item['initial']}' is not one of the item's states [{', '.join(item['states'])}]"))
+    initial = item["states"].get(item["initial"], {})
+    for said in ("status", "at_end", "replay_opener"):
+        if said in initial:
+            errors.append(SpecError(file.mark(where + ("states", item["initial"], said)), f"the initial state is where an item is before any row moves it: it is never reported, so it takes no `{said}`"))
     for state, body in item["states"].items():
         if body.get("at_end") is not None and body["at_end"] not in diagnostics:
             errors.append(SpecError(file.mark(where + ("states", state, "at_end")), _undeclared("diagnostic", body["at_end"], diagnostics)))
@@ -81,11 +88,26 @@ def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
                 errors.append(SpecError(file.key_mark(at), f"'{field.name}' is a field of every row (rows.fields); a kind cannot declare it again"))
             if field.name == rows.tag:
                 errors.append(SpecError(file.key_mark(at), f"'{field.name}' is the tag (rows.tag); a kind cannot declare it as a field"))
-    for field in rows.fields + tuple(field for kind in rows.kinds for field in kind.fields):
-        if keyword.iskeyword(field.name) or field.name.startswith("__"):
-            errors.append(SpecError(file.mark(("rows",)), f"'{field.name}' cannot be a field's name here (a Python keyword or a dunder name)"))
+    places = [(("rows", "fields", field.name), field) for field in rows.fields]
+    places += [(("rows", "kinds", kind.name, "fields", field.name), field) for kind in rows.kinds for field in kind.fields]
+    for path, field in places:
+        if keyword.iskeyword(field.name) or field.name.startswith("__") or field.name in RESERVED_FIELDS:
+            errors.append(SpecError(file.key_mark(path), f"'{field.name}' cannot be a field's name (a Python keyword, a dunder name, or one of {', '.join(sorted(RESERVED_FIELDS))})"))
         if field.enum and field.type != "string":
-            errors.append(SpecError(file.mark(("rows",)), f"only a string field takes `enum`; '{field.name}' is {field.type}"))
+            errors.append(SpecError(file.mark(path), f"only a string field takes `enum`; '{field.name}' is {field.type}"))
+    return errors + _kind_errors(file, spec)
+
+
+def _kind_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    errors: list[SpecError] = []
+    structs: dict[str, str] = {}
+    for kind in spec.rows.kinds:
+        struct = "".join(part.capitalize() for part in kind.name.split("_")) + "Row"
+        if kind.name == ANY:
+            errors.append(SpecError(file.key_mark(("rows", "kinds", kind.name)), f"'{ANY}' is the class of every row; a kind cannot be named so"))
+        elif struct in structs:
+            errors.append(SpecError(file.key_mark(("rows", "kinds", kind.name)), f"kinds '{structs[struct]}' and '{kind.name}' both become the struct {struct}: rename one"))
+        structs.setdefault(struct, kind.name)
     return errors
 
 

@@ -37,7 +37,7 @@ LEDGER_BUDGET = 30_000
 
 def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = None) -> Review:
     changes = _changes(base, head)
-    letters = letters_of(base, head)
+    letters = letters_of(base, head, keys=2)  # (two items of one lifecycle, as verify: a key's change shows)
     alphabet = Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
     depth = depth if depth is not None else _deepest(len(letters))
     sides = (contract_module(base), contract_module(head))

@@ -22,7 +22,8 @@ def contract_module(spec: LanguageSpec) -> types.ModuleType:
     name = f"_resume_contract_rendered_{spec.sha256[:16]}"
     module = types.ModuleType(name)
     sys.modules[name] = module  # msgspec resolves a struct's annotations through its module
-    exec(compile(text, f"<{spec.name}: language.py>", "exec"), module.__dict__)  # the renderer's output
+    # (dont_inherit: compiled as the file on disk is imported, not under this module's `from __future__` imports)
+    exec(compile(text, f"<{spec.name}: language.py>", "exec", dont_inherit=True), module.__dict__)  # the renderer's output
     return module
 
 

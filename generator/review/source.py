@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from resume_contract.core.spec_layout import LANGUAGE_SPEC
 from resume_contract.errors import ResumeContractError
 
 from ..errors import Mark, SpecError, SpecInvalid
@@ -92,6 +93,16 @@ def side_directory(root: Path, source: str) -> Iterator[Path]:
         raise SpecSourceError(f"{source!r} is neither a spec directory nor a git revision in {root}") from None
     with tempfile.TemporaryDirectory(prefix="resume-contract-diff-") as scratch:
         project = Path(scratch)
+        language = [LANGUAGE_SPEC, f"{SCHEMA_DIR}/contract.schema.json"]  # a contract in the contract language: its one file
+        if subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{revision}:{LANGUAGE_SPEC}"], capture_output=True).returncode == 0:
+            for name in language:
+                shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{name}"], capture_output=True)
+                if shown.returncode != 0:
+                    raise SpecSourceError(f"{source}: {name} is missing at that revision")
+                (project / name).parent.mkdir(parents=True, exist_ok=True)
+                (project / name).write_bytes(shown.stdout)
+            yield project
+            return
         names = [f"{SPEC_DIR}/{name}.yaml" for name in SPEC_FILES] + [f"{SCHEMA_DIR}/{name}.schema.json" for name in SPEC_FILES]
         optional = [f"{SPEC_DIR}/{name}.yaml" for name in OPTIONAL_SPEC_FILES]
         names += optional + [f"{SCHEMA_DIR}/{name}.schema.json" for name in OPTIONAL_SPEC_FILES]

@@ -38,9 +38,11 @@ def plan_language(args: argparse.Namespace, contract: Any, out: TextIO, err: Tex
     if args.json:
         import msgspec
 
+        from ..core.wire import encode_plan_value
+
         body = msgspec.to_builtins(decision)
         body["contract"] = contract.identity.as_json()
-        out.write(msgspec.json.encode(body).decode() + "\n")
+        out.write(encode_plan_value(body).decode() + "\n")  # (an id holding a lone surrogate is written escaped)
     else:
         from ..output.language_text import decision_text
 
@@ -85,6 +87,7 @@ def _audit(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) ->
     exit 3 if any is corrupt, 2 if any is unreadable, 1 if any stops, else 0."""
     import msgspec
 
+    from ..core.wire import encode_plan_value
     from ..errors import LedgerCorruption
     from ..ledger.language_reader import discover, plan_file
     from ..output.terminal import escape
@@ -105,7 +108,7 @@ def _audit(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) ->
             counts[decision.decision] += 1
             line = {"run": name, "outcome": decision.decision, "reasons": decision.reasons}
         if args.json:
-            out.write(msgspec.json.encode(line).decode() + "\n")
+            out.write(encode_plan_value(line).decode() + "\n")
         elif line["outcome"] != module.PROCEED:
             detail = ", ".join(line.get("reasons", ())) or line.get("message", "")
             out.write(escape(f"{line['outcome']:<10} {name}: {detail}") + "\n")

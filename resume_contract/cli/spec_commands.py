@@ -79,7 +79,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _oracle_note(args, err, remembered[1])
         return EXIT_OK
     from resume_contract_generator.annotations import annotation
+    from resume_contract_generator.language import is_language_project
     from resume_contract_generator.pipeline import check
+
+    if args.run_oracle and is_language_project(root):
+        raise UsageError("--run-oracle: a contract in the contract language is held to its oracle by `resume-contract verify`")
 
     checked = _unsafe_tree_is_usage(lambda: check(root, run_oracle=args.run_oracle))
     _oracle_note(args, err, checked.spec.oracle)
@@ -112,8 +116,8 @@ def _oracle_note(args: argparse.Namespace, err: TextIO, oracle: str | None) -> N
     if args.run_oracle or args.format != "text" or oracle is None:
         return
     print(
-        f"note: the project's oracle ({escape(oracle)}) was not run: check executes no project code; `resume-contract check "
-        "--run-oracle` or `resume-contract verify` judges the spec against it",
+        f"note: the project's oracle ({escape(oracle)}) was not run: check executes no project code; `resume-contract verify` "
+        "(or, for the catalogue's files, `check --run-oracle`) judges the spec against it",
         file=err,
     )
 

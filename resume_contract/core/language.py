@@ -97,6 +97,8 @@ class _Walk:
         proves it)."""
         name, key_of, initial, _, entries = item
         key = _run(key_of, row, f"item {name}'s key", event_id)
+        if key.__class__ not in (str, int, float):  # (a json field's value: 1 and true are one dict key; a map none)
+            raise ExpressionFailed(f"item {name}'s key, at event {event_id!r}: a key is a string or a number, not {_kind_of(key)}")
         held = self.states.get((number, key))
         state = initial if held is None else held[0]
         for row_class, sources, when, when_text, outcome, value in entries:
@@ -114,6 +116,10 @@ class _Walk:
             elif value != initial:
                 self.states[(number, key)] = [value, index]
             return
+
+
+def _kind_of(value: Any) -> str:
+    return "null" if value is None else "a boolean" if value.__class__ is bool else "a list" if value.__class__ is list else "a map" if value.__class__ is dict else type(value).__name__
 
 
 def _run(function: Any, row: dict[str, Any], what: str, event_id: Any) -> Any:

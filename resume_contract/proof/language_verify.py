@@ -53,7 +53,12 @@ def verify_language(root: Path, module: Any, depth: int) -> LanguageVerified:
     spec = load_language(root)
     if spec.oracle is None:
         raise NoOracle("the contract names no oracle: add `oracle: oracle.py` to spec/contract.yaml, a file defining decide(rows) written from the contract's prose")
-    oracle = load_project_module(root, spec.oracle, "oracle").decide
+    if not (root / spec.oracle).is_file():
+        raise NoOracle(f"spec/contract.yaml names the oracle {spec.oracle!r}, which is not a file of the project")
+    try:
+        oracle = load_project_module(root, spec.oracle, "oracle").decide
+    except (Exception, SystemExit) as error:  # (an oracle that exits while it loads verifies nothing: refused)
+        raise NoOracle(f"the oracle {spec.oracle} could not be loaded: {type(error).__name__}: {error}") from None
     letters = letters_of(spec, spec, keys=2)
     result = LanguageVerified(letters=[letter.name for letter in letters])
     started = time.perf_counter()
@@ -68,7 +73,7 @@ def verify_language(root: Path, module: Any, depth: int) -> LanguageVerified:
             result.explored += 1
             try:
                 theirs = oracle([dict(row) for row in rows])
-            except Exception as error:  # noqa: BLE001 - the oracle's failure is reported, as a ledger it did not judge
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - reported, as a ledger it did not judge (an exit too)
                 theirs = f"raised {type(error).__name__}: {error}"
             if not _judged(theirs):
                 result.unjudged += 1
