@@ -373,3 +373,22 @@ def test_diff_reads_a_language_contract_at_git_revisions_and_sees_a_key_change(t
     code, out, err = run_cli("--root", str(root), "diff", "main~1", "main", "--fail-on", "weakens-safety")
     assert code == 1, out + err
     assert "weakens-safety  LANGUAGE_ITEM_CHANGED: item 'calls' changed: key `row.call` -> `row.run`" in out
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ('{"id":"1","run":"r","type":"say","text":"a","text":"b"}', "duplicate_key"),
+        ('{"id":"1","run":"r","type":"call","call":"c","tool":"x","x":{"a":1,"a":2}}', "duplicate_key"),
+        ('{"id":"1","run":"r","type":"say","text":NaN}', "invalid_json"),
+        ('{"id":"1","run":"r","type":"say","text":"a","n":1e999}', "invalid_json"),
+        ('[1,2]', "invalid_event"),
+        ('', "invalid_json"),
+        ('{"id":"1","run":"r","type":"say","text":"a"} trailing', "invalid_json"),
+    ],
+)
+def test_a_row_that_is_no_json_object_of_the_model_is_corruption(tiny: Path, tmp_path: Path, run_cli, line: str, kind: str) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text(line + "\n", encoding="utf-8")
+    code, out, err = run_cli("--root", str(tiny), "plan", str(ledger))
+    assert code == 3 and f"ledger.jsonl:1: byte offset 0: {kind}:" in err, err

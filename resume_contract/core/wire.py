@@ -93,14 +93,21 @@ def python_json(row: bytes | memoryview) -> Any:
 
 
 def check_no_duplicate_key(row: bytes | memoryview) -> None:
-    """Refuse a row that repeats a key in one object. Proven at C speed for rows msgspec writes back byte for
-    byte (equal bytes are equal tokens, so no key was dropped); any other row is read again key by key."""
+    """Refuse a row that repeats a key in one object (see `json_value`)."""
+    json_value(row)
+
+
+def json_value(row: bytes | memoryview) -> Any:
+    """The row as Python values, no key repeated in one object: proven at C speed for a row msgspec writes back
+    byte for byte (equal bytes are equal tokens, so no key was dropped); any other row is read again key by key
+    (`python_json`: RowRefused for a repeated key, a constant JSON has not, a number no double holds)."""
     try:
-        if _ENCODE(_UNTYPED.decode(row)) == row:
-            return
+        value = _UNTYPED.decode(row)
+        if _ENCODE(value) == row:
+            return value
     except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):
         pass
-    python_json(row)
+    return python_json(row)
 
 
 FreeFields = tuple[tuple[str, str], ...]  # (attribute, shape)

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.wire import python_json
+from ..core.wire import json_value
 from ..errors import (
     DUPLICATE_EVENT_ID,
     FOREIGN_ROW,
@@ -71,7 +71,7 @@ def _row(path: str | os.PathLike[str], number: int, offset: int, line: bytes, mo
     except UnicodeDecodeError as error:
         raise LedgerCorruption(path, number, offset, INVALID_UTF8, str(error)) from None
     try:
-        value = python_json(line)
+        value = json_value(line)
     except RowRefused as refused:
         raise LedgerCorruption(path, number, offset, refused.kind, refused.detail) from None
     if not isinstance(value, dict):
