@@ -100,12 +100,14 @@ def _plan(run_cli, root: Path, ledger: Path) -> tuple[int, dict | str]:
     return code, (json.loads(out) if out else err)
 
 
-def test_first_entry_that_applies_decides_and_the_replay_leaves_out_what_the_contract_says(tiny: Path, tmp_path: Path, run_cli) -> None:
+def test_first_entry_that_applies_decides_and_the_replay_leaves_out_what_the_contract_says(tmp_path: Path, run_cli) -> None:
+    tiny = _project(tmp_path / "reporting", CONTRACT.replace("    key: row.call\n", "    key: row.call\n    report: {tool: row.tool}\n"))
+    assert run_cli("--root", str(tiny), "generate")[0] == 0
     ledger = _ledger(
         tmp_path,
         {"id": "1", "type": "say", "text": "hi"},
         {"id": "2", "type": "call", "call": "a", "tool": "x"},
-        {"id": "3", "type": "call", "call": "b", "tool": "x"},
+        {"id": "3", "type": "call", "call": "b", "tool": "y"},
         {"id": "4", "type": "done", "call": "b", "ok": False},
         {"id": "5", "type": "say", "text": "partial", "partial": True},
     )
@@ -113,6 +115,7 @@ def test_first_entry_that_applies_decides_and_the_replay_leaves_out_what_the_con
     assert code == 1
     assert decision["decision"] == "wait"
     assert [(i["item"], i["key"], i["status"], i["eventId"]) for i in decision["items"]] == [("calls", "a", "open", "2"), ("calls", "b", "broken", "3")]
+    assert [i["report"] for i in decision["items"]] == [{"tool": "x"}, {"tool": "y"}]
     assert decision["rejectionReasons"] == ["unsettled"]
     # 2 opened an item that ends open (replay_opener false); 4 fails the replay test; 5 is partial
     assert decision["replayEventIds"] == ["1", "3"]

@@ -56,7 +56,8 @@ def test_the_text_decision_says_which_item_and_why(example: Path, run_cli) -> No
     code, out, _ = run_cli("--root", str(example), "plan", str(example / "ledgers" / "in-doubt-and-waiting.jsonl"))
     assert code == 1
     assert "decision:      halt (action_in_doubt, awaiting_input)" in out
-    assert "actions 'a1': in_doubt (opened at e3)" in out
+    assert "actions 'a1' (tool: calendar_read): in_doubt (opened at e3)" in out
+    assert out.splitlines()[-2].startswith("next:          do not replay the run as it stands")
     assert "awaiting_input (interrupts 'i1', at e2): an interrupt awaits its resume" in out
 
 

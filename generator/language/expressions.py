@@ -73,7 +73,16 @@ def _item(file: LoadedFile, item: Item, expr: Any, types: dict[str, Type], seman
                 wrong = True
                 errors.append(SpecError(file.mark(("items", item.name, "key")), f"an item's key is a string or a number; `{result[0]}` is {result[2]} for a row of class {row_class}"))
             key = key or Expr(result[0], result[1])
-    done = dataclasses.replace(item, key=key, entries=tuple(entries))  # type: ignore[arg-type]
+    report = []
+    openers = dict.fromkeys(e.row_class for e in entries if item.initial in e.sources and e.to not in (None, item.initial))
+    for name in data.get("report", {}):
+        said = None
+        for row_class in openers:  # (read of the row that opened the item: one of a class that opens it)
+            result = compiled(file, ("items", item.name, "report", name), Environment({"row": types[row_class]}, semantics), errors)
+            said = said or (Expr(result[0], result[1]) if result is not None else None)
+        if said is not None:
+            report.append((name, said))
+    done = dataclasses.replace(item, key=key, entries=tuple(entries), report=tuple(report))  # type: ignore[arg-type]
     if len(errors) == before:  # (an entry whose `when` is wrong would read as one without)
         errors.extend(_coverage(file, done))
     return done

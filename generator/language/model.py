@@ -86,6 +86,7 @@ class Item:
     initial: str
     states: tuple[State, ...]
     entries: tuple[Entry, ...]
+    report: tuple[tuple[str, Expr], ...] = ()  # what a decision says of each item, read from the row that opened it
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -74,7 +74,8 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         key = function(f"_key_{_identifier(item.name)}", item.key)
         entries = [_entry(item.name, index, entry, function) for index, entry in enumerate(item.entries)]
         states = {state.name: (state.status, state.at_end, state.replay_opener) for state in item.states}
-        items.append((item.name, key, item.initial, states, tuple(entries)))
+        report = tuple((said, function(f"_report_{_identifier(item.name)}_{_identifier(said)}", expr)) for said, expr in item.report)
+        items.append((item.name, key, item.initial, states, tuple(entries), report))
     replay = function("_replay", spec.replay)
     # Ordered: (required fields first: a struct's fields without a default precede those with one).
     kinds = []

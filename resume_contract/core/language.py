@@ -32,6 +32,7 @@ class ItemReport(msgspec.Struct, frozen=True):
     key: Any
     status: str
     event_id: str = msgspec.field(name="eventId")  # the row that opened it
+    report: dict[str, Any] = msgspec.field(default_factory=dict)  # what the contract says of it (`report:`)
 
 
 class DiagnosticReport(msgspec.Struct, frozen=True):
@@ -79,7 +80,7 @@ class _Walk:
             for kind in kinds or ():
                 self.kind_classes.setdefault(kind, set()).add(name)
         self.wanted = [frozenset(entry[0] for entry in item[4]) for item in module.ITEMS]
-        self.states: dict[tuple[int, Any], list[Any]] = {}  # (item, key) -> [state, index of the row that opened it]
+        self.states: dict[tuple[int, Any], list[Any]] = {}  # (item, key) -> [state, index of the row that opened it, report]
         self.anomalies: list[DiagnosticReport] = []
 
     def row(self, index: int, row: dict[str, Any]) -> None:
@@ -95,7 +96,7 @@ class _Walk:
     def move(self, number: int, item: tuple[Any, ...], classes: set[str], index: int, row: dict[str, Any], event_id: Any) -> None:
         """The item's entry that applies to the row, applied (every row of the item's classes has one: generate
         proves it)."""
-        name, key_of, initial, _, entries = item
+        name, key_of, initial, _, entries, report = item
         key = _run(key_of, row, f"item {name}'s key", event_id)
         if key.__class__ not in (str, int, float):  # (a json field's value: 1 and true are one dict key; a map none)
             raise ExpressionFailed(f"item {name}'s key, at event {event_id!r}: a key is a string or a number, not {_kind_of(key)}")
@@ -114,7 +115,8 @@ class _Walk:
             elif held is not None:
                 held[0] = value
             elif value != initial:
-                self.states[(number, key)] = [value, index]
+                said = {field: _run(function, row, f"item {name}'s report {field}", event_id) for field, function in report}
+                self.states[(number, key)] = [value, index, said]
             return
 
 
@@ -134,12 +136,12 @@ def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[t
     items: list[ItemReport] = []
     at_end: list[DiagnosticReport] = []
     hidden: set[int] = set()
-    for (number, key), (state, opened) in sorted(states.items(), key=lambda pair: pair[1][1]):
+    for (number, key), (state, opened, said) in sorted(states.items(), key=lambda pair: pair[1][1]):
         item = module.ITEMS[number]
         status, diagnostic, replayed = item[3][state]
         opener = rows[opened][row_id]
         if status is not None:
-            items.append(ItemReport(item[0], key, status, opener))
+            items.append(ItemReport(item[0], key, status, opener, said))
         if diagnostic is not None:
             reason, message = module.DIAGNOSTICS[diagnostic]
             at_end.append(DiagnosticReport(diagnostic, reason, message, opener, item[0], key))

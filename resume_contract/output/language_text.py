@@ -17,7 +17,8 @@ def decision_text(path: Any, decision: Any, reasons: dict[str, str]) -> str:
     if decision.items:
         lines.append("items:")
         for item in decision.items:
-            lines.append(f"  {escape(item.item)} {escape(repr(item.key))}: {escape(item.status)} (opened at {escape(item.event_id)})")
+            said = f" ({', '.join(f'{name}: {value}' for name, value in item.report.items())})" if item.report else ""
+            lines.append(f"  {escape(item.item)} {escape(repr(item.key))}{escape(said)}: {escape(item.status)} (opened at {escape(item.event_id)})")
     if decision.diagnostics:
         lines.append("diagnostics:")
         for diagnostic in decision.diagnostics:
@@ -25,4 +26,8 @@ def decision_text(path: Any, decision: Any, reasons: dict[str, str]) -> str:
             at = f"at {diagnostic.event_id}" if diagnostic.event_id is not None else "the prefix"
             lines.append(f"  {escape(diagnostic.code)} ({escape(where)}{escape(at)}): {escape(diagnostic.message)}")
     lines.append(f"replay:        {len(decision.replay)} of {decision.high_water} rows")
+    if decision.proceeds:
+        lines.append("next:          the run may be replayed: the rows `--json` lists as replayEventIds, in order")
+    else:
+        lines.append("next:          do not replay the run as it stands: settle each reason above (the items say where), then plan again")
     return "\n".join(lines) + "\n"
