@@ -7,7 +7,7 @@ import re
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
-from .model import LanguageSpec
+from .model import LanguageSpec, RowField
 
 ANY = "any"
 # Names the generated row model's annotations read: a field of that name, defined in the struct's body, would
@@ -88,7 +88,7 @@ def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
                 errors.append(SpecError(file.key_mark(at), f"'{field.name}' is a field of every row (rows.fields); a kind cannot declare it again"))
             if field.name == rows.tag:
                 errors.append(SpecError(file.key_mark(at), f"'{field.name}' is the tag (rows.tag); a kind cannot declare it as a field"))
-    places = [(("rows", "fields", field.name), field) for field in rows.fields]
+    places: list[tuple[tuple[str, ...], RowField]] = [(("rows", "fields", field.name), field) for field in rows.fields]
     places += [(("rows", "kinds", kind.name, "fields", field.name), field) for kind in rows.kinds for field in kind.fields]
     for path, field in places:
         if keyword.iskeyword(field.name) or field.name.startswith("__") or field.name in RESERVED_FIELDS:
