@@ -395,3 +395,23 @@ def test_a_row_that_is_no_json_object_of_the_model_is_corruption(tiny: Path, tmp
     ledger.write_text(line + "\n", encoding="utf-8")
     code, out, err = run_cli("--root", str(tiny), "plan", str(ledger))
     assert code == 3 and f"ledger.jsonl:1: byte offset 0: {kind}:" in err, err
+
+
+@pytest.mark.parametrize(("group", "code"), [("anomaly: twice", 1), ("corrupt: a loud row is no row", 3)])
+def test_a_row_in_two_classes_of_an_exclusive_group_is_its_anomaly_or_corruption(tmp_path: Path, run_cli, group: str, code: int) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("items:\n", f"exclusive:\n  - {{classes: [loud, say], {group}}}\nitems:\n", 1))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    got, out, err = run_cli("--root", str(root), "plan", str(_ledger(tmp_path, {"id": "1", "type": "say", "text": "hi"})), "--json")
+    assert got == 0, out + err  # (a quiet row is in one class of the group)
+    got, out, err = run_cli("--root", str(root), "plan", str(_ledger(tmp_path, {"id": "1", "type": "say", "text": "HELP"})), "--json")
+    assert got == code, out + err
+    if code == 1:
+        assert [d["code"] for d in json.loads(out)["diagnostics"]][:1] == ["twice"]
+    else:
+        assert "corrupt_sequence: a loud row is no row (a row of the classes loud, say, which exclude each other)" in err
+
+
+def test_an_exclusive_group_names_classes_and_a_declared_diagnostic(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("items:\n", "exclusive:\n  - {classes: [loud, quiet], anomaly: nope}\nitems:\n", 1))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2 and "'quiet' is no class a group can hold" in err and "'nope' is not a declared diagnostic" in err

@@ -116,6 +116,10 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
         oracle=data.get("oracle"),
+        exclusive=tuple(
+            (tuple(group["classes"]), "anomaly" if "anomaly" in group else "corrupt", group.get("anomaly") or group["corrupt"])
+            for group in data.get("exclusive", [])
+        ),
         scenarios=tuple(
             Scenario(name, body["description"], _expect(body["start"]), tuple((step["row"], _expect(step["then"])) for step in body["rows"]))
             for name, body in data.get("scenarios", {}).items()

@@ -146,6 +146,8 @@ class LanguageSpec:
     def source_files(self) -> tuple[str, ...]:
         return ("spec/contract.yaml",)
 
+    # Groups of classes no row may be in two of: (the classes, "anomaly" or "corrupt", the diagnostic or message)
+    exclusive: tuple[tuple[tuple[str, ...], str, str], ...] = ()
     oracle: str | None = None  # the project's independent oracle (a Python file), which `verify` compares with
     # What a catalogue contract names and a language contract does not: its run loops.
     run_loop = None

@@ -27,6 +27,12 @@ def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     reasons = {reason for reason, _ in spec.decision.reasons}
     for name, item in file.data["items"].items():
         errors += _item_errors(file, name, item, classes, diagnostics)
+    for index, group in enumerate(file.data.get("exclusive", [])):
+        for name in group["classes"]:
+            if name not in classes or name == ANY:
+                errors.append(SpecError(file.mark(("exclusive", index, "classes")), f"'{name}' is no class a group can hold; the classes: [{', '.join(sorted(classes - {ANY}))}]"))
+        if "anomaly" in group and group["anomaly"] not in diagnostics:
+            errors.append(SpecError(file.mark(("exclusive", index, "anomaly")), _undeclared("diagnostic", group["anomaly"], diagnostics)))
     decision = file.data["decision"]
     for code, body in decision["diagnostics"].items():
         if body["reason"] not in reasons:

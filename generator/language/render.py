@@ -104,6 +104,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "classes": py(tuple(classes), 0, 10),
         "items": py(tuple(items), 0, 8),
         "replay": py(replay),
+        "exclusive": py(spec.exclusive, 0, 12),
         "proceed": repr(spec.decision.proceed),
         "stop": repr(spec.decision.stop),
         "offset_mismatch": repr(spec.decision.offset_mismatch),

@@ -141,6 +141,8 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
         if old != new:
             rule = rules.LANGUAGE_ITEM_CHANGED if old is None or new is None or _without_text(old) != _without_text(new) else rules.LANGUAGE_REWORDED
             add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""))
+    if base.exclusive != head.exclusive:
+        add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed")
     if base.replay != head.replay:
         add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed")
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):

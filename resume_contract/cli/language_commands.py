@@ -158,12 +158,16 @@ def verify_language_contract(contract: Any, depth: int, out: TextIO) -> int:
     from ..output.terminal import escape
     from ..proof.language_verify import NoOracle, verify_language
 
+    def start(letters: list[str], ledgers: int) -> None:
+        out.write(f"contract: {contract.identity}; {contract.origin}\n")
+        out.write(escape(f"letters ({len(letters)}): {', '.join(letters)}") + "\n")
+        out.write(f"exploring {ledgers:,} ledgers up to {depth} rows (about {ledgers / 25_000:,.0f} s; --depth sets how deep)\n")
+        out.flush()
+
     try:
-        result = verify_language(contract.root, contract.module, depth)
+        result = verify_language(contract.root, contract.module, depth, on_start=start)
     except NoOracle as error:
         raise UsageError(str(error)) from None
-    out.write(f"contract: {contract.identity}; {contract.origin}\n")
-    out.write(escape(f"letters ({len(result.letters)}): {', '.join(result.letters)}") + "\n")
     out.write(f"explored {result.explored:,} ledgers up to {depth} rows in {result.seconds:.1f} s\n")
     if not result.failed:
         out.write("the contract and its oracle decide every one alike\n")

@@ -89,6 +89,13 @@ class _Walk:
         for name, test in self.tests:
             if _run(test, row, f"class {name}", event_id):
                 classes.add(name)
+        for group, outcome, value in self.module.EXCLUSIVE:
+            both = [name for name in group if name in classes]
+            if len(both) > 1 and outcome == "corrupt":
+                raise SequenceCorrupt(index, f"{value} (a row of the classes {', '.join(both)}, which exclude each other)")
+            if len(both) > 1:
+                reason, message = self.module.DIAGNOSTICS[value]
+                self.anomalies.append(DiagnosticReport(value, reason, message, event_id))
         for number, item in enumerate(self.module.ITEMS):
             if classes & self.wanted[number]:
                 self.move(number, item, classes, index, row, event_id)

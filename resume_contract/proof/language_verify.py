@@ -43,8 +43,9 @@ class LanguageVerified(msgspec.Struct):
         return bool(self.disagreements or self.unjudged)
 
 
-def verify_language(root: Path, module: Any, depth: int) -> LanguageVerified:
-    """Raises NoOracle, SpecInvalid, and what loading the oracle raises (ProjectFileRefused, OSError, SyntaxError)."""
+def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -> LanguageVerified:
+    """Raises NoOracle, SpecInvalid, and what loading the oracle raises (ProjectFileRefused, OSError, SyntaxError).
+    `on_start(letters, ledgers)` is told what will be explored before it is."""
     from resume_contract_generator.language import load_language
     from resume_contract_generator.language.alphabet import letters_of
     from resume_contract_generator.language.run import items_of, judge
@@ -61,6 +62,8 @@ def verify_language(root: Path, module: Any, depth: int) -> LanguageVerified:
         raise NoOracle(f"the oracle {spec.oracle} could not be loaded: {type(error).__name__}: {error}") from None
     letters = letters_of(spec, spec, keys=2)
     result = LanguageVerified(letters=[letter.name for letter in letters])
+    if on_start is not None:
+        on_start(result.letters, sum(len(letters) ** length for length in range(depth + 1)))
     started = time.perf_counter()
     for length in range(depth + 1):
         for word in itertools.product(range(len(letters)), repeat=length):
