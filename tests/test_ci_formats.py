@@ -114,7 +114,7 @@ def test_verify_json_and_junit_name_the_violated_invariant(tmp_path: Path, run_c
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)  # accept a response naming another tool
     broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, step=types.MappingProxyType(step)))
-    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args, **_: broken)
     junit, counterexample = tmp_path / "verify.xml", tmp_path / "cx.jsonl"
     code, out, _ = run_cli("verify", "--depth", "2", "--jobs", "1", "--json", "--junit", str(junit), "--counterexample", str(counterexample))
     document = json.loads(out)

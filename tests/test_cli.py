@@ -75,7 +75,7 @@ def test_an_unwritable_output_path_is_a_clear_error(run_cli, monkeypatch, tmp_pa
     step = dict(contract.table.step)
     step[("indeterminate", "function_response", False)] = ("succeeded", None)
     broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, step=types.MappingProxyType(step)))
-    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args, **_: broken)
     target = tmp_path / "missing-dir" / "cx.jsonl"
     code, _, err = run_cli("verify", "--depth", "2", "--jobs", "1", "--counterexample", str(target))
     assert code == 2

@@ -415,3 +415,20 @@ def test_an_exclusive_group_names_classes_and_a_declared_diagnostic(tmp_path: Pa
     root = _project(tmp_path / "p", CONTRACT.replace("items:\n", "exclusive:\n  - {classes: [loud, quiet], anomaly: nope}\nitems:\n", 1))
     code, out, err = run_cli("--root", str(root), "generate")
     assert code == 2 and "'quiet' is no class a group can hold" in err and "'nope' is not a declared diagnostic" in err
+
+
+def test_repair_moves_a_torn_tail_aside_and_reads_the_rest_with_the_contract(tiny: Path, tmp_path: Path, run_cli) -> None:
+    ledger = tmp_path / "torn.jsonl"
+    ledger.write_text('{"id":"1","run":"r","type":"say","text":"hi"}\n{"id":"2","run":"r","ty', encoding="utf-8")
+    code, out, err = run_cli("--root", str(tiny), "repair", str(ledger))
+    assert code == 0, out + err
+    assert run_cli("--root", str(tiny), "plan", str(ledger))[0] == 0
+    still = tmp_path / "still.jsonl"
+    still.write_text('{"id":"1","run":"r","type":"done","call":"a","ok":true}\n{"id":"2","run":"r","ty', encoding="utf-8")
+    code, out, err = run_cli("--root", str(tiny), "repair", str(still))
+    assert code == 3 and "still corrupt" in err and "corrupt_sequence" in err
+
+
+def test_a_command_that_runs_only_the_catalogues_contracts_says_which_do(tiny: Path, tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(tiny), "recover", "--workspace", str(tmp_path))
+    assert code == 2 and "not one in the contract language" in err and "plan, repair, crash, verify" in err

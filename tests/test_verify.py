@@ -52,7 +52,7 @@ def _with_table(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
     """Make verify check the installed contract with some of its table's fields changed (as a spec would)."""
     contract = verify_module.active()  # the contract the commands run here, broken in one step
     broken = msgspec.structs.replace(contract, table=msgspec.structs.replace(contract.table, **changes))
-    monkeypatch.setattr(proof_commands, "selected_contract", lambda args: broken)
+    monkeypatch.setattr(proof_commands, "selected_contract", lambda args, **_: broken)
 
 
 def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_ledger(monkeypatch, run_cli, tmp_path: Path) -> None:

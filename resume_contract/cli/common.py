@@ -48,15 +48,22 @@ def project_root(args: argparse.Namespace) -> Path:
     return found
 
 
-def selected_contract(args: argparse.Namespace) -> Contract:
+def selected_contract(args: argparse.Namespace, *, language: bool = False) -> Contract:
     """The contract a command runs: the project's it runs in (--root, or found upward), in sync with its spec;
-    outside any project, the one packaged with resume-contract."""
+    outside any project, the one packaged with resume-contract. A contract in the contract language only for a
+    command that runs one (`language`): any other is a usage error saying which do."""
     from ..project.locate import NotAProject, contract_for
 
     try:
-        return contract_for(args.root)  # (a str: outside any project, a plan does not load pathlib)
+        contract = contract_for(args.root)  # (a str: outside any project, a plan does not load pathlib)
     except NotAProject as error:
         raise UsageError(str(error)) from None
+    if not language and hasattr(contract, "module"):
+        raise UsageError(
+            f"`{args.command}` runs a contract of the catalogue's files (spec/projector.yaml ...), not one in the contract language "
+            "(spec/contract.yaml): for that, plan, repair, crash, verify, generate, check and diff do"
+        )
+    return contract
 
 
 def ledger_from_args(args: argparse.Namespace) -> str | Path:

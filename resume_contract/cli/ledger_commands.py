@@ -79,7 +79,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from ..core.plan_json import plan_json_pieces, with_last_member
 
-    contract = selected_contract(args)
+    contract = selected_contract(args, language=True)
     if hasattr(contract, "module"):  # a contract in the contract language (spec/contract.yaml)
         from .language_commands import plan_language
 
@@ -286,8 +286,14 @@ def _still_corrupt(args: argparse.Namespace, path: Path, err: TextIO) -> int:
     from ..ledger.file_plan import plan_ledger
     from ..output.advice import corruption_next_step
 
+    contract = selected_contract(args, language=True)
     try:
-        plan_ledger(path, contract=selected_contract(args))
+        if hasattr(contract, "module"):  # a contract in the contract language: its own reader
+            from ..ledger.language_reader import plan_file
+
+            plan_file(path, contract.module)
+        else:
+            plan_ledger(path, contract=contract)
     except LedgerCorruption as error:
         print(f"resume-contract: {path} is still corrupt: {error}", file=err)
         print(corruption_next_step(error), file=err)

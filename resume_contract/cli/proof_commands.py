@@ -18,7 +18,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not 0 <= args.depth <= 8:
         raise UsageError("--depth takes 0 to 8 (depth 8 is over 100 million ledgers)")
     workers = jobs(args.jobs, default_workers())
-    contract = selected_contract(args)
+    contract = selected_contract(args, language=True)
     if hasattr(contract, "module"):  # a contract in the contract language: against its own oracle
         from .language_commands import verify_language_contract
 
@@ -92,7 +92,7 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..crash.catalog_run import run_catalog
     from ..crash.harness import run_loop_of
 
-    contract = selected_contract(args)
+    contract = selected_contract(args, language=True)
     if hasattr(contract, "module"):  # a contract in the contract language: its scenarios
         from .language_commands import crash_language
 
