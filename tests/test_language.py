@@ -432,3 +432,24 @@ def test_repair_moves_a_torn_tail_aside_and_reads_the_rest_with_the_contract(tin
 def test_a_command_that_runs_only_the_catalogues_contracts_says_which_do(tiny: Path, tmp_path: Path, run_cli) -> None:
     code, out, err = run_cli("--root", str(tiny), "recover", "--workspace", str(tmp_path))
     assert code == 2 and "not one in the contract language" in err and "plan, repair, crash, verify" in err
+
+
+def test_checks_over_the_whole_prefix_raise_their_diagnostics_after_the_items(tmp_path: Path, run_cli) -> None:
+    checks = (
+        "  checks:\n"
+        "    - {when: 'size(events) > 0 && last(events).type == \"call\"', raise: shouting}\n"
+        "    - {when: 'items.calls.exists(c, c.status == \"broken\")', raise: twice}\n"
+    )
+    root = _project(tmp_path / "p", CONTRACT.replace("  diagnostics:\n", checks + "  diagnostics:\n", 1))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 0, out + err
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": "a", "tool": "x"}, {"id": "2", "type": "done", "call": "a", "ok": False})
+    code, out, err = run_cli("--root", str(root), "plan", str(ledger), "--json")
+    decision = json.loads(out)
+    assert (code, [d["code"] for d in decision["diagnostics"]], decision["rejectionReasons"]) == (1, ["twice"], ["odd"])
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": "a", "tool": "x"})
+    code, out, err = run_cli("--root", str(root), "plan", str(ledger), "--json")
+    assert [d["code"] for d in json.loads(out)["diagnostics"]] == ["open_call", "shouting"]
+    wrong = _project(tmp_path / "w", CONTRACT.replace("  diagnostics:\n", "  checks:\n    - {when: 'events.nope', raise: nope}\n  diagnostics:\n", 1))
+    code, out, err = run_cli("--root", str(wrong), "generate")
+    assert code == 2 and "'nope' is not a declared diagnostic" in err

@@ -96,3 +96,10 @@ def test_a_review_of_a_language_contract_against_a_catalogue_one_is_refused(tmp_
     code, out, err = run_cli("--root", str(language), "diff", str(base), str(head))
     assert code == 2
     assert "one side is written in the contract language" in err
+
+
+def test_a_check_added_over_the_prefix_tightens_with_its_ledger(tmp_path: Path, run_cli) -> None:
+    checks = "  checks:\n    - {when: 'events.exists(e, e.type == \"say\" && e.text == \"stop\")', raise: shouting}\n"
+    review = _diff(run_cli, tmp_path, CONTRACT.replace("  diagnostics:\n", checks + "  diagnostics:\n", 1))
+    assert _rules(review) == {"LANGUAGE_CHECK_CHANGED": "tightens"}
+    assert review["evidence"]["ledgers"][0]["label"] == 'say(text="stop")'

@@ -17,7 +17,7 @@ from resume_contract.core.explore import Letter
 from .model import LanguageSpec, RowField
 
 MOST_PER_KIND = 16
-_FIELD = re.compile(r"\brow\.([A-Za-z_][A-Za-z0-9_]*)")
+_FIELD = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")  # (any field a row, an event or a macro's variable reads)
 _STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 
 
@@ -82,3 +82,4 @@ def _texts(spec: LanguageSpec) -> Iterator[str]:
         yield from (entry.when.text for entry in item.entries if entry.when is not None)
     if spec.replay is not None:
         yield spec.replay.text
+    yield from (expr.text for expr, _ in spec.decision.checks)

@@ -113,6 +113,7 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
             diagnostics=tuple((code, body["reason"], body["message"]) for code, body in decision["diagnostics"].items()),
             reasons=tuple(decision["reasons"].items()),
             offset_mismatch=decision.get("offset_mismatch"),
+            checks=tuple((None, check["raise"]) for check in decision.get("checks", ())),  # type: ignore[misc]  # (compiled later)
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
         oracle=data.get("oracle"),

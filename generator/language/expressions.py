@@ -54,7 +54,20 @@ def compile_expressions(file: LoadedFile, spec: LanguageSpec) -> tuple[LanguageS
     )
     items = tuple(_item(file, item, expr, types, spec.semantics, errors) for item in spec.items)
     replay = expr(("replay", "when"), ANY, True) if "when" in file.data.get("replay", {}) else None
-    return dataclasses.replace(spec, classes=classes, items=items, replay=replay), errors
+    prefix = Environment({"events": list_of(types[ANY]), "items": items_type(spec)}, spec.semantics)
+    checks = []
+    for index, (_, code) in enumerate(spec.decision.checks):
+        result = compiled(file, ("decision", "checks", index, "when"), prefix, errors, condition=True)
+        if result is not None:
+            checks.append((Expr(result[0], result[1]), code))
+    decision = dataclasses.replace(spec.decision, checks=tuple(checks))
+    return dataclasses.replace(spec, classes=classes, items=items, replay=replay, decision=decision), errors
+
+
+def items_type(spec: LanguageSpec) -> Type:
+    """What a check reads of the items: per item, each one the rows opened, in order, as {key, state, status}."""
+    one = object_type("item", {"key": (JSON, False), "state": (STRING, False), "status": (STRING.or_null(), False)})
+    return object_type("items", {item.name: (list_of(one), False) for item in spec.items})
 
 
 def _item(file: LoadedFile, item: Item, expr: Any, types: dict[str, Type], semantics: str, errors: list[SpecError]) -> Item:

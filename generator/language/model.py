@@ -100,6 +100,7 @@ class Decision:
     diagnostics: tuple[tuple[str, str, str], ...]  # (code, reason, message)
     reasons: tuple[tuple[str, str], ...]  # (reason, meaning), in the order a decision lists them
     offset_mismatch: str | None = None  # the diagnostic when the caller's expected high-water is not the rows'
+    checks: tuple[tuple[Expr, str], ...] = ()  # (a condition over the prefix, the diagnostic it raises), in order
 
 
 @dataclass(frozen=True)

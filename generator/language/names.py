@@ -37,6 +37,9 @@ def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     for code, body in decision["diagnostics"].items():
         if body["reason"] not in reasons:
             errors.append(SpecError(file.mark(("decision", "diagnostics", code, "reason")), _undeclared("reason", body["reason"], reasons)))
+    for index, check in enumerate(decision.get("checks", ())):
+        if check["raise"] not in diagnostics:
+            errors.append(SpecError(file.mark(("decision", "checks", index, "raise")), _undeclared("diagnostic", check["raise"], diagnostics)))
     if decision.get("offset_mismatch") is not None and decision["offset_mismatch"] not in diagnostics:
         errors.append(SpecError(file.mark(("decision", "offset_mismatch")), _undeclared("diagnostic", decision["offset_mismatch"], diagnostics)))
     if decision["proceed"] == decision["stop"]:

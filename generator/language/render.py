@@ -57,12 +57,13 @@ def _class_name(kind: str) -> str:
 
 def module_context(spec: LanguageSpec) -> dict[str, Any]:
     rows = spec.rows
-    functions: list[tuple[str, str, str]] = []  # (name, the expression's text, its compiled body)
+    functions: list[tuple[str, str, str, str]] = []  # (name, the expression's text, its compiled body, its parameters)
 
-    def function(name: str, expr: Expr | None) -> Code | None:
+    def function(name: str, expr: Expr | None, parameters: str = "row") -> Code | None:
         if expr is None:
             return None
-        functions.append((name, expr.text, py_expression(expr.source, 4)))
+        signature = ", ".join(f"{_identifier(parameter)}: Any" for parameter in parameters.split(", "))
+        functions.append((name, expr.text, py_expression(expr.source, 4), signature))
         return Code(name)
 
     classes = [
@@ -87,7 +88,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
     imports = [f"from typing import {', '.join(typing)}", "", "import msgspec"]
     if any(field.optional for field in fields):
         imports.append("from msgspec import UNSET, UnsetType")
-    if any("_x." in body for _, _, body in functions):
+    if any("_x." in body for _, _, body, _ in functions):
         imports += ["", "from resume_contract.core import expressions as _x"]
     return {
         "imports": "\n".join(imports),
@@ -108,6 +109,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "proceed": repr(spec.decision.proceed),
         "stop": repr(spec.decision.stop),
         "offset_mismatch": repr(spec.decision.offset_mismatch),
+        "checks": py(tuple((function(f"_check_{index}", expr, "events, items"), code, expr.text) for index, (expr, code) in enumerate(spec.decision.checks)), 0, 9),
         "diagnostics": py({code: (reason, message) for code, reason, message in spec.decision.diagnostics}, 0, 14),
         "reasons": py(tuple(spec.decision.reasons), 0, 10),
         "semantics": repr(spec.semantics),

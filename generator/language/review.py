@@ -7,7 +7,8 @@ each field an expression of either side reads (a boolean both ways, free JSON nu
 literal an expression holds and another value; an optional field absent and present), the run and keys alike.
 A ledger's effect, base -> head: refused -> proceeds weakens safety, refused -> stops breaks (exit 3 becomes 1),
 decided -> refused tightens; stop -> proceed weakens, proceed -> stop tightens; fewer reasons or diagnostics,
-or more rows replayed, weaken; other names (a reason renamed for some ledgers) break; fewer rows replayed tighten.
+or more rows replayed, weaken; other names (a reason renamed for some ledgers) or statuses break; more reasons or
+diagnostics (all the old ones kept), or fewer rows replayed, tighten.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import types
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -88,9 +90,10 @@ def _effect(base: Outcome, head: Outcome) -> str | None:
     _, _, new_reasons, new_diagnostics, new_statuses, new_replay, _ = head
     if len(set(new_reasons)) < len(set(reasons)) or len(new_diagnostics) < len(diagnostics) or set(new_replay) - set(replay):
         return WEAKENS
-    if (new_reasons, new_diagnostics, new_statuses) != (reasons, diagnostics, statuses):
-        return BREAKING
-    return TIGHTENS  # (fewer rows replayed)
+    kept = set(reasons) <= set(new_reasons) and not Counter(diagnostics) - Counter(new_diagnostics)
+    if not kept or new_statuses != statuses:
+        return BREAKING  # (a name given in place of another: consumers matching it break)
+    return TIGHTENS  # (more reasons or diagnostics, or fewer rows replayed)
 
 
 def _summary(outcome: Outcome) -> PlanSummary:
@@ -141,6 +144,9 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
         if old != new:
             rule = rules.LANGUAGE_ITEM_CHANGED if old is None or new is None or _without_text(old) != _without_text(new) else rules.LANGUAGE_REWORDED
             add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""))
+    old_checks, new_checks = [(e.text, code) for e, code in base.decision.checks], [(e.text, code) for e, code in head.decision.checks]
+    if old_checks != new_checks:
+        add(rules.LANGUAGE_CHECK_CHANGED, f"decision.checks: {len(old_checks)} -> {len(new_checks)}, {sum(c not in old_checks for c in new_checks)} new or changed")
     if base.exclusive != head.exclusive:
         add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed")
     if base.replay != head.replay:

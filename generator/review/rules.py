@@ -163,6 +163,7 @@ WIRE_REFUSAL_REMOVED = _rule("WIRE_REFUSAL_REMOVED", NEUTRAL, "rows a test refus
 LANGUAGE_ROWS_CHANGED = _rule("LANGUAGE_ROWS_CHANGED", BY_EVIDENCE, "what a row is changed (its id, run, tag, kinds or fields)")
 LANGUAGE_CLASS_CHANGED = _rule("LANGUAGE_CLASS_CHANGED", BY_EVIDENCE, "a class of rows was added, removed or tests rows otherwise")
 LANGUAGE_ITEM_CHANGED = _rule("LANGUAGE_ITEM_CHANGED", BY_EVIDENCE, "an item's key, states or entries changed")
+LANGUAGE_CHECK_CHANGED = _rule("LANGUAGE_CHECK_CHANGED", BY_EVIDENCE, "a check over the whole prefix was added, removed or tests otherwise")
 LANGUAGE_REPLAY_CHANGED = _rule("LANGUAGE_REPLAY_CHANGED", BY_EVIDENCE, "which rows are replayed changed")
 LANGUAGE_NAME_ADDED = _rule("LANGUAGE_NAME_ADDED", BY_EVIDENCE, "a diagnostic or reason was added")
 LANGUAGE_NAME_CHANGED = _rule("LANGUAGE_NAME_CHANGED", BREAKING_AT_LEAST, "a diagnostic or reason was removed, renamed or given another reason")
@@ -291,6 +292,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     LANGUAGE_ROWS_CHANGED,
     LANGUAGE_CLASS_CHANGED,
     LANGUAGE_ITEM_CHANGED,
+    LANGUAGE_CHECK_CHANGED,
     LANGUAGE_REPLAY_CHANGED,
     LANGUAGE_NAME_ADDED,
     LANGUAGE_NAME_CHANGED,

@@ -66,7 +66,8 @@ def decide(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_wat
     for index, row in enumerate(rows):
         if partial is None or row.get(partial) is not True:
             walk.row(index, row)
-    return _decision(module, rows, walk.states, walk.anomalies)
+    decision = _decision(module, rows, walk.states, walk.anomalies)
+    return _checked(module, rows, walk.states, decision) if module.CHECKS else decision
 
 
 class _Walk:
@@ -136,6 +137,30 @@ def _run(function: Any, row: dict[str, Any], what: str, event_id: Any) -> Any:
         return function(row)
     except ExpressionFailed as failed:
         raise ExpressionFailed(f"{what}, at event {event_id!r}: {failed}") from None
+
+
+def _checked(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tuple[int, Any], list[Any]], decision: LanguageDecision) -> LanguageDecision:
+    """The decision with the diagnostics of the contract's checks over the whole prefix (`decision.checks`) added."""
+    partial = module.PARTIAL
+    events = [row for row in rows if partial is None or row.get(partial) is not True]
+    items: dict[str, list[dict[str, Any]]] = {item[0]: [] for item in module.ITEMS}
+    for (number, key), (state, _, _) in sorted(states.items(), key=lambda pair: pair[1][1]):
+        item = module.ITEMS[number]
+        items[item[0]].append({"key": key, "state": state, "status": item[3][state][0]})
+    raised = []
+    for test, code, text in module.CHECKS:
+        try:
+            holds = test(events, items)
+        except ExpressionFailed as failed:
+            raise ExpressionFailed(f"the check `{text}`: {failed}") from None
+        if holds:
+            reason, message = module.DIAGNOSTICS[code]
+            raised.append(DiagnosticReport(code, reason, message, None))
+    if not raised:
+        return decision
+    diagnostics = decision.diagnostics + raised
+    reasons = [reason for reason, _ in module.REASONS if reason in {diagnostic.reason for diagnostic in diagnostics}]
+    return msgspec.structs.replace(decision, decision=module.STOP, proceeds=False, diagnostics=diagnostics, reasons=reasons)
 
 
 def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tuple[int, Any], list[Any]], anomalies: list[DiagnosticReport]) -> LanguageDecision:
