@@ -453,3 +453,52 @@ def test_checks_over_the_whole_prefix_raise_their_diagnostics_after_the_items(tm
     wrong = _project(tmp_path / "w", CONTRACT.replace("  diagnostics:\n", "  checks:\n    - {when: 'events.nope', raise: nope}\n  diagnostics:\n", 1))
     code, out, err = run_cli("--root", str(wrong), "generate")
     assert code == 2 and "'nope' is not a declared diagnostic" in err
+
+
+def test_the_audit_reads_each_run_apart_and_refuses_what_is_no_run_file(tmp_path: Path, run_cli) -> None:
+    import os
+
+    layout = CONTRACT.replace("  partial: partial\n", "  partial: partial\n  layout: \"{run}.jsonl\"\n").replace(
+        "  diagnostics:\n", "  checks:\n    - {when: 'size(events) > 1 && 1 / (size(events) - 2) > 0', raise: twice}\n  diagnostics:\n", 1
+    )
+    root = _project(tmp_path / "p", layout)
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for name, rows in (("a", 1), ("b", 2), ("c", 3)):
+        (workspace / f"{name}.jsonl").write_text("".join(json.dumps({"id": str(i), "run": name, "type": "say", "text": "x"}) + "\n" for i in range(rows)), encoding="utf-8")
+    os.mkfifo(workspace / "f.jsonl")
+    (workspace / "d.jsonl").mkdir()
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), "--json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 2, out + err
+    assert [(line["run"], line["outcome"]) for line in lines[:-1]] == [("a", "proceed"), ("b", "undecided"), ("c", "stop"), ("d", "unreadable"), ("f", "unreadable")]
+    assert lines[-1]["summary"] == {"proceed": 1, "stop": 1, "corrupt": 0, "unreadable": 2, "undecided": 1}
+    assert lines[-1]["words"] == {"proceed": "go", "stop": "wait"}
+    for args, message in ((["--run", ""], "--run is empty"),):
+        code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), *args)
+        assert code == 2 and message in err, err
+
+
+def test_a_run_is_never_read_through_a_symlinked_directory_nor_a_value_read_as_a_field(tmp_path: Path, run_cli) -> None:
+    two = CONTRACT.replace("  run: [run]\n", "  run: [run, id]\n").replace("  partial: partial\n", "  partial: partial\n  layout: \"{run}/{id}.jsonl\"\n")
+    root = _project(tmp_path / "p", two)
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    elsewhere, workspace = tmp_path / "elsewhere", tmp_path / "ws"
+    elsewhere.mkdir()
+    workspace.mkdir()
+    (elsewhere / "1.jsonl").write_text(json.dumps({"id": "1", "run": "L", "type": "say", "text": "x"}) + "\n", encoding="utf-8")
+    (workspace / "L").symlink_to(elsewhere)
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), "--run", "L/1")
+    assert code == 2 and "is a symlink where the workspace's runs belong" in err
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), "--run", "{id}/1")
+    assert code == 2 and "no such ledger" in err and "{id}" in err
+
+
+def test_a_report_that_cannot_read_the_opening_row_is_null_and_never_stops_the_decision(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT.replace("    key: row.call\n", "    key: row.call\n    report: {n: 'size(row.tool) / (size(row.tool) - 1)'}\n"))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    ledger = _ledger(tmp_path, {"id": "1", "type": "call", "call": "a", "tool": "x"}, {"id": "2", "type": "done", "call": "a", "ok": True})
+    code, out, err = run_cli("--root", str(root), "plan", str(ledger), "--json")
+    assert code == 0, err
+    assert json.loads(out)["items"][0]["report"] == {"n": None}

@@ -103,3 +103,26 @@ def test_a_check_added_over_the_prefix_tightens_with_its_ledger(tmp_path: Path, 
     review = _diff(run_cli, tmp_path, CONTRACT.replace("  diagnostics:\n", checks + "  diagnostics:\n", 1))
     assert _rules(review) == {"LANGUAGE_CHECK_CHANGED": "tightens"}
     assert review["evidence"]["ledgers"][0]["label"] == 'say(text="stop")'
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "change_class"),
+    [
+        ("  tag: type\n", "  tag: type\n  unknown_keys: ignore\n", "LANGUAGE_UNKNOWN_KEYS_READ", "weakens-safety"),
+        ("semantics: strict", "semantics: javascript", "SEMANTICS_CHANGED", None),
+    ],
+)
+def test_constructs_no_ledger_of_the_alphabet_may_move_are_still_named(tmp_path: Path, run_cli, old: str, new: str, rule: str, change_class: str | None) -> None:
+    assert old in CONTRACT
+    review = _diff(run_cli, tmp_path, CONTRACT.replace(old, new, 1))
+    assert rule in _rules(review)
+    if change_class is not None:
+        assert _rules(review)[rule] == change_class
+
+
+def test_an_offset_check_removed_is_breaking(tmp_path: Path, run_cli) -> None:
+    offset = CONTRACT.replace("  diagnostics:\n", "  offset_mismatch: twice\n  diagnostics:\n", 1)
+    base = _project(tmp_path / "base", offset)
+    head = _project(tmp_path / "head")
+    code, out, err = run_cli("--root", str(head), "diff", str(base), str(head), "--format", "json")
+    assert _rules(json.loads(out)) == {"LANGUAGE_NAME_CHANGED": "breaking"}

@@ -166,6 +166,8 @@ def test_an_expected_high_water_that_differs_halts_with_the_contracts_offset_dia
     assert code == 0
     code, out, err = run_cli("--root", str(example), "plan", ledger, "--expected-high-water", "-1")
     assert code == 2 and "0 or more" in err
+    code, out, err = run_cli("--root", str(example), "plan", "--workspace", str(example / "ledgers"), "--expected-high-water", "2")
+    assert code == 2 and "one run's: give --run VALUE with it" in err
 
 
 @pytest.mark.parametrize(

@@ -79,8 +79,8 @@ def _effect(base: Outcome, head: Outcome) -> str | None:
     if base[0] == "refused" or head[0] == "refused":
         if base[0] == head[0]:
             return None
-        if head[0] == "refused":
-            return TIGHTENS
+        if head[0] == "refused":  # (refused as corrupt tightens; an expression that fails where one decided breaks: exit 2)
+            return BREAKING if head[1].startswith("an expression failed") else TIGHTENS
         return WEAKENS if head[1] else BREAKING
     if base[1:6] == head[1:6]:
         return None
@@ -132,8 +132,13 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     def add(rule: rules.Rule, message: str) -> None:
         changes.append(Change(rule.id, rule.change_class, message, None, None))
 
+    if base.rows.unknown_keys == "reject" and head.rows.unknown_keys == "ignore":
+        add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore")
     if base.rows != head.rows:
-        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, "rows changed")
+        moved = [name for name in ("id", "run", "tag", "partial", "unknown_keys", "layout", "fields", "kinds") if getattr(base.rows, name) != getattr(head.rows, name)]
+        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}")
+    if base.semantics != head.semantics:
+        add(rules.SEMANTICS_CHANGED, f"semantics: {base.semantics} -> {head.semantics}")
     old_classes, new_classes = {c.name: c for c in base.classes}, {c.name: c for c in head.classes}
     for name in sorted(set(old_classes) | set(new_classes)):
         if old_classes.get(name) != new_classes.get(name):
@@ -151,6 +156,8 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
         add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed")
     if base.replay != head.replay:
         add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed")
+    if base.decision.offset_mismatch != head.decision.offset_mismatch:
+        add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}")
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
         add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}")
     _names(base, head, add)
@@ -198,6 +205,8 @@ def _item_detail(old: Any, new: Any) -> str:
         parts.append(f"states removed: {', '.join(sorted(old_states - new_states))}")
     if old.entries != new.entries:
         parts.append(f"entries {len(old.entries)} -> {len(new.entries)}")
+    if [name for name, _ in old.report] != [name for name, _ in new.report] or old.report != new.report:
+        parts.append(f"report [{', '.join(name for name, _ in old.report)}] -> [{', '.join(name for name, _ in new.report)}]")
     return "; ".join(parts) or "states reworded"
 
 

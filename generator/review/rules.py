@@ -161,6 +161,7 @@ WIRE_REFUSAL_ADDED = _rule("WIRE_REFUSAL_ADDED", TIGHTENS, "rows where a test ho
 WIRE_REFUSAL_REMOVED = _rule("WIRE_REFUSAL_REMOVED", NEUTRAL, "rows a test refused are read again (the projector decides them)")
 # A contract in the contract language (spec/contract.yaml, generator/language/review.py).
 LANGUAGE_ROWS_CHANGED = _rule("LANGUAGE_ROWS_CHANGED", BY_EVIDENCE, "what a row is changed (its id, run, tag, kinds or fields)")
+LANGUAGE_UNKNOWN_KEYS_READ = _rule("LANGUAGE_UNKNOWN_KEYS_READ", WEAKENS, "rows holding keys no kind declares, refused as corrupt, are read past and decided")
 LANGUAGE_CLASS_CHANGED = _rule("LANGUAGE_CLASS_CHANGED", BY_EVIDENCE, "a class of rows was added, removed or tests rows otherwise")
 LANGUAGE_ITEM_CHANGED = _rule("LANGUAGE_ITEM_CHANGED", BY_EVIDENCE, "an item's key, states or entries changed")
 LANGUAGE_CHECK_CHANGED = _rule("LANGUAGE_CHECK_CHANGED", BY_EVIDENCE, "a check over the whole prefix was added, removed or tests otherwise")
@@ -290,6 +291,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     WIRE_REFUSAL_ADDED,
     WIRE_REFUSAL_REMOVED,
     LANGUAGE_ROWS_CHANGED,
+    LANGUAGE_UNKNOWN_KEYS_READ,
     LANGUAGE_CLASS_CHANGED,
     LANGUAGE_ITEM_CHANGED,
     LANGUAGE_CHECK_CHANGED,

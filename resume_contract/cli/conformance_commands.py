@@ -52,7 +52,10 @@ def _contract_root(args: argparse.Namespace, scratch: Path) -> Path:
     from ..project.locate import find_root
 
     if args.root is not None or find_root(Path.cwd()) is not None:
-        return project_root(args)
+        root = project_root(args)
+        if (root / "spec" / "contract.yaml").is_file():
+            raise UsageError(f"`{args.command}` holds implementations to a contract of the catalogue's files, not one in the contract language (spec/contract.yaml)")
+        return root
     shutil.copytree(packaged_spec_dir(), scratch / "spec", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     return scratch
 

@@ -30,8 +30,12 @@ def plan_language(args: argparse.Namespace, contract: Any, out: TextIO, err: Tex
             raise UsageError("--workspace: the contract declares no layout (rows.layout in spec/contract.yaml: where a run's rows live)")
         if not os.path.isdir(args.workspace):
             raise UsageError(f"--workspace {args.workspace}: no such directory")
-        if not args.run:
+        if args.run is None:
+            if args.expected_high_water is not None:
+                raise UsageError("--expected-high-water is one run's: give --run VALUE with it")
             return _audit(args, contract, out, err)
+        if not args.run:
+            raise UsageError("--run is empty (an unset variable?): give the run, or leave --run out to audit every run")
         run = tuple(args.run.split("/")) if len(contract.module.RUN) > 1 else (args.run,)
         path = _run_path(args.workspace, contract.module, run)
     decision = _decide(path, contract.module, run, args.expected_high_water)
@@ -88,35 +92,39 @@ def _audit(args: argparse.Namespace, contract: Any, out: TextIO, err: TextIO) ->
     import msgspec
 
     from ..core.wire import encode_plan_value
-    from ..errors import LedgerCorruption
+    from ..errors import ExpressionFailed, LedgerCorruption
     from ..ledger.language_reader import discover, plan_file
     from ..output.terminal import escape
 
     module = contract.module
-    counts = {module.PROCEED: 0, module.STOP: 0, "corrupt": 0, "unreadable": 0}
+    # (fixed keys: the contract's own words may be anything, even "corrupt"; each line says its word as `decision`)
+    counts = {"proceed": 0, "stop": 0, "corrupt": 0, "unreadable": 0, "undecided": 0}
     for run, path in discover(args.workspace, module):
-        name = "/".join(run)
+        line: dict[str, Any] = {"run": "/".join(run)}
         try:
             decision = plan_file(path, module, run, no_link=True)
         except LedgerCorruption as corruption:
-            counts["corrupt"] += 1
-            line = {"run": name, "outcome": "corrupt", "message": str(corruption)}
+            line |= {"outcome": "corrupt", "kind": corruption.kind, "line": corruption.line, "message": str(corruption)}
         except OSError as error:
-            counts["unreadable"] += 1
-            line = {"run": name, "outcome": "unreadable", "message": f"{path}: {_why(error)}"}
+            line |= {"outcome": "unreadable", "message": f"{path}: {_why(error)}"}
+        except ExpressionFailed as failed:  # (that run is not decided; the others are)
+            line |= {"outcome": "undecided", "message": f"{path}: an expression cannot judge a row: {failed}"}
         else:
-            counts[decision.decision] += 1
-            line = {"run": name, "outcome": decision.decision, "reasons": decision.reasons}
+            line |= {"outcome": "proceed" if decision.proceeds else "stop", "decision": decision.decision, "reasons": decision.reasons}
+        counts[line["outcome"]] += 1
         if args.json:
             out.write(encode_plan_value(line).decode() + "\n")
-        elif line["outcome"] != module.PROCEED:
+        elif line["outcome"] != "proceed":
             detail = ", ".join(line.get("reasons", ())) or line.get("message", "")
-            out.write(escape(f"{line['outcome']:<10} {name}: {detail}") + "\n")
+            out.write(escape(f"{line.get('decision', line['outcome']):<10} {line['run']}: {detail}") + "\n")
     if args.json:
-        out.write(msgspec.json.encode({"summary": counts, "contract": contract.identity.as_json()}).decode() + "\n")
+        words = {"proceed": module.PROCEED, "stop": module.STOP}
+        out.write(msgspec.json.encode({"summary": counts, "words": words, "contract": contract.identity.as_json()}).decode() + "\n")
     else:
-        out.write(f"{sum(counts.values())} runs: " + ", ".join(f"{count} {word}" for word, count in counts.items()) + "\n")
-    return 3 if counts["corrupt"] else 2 if counts["unreadable"] else EXIT_FAIL if counts[module.STOP] else EXIT_OK
+        shown = {module.PROCEED: counts["proceed"], module.STOP: counts["stop"]} if module.PROCEED != module.STOP else {}
+        named = [f"{count} {word}" for word, count in shown.items()] + [f"{counts[kind]} {kind}" for kind in ("corrupt", "unreadable", "undecided") if counts[kind] or kind != "undecided"]
+        out.write(f"{sum(counts.values())} runs: " + ", ".join(named) + "\n")
+    return 3 if counts["corrupt"] else 2 if counts["unreadable"] or counts["undecided"] else EXIT_FAIL if counts["stop"] else EXIT_OK
 
 
 def crash_language(contract: Any, out: TextIO, *, torn: bool = True) -> int:

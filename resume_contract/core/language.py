@@ -123,9 +123,18 @@ class _Walk:
             elif held is not None:
                 held[0] = value
             elif value != initial:
-                said = {field: _run(function, row, f"item {name}'s report {field}", event_id) for field, function in report}
+                said = {field: _said(function, row) for field, function in report}
                 self.states[(number, key)] = [value, index, said]
             return
+
+
+def _said(function: Any, row: dict[str, Any]) -> Any:
+    """A report's value of the row that opened an item; null where the expression cannot read it (a report informs
+    the person on call: it never stops a decision)."""
+    try:
+        return function(row)
+    except ExpressionFailed:
+        return None
 
 
 def _kind_of(value: Any) -> str:

@@ -8,8 +8,10 @@ model), duplicate_event_id, foreign_row (another run's row).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from types import ModuleType
 from typing import Any
 
@@ -36,7 +38,10 @@ class Ledger(msgspec.Struct, frozen=True):
 def read_ledger(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False) -> Ledger:
     """The committed rows of the JSONL file at `path`, every one of `run` (its run fields' values; None: the first
     row's); raises LedgerCorruption, OSError (with `no_link`, for a symlink where the file belongs too)."""
-    fd = os.open(path, os.O_RDONLY | (os.O_NOFOLLOW if no_link else 0))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if no_link else 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # (a FIFO would block the read, a device never end it)
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
     with os.fdopen(fd, "rb") as file:
         data = file.read()
     lines = data.split(b"\n")
@@ -114,13 +119,19 @@ def layout_pattern(module: ModuleType) -> re.Pattern[str]:
 
 
 def run_path(workspace: str, module: ModuleType, values: tuple[str, ...]) -> str:
-    """Where the run with these run-field values keeps its rows (ValueError for a value that is no file name)."""
-    path = module.LAYOUT
-    for name, value in zip(module.RUN, values, strict=True):
+    """Where the run with these run-field values keeps its rows (ValueError for a value that is no file name, and for
+    a symlink on the way to it: only the workspace itself may be one)."""
+    given = dict(zip(module.RUN, values, strict=True))
+    for name, value in given.items():
         if not value or value in (".", "..") or "/" in value or "\0" in value:
             raise ValueError(f"{name} {value!r} cannot name a file in the workspace")
-        path = path.replace("{" + name + "}", value)
-    return os.path.join(workspace, path)
+    relative = re.sub(r"\{([^{}]*)\}", lambda field: given[field.group(1)], module.LAYOUT)  # (one pass: a value is never read as a field)
+    step = workspace
+    for part in relative.split("/")[:-1]:
+        step = os.path.join(step, part)
+        if os.path.islink(step):
+            raise ValueError(f"{step} is a symlink where the workspace's runs belong: refused, never followed")
+    return os.path.join(workspace, relative)
 
 
 def discover(workspace: str, module: ModuleType) -> list[tuple[tuple[str, ...], str]]:
@@ -131,9 +142,10 @@ def discover(workspace: str, module: ModuleType) -> list[tuple[tuple[str, ...], 
     for directory, subdirectories, files in os.walk(workspace):
         relative_directory = os.path.relpath(directory, workspace)
         level = 0 if relative_directory == "." else relative_directory.count("/") + 1
+        here = files + (subdirectories if level == depth else [])  # (a directory where a run's file belongs: unreadable)
         if level >= depth:
             subdirectories.clear()
-        for name in files:
+        for name in here:
             relative = name if relative_directory == "." else f"{relative_directory}/{name}"
             match = pattern.fullmatch(relative)
             if match is not None:
