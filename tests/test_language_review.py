@@ -126,3 +126,14 @@ def test_an_offset_check_removed_is_breaking(tmp_path: Path, run_cli) -> None:
     head = _project(tmp_path / "head")
     code, out, err = run_cli("--root", str(head), "diff", str(base), str(head), "--format", "json")
     assert _rules(json.loads(out)) == {"LANGUAGE_NAME_CHANGED": "breaking"}
+
+
+def test_a_report_renamed_and_a_layout_moved_are_breaking_and_ledgers_name_items(tmp_path: Path, run_cli) -> None:
+    base_text = CONTRACT.replace("    key: row.call\n", "    key: row.call\n    report: {tool: row.tool}\n").replace("  partial: partial\n", "  partial: partial\n  layout: \"{run}.jsonl\"\n")
+    head_text = base_text.replace("report: {tool: row.tool}", "report: {name: row.tool}").replace('layout: "{run}.jsonl"', 'layout: "runs/{run}.jsonl"')
+    base, head = _project(tmp_path / "base", base_text), _project(tmp_path / "head", head_text)
+    code, out, err = run_cli("--root", str(head), "diff", str(base), str(head))
+    assert "breaking        LANGUAGE_NAME_CHANGED: rows.layout: {run}.jsonl -> runs/{run}.jsonl" in out
+    assert "breaking        LANGUAGE_NAME_CHANGED: item 'calls': report tool removed or renamed" in out
+    code, out, err = run_cli("--root", str(head), "diff", str(_project(tmp_path / "b2")), str(_project(tmp_path / "h2", CONTRACT.replace("status: open, at_end: open_call,", "status: open,"))))
+    assert "; items open" in out and "operations" not in out

@@ -58,7 +58,7 @@ def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = 
     evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
     changes = [_classed(change, evidence_class, moved) for change in changes]
     changes.sort(key=report_order)
-    return Review(tuple(changes), tuple(moved), checked, depth, alphabet, canonical=False)
+    return Review(tuple(changes), tuple(moved), checked, depth, alphabet, language=True)
 
 
 # An outcome: ("refused", why) or ("decided", proceeds, reasons, diagnostics, statuses, replay, word)
@@ -132,13 +132,7 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     def add(rule: rules.Rule, message: str) -> None:
         changes.append(Change(rule.id, rule.change_class, message, None, None))
 
-    if base.rows.unknown_keys == "reject" and head.rows.unknown_keys == "ignore":
-        add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore")
-    if base.rows != head.rows:
-        moved = [name for name in ("id", "run", "tag", "partial", "unknown_keys", "layout", "fields", "kinds") if getattr(base.rows, name) != getattr(head.rows, name)]
-        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}")
-    if base.semantics != head.semantics:
-        add(rules.SEMANTICS_CHANGED, f"semantics: {base.semantics} -> {head.semantics}")
+    _row_changes(base, head, add)
     old_classes, new_classes = {c.name: c for c in base.classes}, {c.name: c for c in head.classes}
     for name in sorted(set(old_classes) | set(new_classes)):
         if old_classes.get(name) != new_classes.get(name):
@@ -156,6 +150,9 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
         add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed")
     if base.replay != head.replay:
         add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed")
+    reported = {(item, said) for item in new_items for said, _ in new_items[item].report}
+    for owner, said in sorted({(item, said) for item in old_items for said, _ in old_items[item].report} - reported):
+        add(rules.LANGUAGE_NAME_CHANGED, f"item '{owner}': report {said} removed or renamed (plan --json's items say it no more)")
     if base.decision.offset_mismatch != head.decision.offset_mismatch:
         add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}")
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
@@ -164,6 +161,18 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
         add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed")
     return changes
+
+
+def _row_changes(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
+    if base.rows.unknown_keys == "reject" and head.rows.unknown_keys == "ignore":
+        add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore")
+    if base.rows != head.rows:
+        moved = [name for name in ("id", "run", "tag", "partial", "unknown_keys", "layout", "fields", "kinds") if getattr(base.rows, name) != getattr(head.rows, name)]
+        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}")
+    if base.rows.layout != head.rows.layout:  # (no decision moves: where audits look for runs does)
+        add(rules.LANGUAGE_NAME_CHANGED, f"rows.layout: {base.rows.layout} -> {head.rows.layout}")
+    if base.semantics != head.semantics:
+        add(rules.SEMANTICS_CHANGED, f"semantics: {base.semantics} -> {head.semantics}")
 
 
 def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:

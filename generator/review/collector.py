@@ -71,10 +71,10 @@ class Review:
     ledgers_explored: int
     depth: int
     alphabet: Alphabet
-    # (index of a change, its waiver), the waivers that matched nothing (waivers.py); canonical: the ledgers began with the spec's
+    # (index of a change, its waiver), the waivers that matched nothing (waivers.py); a language contract's: no canonical ledgers
     waived: tuple[tuple[int, Any], ...] = ()
     stale_waivers: tuple[Any, ...] = ()
-    canonical: bool = True
+    language: bool = False
 
     @property
     def counts(self) -> dict[str, int]:

@@ -44,7 +44,7 @@ Decided = PlanSummary
 Refused = tuple[tuple[int, str], ...]
 
 
-def describe(decided: Decided, refused: Refused = ()) -> str:
+def describe(decided: Decided, refused: Refused = (), noun: str = "operations") -> str:
     """One line for a report: `blocked [dangling_tool_state]; operations indeterminate; diagnostics ...`."""
     text = ""
     if refused:
@@ -54,7 +54,7 @@ def describe(decided: Decided, refused: Refused = ()) -> str:
     if decided.rejection_reasons:
         text += f" [{', '.join(decided.rejection_reasons)}]"
     if decided.operation_statuses:
-        text += f"; operations {', '.join(decided.operation_statuses)}"
+        text += f"; {noun} {', '.join(decided.operation_statuses)}"
     if decided.diagnostics:
         text += f"; diagnostics {', '.join(decided.diagnostics)}"
     return text

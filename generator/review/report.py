@@ -43,7 +43,7 @@ WAIVE_HINT = f"to accept a finding, list it in {WAIVERS_FILE} under `waivers:` a
 
 def _evidence_heading(review: Review) -> str:
     canonical = sum(1 for item in review.evidence if item.label.startswith("canonical"))
-    among = f"{canonical} canonical; " if review.canonical else ""
+    among = "" if review.language else f"{canonical} canonical; "
     return (
         f"{len(review.evidence)} of {review.ledgers_explored} ledgers decide differently "
         f"({among}every ledger up to {review.depth} events explored), smallest first"
@@ -52,13 +52,14 @@ def _evidence_heading(review: Review) -> str:
 
 def _explored_line(review: Review) -> str:
     return (
-        f"explored: {'the canonical ledgers and ' if review.canonical else ''}every ledger up to {review.depth} events over both sides' alphabets, "
+        f"explored: {'' if review.language else 'the canonical ledgers and '}every ledger up to {review.depth} events over both sides' alphabets, "
         f"{review.alphabet.describe()} (--format json lists them), {review.ledgers_explored} ledgers in all"
     )
 
 
-def _moved(item: Any) -> tuple[str, str]:
-    return describe(item.base, item.base_refused), describe(item.head, item.head_refused)
+def _moved(item: Any, review: Review) -> tuple[str, str]:
+    noun = "items" if review.language else "operations"
+    return describe(item.base, item.base_refused, noun), describe(item.head, item.head_refused, noun)
 
 
 def as_text(review: Review, base_label: str, head_label: str) -> str:
@@ -77,7 +78,7 @@ def as_text(review: Review, base_label: str, head_label: str) -> str:
     if review.evidence:
         lines.append(_evidence_heading(review) + ":")
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            base, head = _moved(item)
+            base, head = _moved(item, review)
             lines.append(f"  {item.effect:<15} {item.label}: {base} -> {head}")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"  ... and {len(review.evidence) - EXAMPLES_SHOWN} more (--format json lists them)")
@@ -136,7 +137,7 @@ def as_markdown(review: Review, base_label: str, head_label: str, links: Links |
         lines += ["<details>", f"<summary>{_cell(_evidence_heading(review))}</summary>", ""]
         lines += ["| Effect | Ledger | Base | Head |", "|---|---|---|---|"]
         for item in review.evidence[:EXAMPLES_SHOWN]:
-            base, head = _moved(item)
+            base, head = _moved(item, review)
             lines.append(f"| {item.effect} | {_cell(item.label)} | {_cell(base)} | {_cell(head)} |")
         if len(review.evidence) > EXAMPLES_SHOWN:
             lines.append(f"\n_{len(review.evidence) - EXAMPLES_SHOWN} more ledgers decide differently._")
