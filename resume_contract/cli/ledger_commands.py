@@ -327,7 +327,8 @@ def register(commands: Any) -> None:
         epilog="exit: 0 safe_replay, 1 blocked, 2 usage or unreadable input (a missing ledger, workspace, session\n"
         "or run too: only an existing empty ledger is the empty prefix), 3 corrupt ledger (never a plan).\n"
         "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
-        "skipped, 1 any blocked, else 0.",
+        "skipped, 1 any blocked, else 0. Under a contract in the contract language (spec/contract.yaml), 0 and 1 are its own\n"
+        "proceed and stop words, and --workspace reads its rows.layout (docs/tutorial.md).",
     )
     add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")
