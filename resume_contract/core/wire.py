@@ -127,20 +127,8 @@ def holds_any(event: Any, needs: tuple[tuple[str, str | None], ...] | None) -> b
 
 def as_json(event: Any) -> Any:
     """An event as an expression reads it: its JSON, with the wire's field names (its free JSON decoded, a string
-    as it holds it, a lone surrogate too). The last few are kept: a row the reader's refusals test is tested again
-    by the walk (an action event), and expressions never change a value they read."""
-    held = _RECENT.get(id(event))
-    if held is not None and held[0] is event:
-        return held[1]
-    value = msgspec.to_builtins(event, enc_hook=_free_json)
-    if len(_RECENT) >= _RECENT_MOST:
-        _RECENT.clear()
-    _RECENT[id(event)] = (event, value)  # (the event is held too: its id names no other event meanwhile)
-    return value
-
-
-_RECENT: dict[int, tuple[Any, Any]] = {}
-_RECENT_MOST = 512
+    as it holds it, a lone surrogate too)."""
+    return msgspec.to_builtins(event, enc_hook=_free_json)
 
 
 def _free_json(raw: msgspec.Raw) -> Any:

@@ -52,8 +52,7 @@ BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
 IDENTITY_MISMATCH = "identity_mismatch"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 _TABLES = ("runtime_events", "runtime_partial_snapshots", "runtime_partial_segments")
-_VERSION_KEY = 0  # (no table's name: names are text)
-_TABLES_QUERY = f"SELECT {_VERSION_KEY}, user_version FROM pragma_user_version UNION ALL SELECT name, type FROM sqlite_master WHERE name IN {_TABLES!r}"
+_TABLES_QUERY = f"SELECT name, type FROM sqlite_master WHERE name IN {_TABLES!r}"
 _RUNS_QUERY = (
     "SELECT CAST(session_id AS BLOB), CAST(run_id AS BLOB), typeof(session_id), typeof(run_id) FROM runtime_events UNION "
     "SELECT CAST(session_id AS BLOB), CAST(run_id AS BLOB), typeof(session_id), typeof(run_id) FROM runtime_partial_snapshots "
@@ -225,13 +224,13 @@ class SqliteStore:
         raise StoreBusy(f"{self.path}: changed while it was read, each time it was read; try again")
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
-        kinds = dict(connection.execute(_TABLES_QUERY).fetchall())  # (one query: the version, then the tables)
-        version = kinds.pop(_VERSION_KEY)
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
         if version != USER_VERSION:
             raise StoreUnreadable(
                 f"{self.path}: SQLite runtime schema {escape(version)} (PRAGMA user_version); this tool reads schema {USER_VERSION}, "
                 f"as the reference's reader does: a schema {escape(version)} store needs the runtime that wrote it"
             )
+        kinds = dict(connection.execute(_TABLES_QUERY).fetchall())
         for table in _TABLES:  # a view in a table's place could compute rows without end
             if kinds.get(table) != "table":
                 found = f"a {kinds[table]}" if table in kinds else "no such table"
