@@ -12,13 +12,24 @@ from typing import Any
 
 import msgspec
 
-from resume_contract.core.explore import Letter
+from resume_contract.core.explore import Alphabet, Letter
 
 from .model import LanguageSpec, RowField
 
 MOST_PER_KIND = 16
 _FIELD = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")  # (any field a row, an event or a macro's variable reads)
 _STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+
+
+def alphabet_of(base: LanguageSpec, head: LanguageSpec, *, keys: int = 1) -> Alphabet:
+    """The letters as an Alphabet (each its own class: the language tells none apart), whose words are the ledgers."""
+    letters = letters_of(base, head, keys=keys)
+    return Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
+
+
+def rows_of(alphabet: Alphabet, word: tuple[int, ...], id_field: str) -> list[dict[str, Any]]:
+    """The ledger a word spells, as rows: each letter's fields, its id by position (e1, e2, ...)."""
+    return [dict(alphabet.letter(symbol).fields, **{id_field: f"e{position}"}) for position, symbol in enumerate(word, 1)]
 
 
 def letters_of(base: LanguageSpec, head: LanguageSpec, *, keys: int = 1) -> list[Letter]:

@@ -25,6 +25,11 @@ class RowKind:
     fields: tuple[RowField, ...]
 
 
+def struct_name(kind: str) -> str:
+    """A kind's struct in the generated row model (`tool_result` -> `ToolResultRow`)."""
+    return "".join(part.capitalize() for part in kind.split("_")) + "Row"
+
+
 @dataclass(frozen=True)
 class Rows:
     """How a row of the runtime's ledger maps to the language."""

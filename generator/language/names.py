@@ -7,7 +7,7 @@ import re
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
-from .model import LanguageSpec, RowField
+from .model import LanguageSpec, RowField, struct_name
 
 ANY = "any"
 # Names the generated row model's annotations read: a field of that name, defined in the struct's body, would
@@ -111,7 +111,7 @@ def _kind_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     errors: list[SpecError] = []
     structs: dict[str, str] = {}
     for kind in spec.rows.kinds:
-        struct = "".join(part.capitalize() for part in kind.name.split("_")) + "Row"
+        struct = struct_name(kind.name)
         if kind.name == ANY:
             errors.append(SpecError(file.key_mark(("rows", "kinds", kind.name)), f"'{ANY}' is the class of every row; a kind cannot be named so"))
         elif struct in structs:

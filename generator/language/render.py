@@ -14,7 +14,7 @@ from typing import Any
 from ..environment import ENVIRONMENT
 from ..literals import Code, md_cell, md_code, md_text, py, py_expression
 from ..render.headers import with_header
-from .model import Entry, Expr, LanguageSpec, RowField
+from .model import Entry, Expr, LanguageSpec, RowField, struct_name
 
 PACKAGE = "resume_contract_generated"
 GENERATED_DIR = "generated"
@@ -51,10 +51,6 @@ def _field_line(field: RowField) -> str:
     return f"{_identifier(field.name)}: {kind}"
 
 
-def _class_name(kind: str) -> str:
-    return "".join(part.capitalize() for part in _identifier(kind).split("_")) + "Row"
-
-
 def module_context(spec: LanguageSpec) -> dict[str, Any]:
     rows = spec.rows
     functions: list[tuple[str, str, str, str]] = []  # (name, the expression's text, its compiled body, its parameters)
@@ -82,7 +78,7 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
     kinds = []
     for kind in rows.kinds:
         fields = sorted(rows.fields + kind.fields, key=lambda field: field.optional)
-        kinds.append({"class_name": _class_name(kind.name), "tag": repr(kind.name), "docstring": repr(kind.description), "fields": [_field_line(field) for field in fields]})
+        kinds.append({"class_name": _identifier(struct_name(kind.name)), "tag": repr(kind.name), "docstring": repr(kind.description), "fields": [_field_line(field) for field in fields]})
     fields = [field for kind in rows.kinds for field in rows.fields + kind.fields]
     typing = ["Any", *(["Literal"] if any(field.enum for field in fields) else []), "Union"]
     imports = [f"from typing import {', '.join(typing)}", "", "import msgspec"]

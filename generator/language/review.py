@@ -14,44 +14,40 @@ diagnostics (all the old ones kept), or fewer rows replayed, tighten.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import types
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from resume_contract.core.explore import Alphabet
+from resume_contract.core.explore import deepest
 from resume_contract.core.summary import PlanSummary
 
 from ..review import rules
 from ..review.collector import Change, Review, report_order
-from ..review.evidence import LedgerEvidence
+from ..review.evidence import DEFAULT_DEPTH, LEDGER_BUDGET, LedgerEvidence
 from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
-from .alphabet import letters_of
+from .alphabet import alphabet_of, rows_of
 from .model import LanguageSpec
 from .run import contract_module, judge
-
-DEFAULT_DEPTH = 4
-LEDGER_BUDGET = 30_000
 
 
 def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = None) -> Review:
     changes = _changes(base, head)
-    letters = letters_of(base, head, keys=2)  # (two items of one lifecycle, as verify: a key's change shows)
-    alphabet = Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
-    depth = depth if depth is not None else _deepest(len(letters))
+    alphabet = alphabet_of(base, head, keys=2)  # (two items of one lifecycle, as verify: a key's change shows)
+    depth = depth if depth is not None else deepest(alphabet, LEDGER_BUDGET, DEFAULT_DEPTH)
     sides = (contract_module(base), contract_module(head))
     moved: list[LedgerEvidence] = []
     checked = 0
-    for word in _words(len(letters), depth):
+    for word in alphabet.words(depth):
+        if not word:
+            continue  # (the empty ledger decides alike on both sides: nothing is read)
         checked += 1
-        rows = [dict(letters[symbol].fields, **{head.rows.id: f"e{position}"}) for position, symbol in enumerate(word, 1)]
+        rows = rows_of(alphabet, word, head.rows.id)
         outcomes = [_outcome(module, rows) for module in sides]
         effect = _effect(*outcomes)
         if effect is not None:
-            label = " ".join(letters[symbol].name for symbol in word)
+            label = " ".join(alphabet.letter(symbol).name for symbol in word)
             encoded = tuple(msgspec.json.encode(row) for row in rows)
             moved.append(LedgerEvidence(label, encoded, _summary(outcomes[0]), _summary(outcomes[1]), effect))
     effects = {item.effect for item in moved}
@@ -112,18 +108,6 @@ def _classed(change: Change, evidence_class: str, moved: list[LedgerEvidence]) -
         final = WEAKENS if evidence_class == WEAKENS else BREAKING
         return dataclasses.replace(change, change_class=final, why=f"rule: {rules.RULES[change.rule].meaning}, so consumers matching the old name break; {shown}")
     return dataclasses.replace(change, why=f"rule: {rules.RULES[change.rule].meaning}")
-
-
-def _deepest(letters: int) -> int:
-    depth = 1
-    while depth < DEFAULT_DEPTH and sum(letters**n for n in range(1, depth + 2)) <= LEDGER_BUDGET:
-        depth += 1
-    return depth
-
-
-def _words(letters: int, depth: int) -> Iterator[tuple[int, ...]]:
-    for length in range(1, depth + 1):
-        yield from itertools.product(range(letters), repeat=length)
 
 
 def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:

@@ -8,9 +8,7 @@ import sys
 import types
 from typing import Any, NamedTuple
 
-import msgspec
-
-from resume_contract.core.language import LanguageDecision, SequenceCorrupt, decide
+from resume_contract.core.language import LanguageDecision, RowInvalid, SequenceCorrupt, decide_rows
 from resume_contract.errors import ExpressionFailed
 
 from .model import LanguageSpec
@@ -36,19 +34,11 @@ class Judged(NamedTuple):
 
 
 def judge(module: types.ModuleType, rows: list[dict[str, Any]]) -> Judged:
-    for index, row in enumerate(rows):
-        try:
-            msgspec.convert(row, module.Row, strict=True)
-        except msgspec.ValidationError as error:
-            return Judged(f"invalid_event: {error}", index, None)
     try:
-        return Judged(None, None, decide(module, rows))
+        return Judged(None, None, decide_rows(module, rows))
+    except RowInvalid as invalid:
+        return Judged(f"invalid_event: {invalid.message}", invalid.index, None)
     except SequenceCorrupt as corrupt:
         return Judged(f"corrupt_sequence: {corrupt.message}", corrupt.index, None)
     except ExpressionFailed as failed:
         return Judged(f"an expression failed: {failed}", None, None)
-
-
-def items_of(decision: LanguageDecision) -> list[str]:
-    """The decision's items as a scenario writes them: `item/key=status`."""
-    return [f"{item.item}/{item.key}={item.status}" for item in decision.items]

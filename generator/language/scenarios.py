@@ -4,10 +4,12 @@ disagrees, with what the contract decides)."""
 
 from __future__ import annotations
 
+from resume_contract.core.language import outcome
+
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
 from .model import Expect, LanguageSpec
-from .run import contract_module, items_of, judge
+from .run import contract_module, judge
 
 
 def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
@@ -40,9 +42,10 @@ def _disagreement(module: object, rows: list[dict], expect: Expect) -> str | Non
     decision = judged.decision
     if expect.corrupt:
         return f"decides {decision.decision} {list(decision.reasons)}, the scenario says the rows are corrupt"
-    found = (decision.decision, tuple(decision.reasons), tuple(items_of(decision)) if expect.items is not None else None)
+    items_of = outcome(decision)["items"]
+    found = (decision.decision, tuple(decision.reasons), tuple(items_of) if expect.items is not None else None)
     if found != (expect.decision, expect.reasons, expect.items):
-        items = f" items {items_of(decision)}" if expect.items is not None else ""
+        items = f" items {items_of}" if expect.items is not None else ""
         return f"decides {decision.decision} {list(decision.reasons)}{items}, the scenario says {_said(expect)}"
     return None
 

@@ -128,6 +128,35 @@ class _Walk:
             return
 
 
+class RowInvalid(ResumeContractError):
+    """A row that is no row of the contract's model (`decide_rows`)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = index
+        self.message = message
+        super().__init__(message)
+
+
+def decide_rows(module: ModuleType, rows: Sequence[dict[str, Any]]) -> LanguageDecision:
+    """`decide` over rows held in memory, each first checked against the model, as the reader checks a ledger's.
+    Raises RowInvalid, SequenceCorrupt, ExpressionFailed."""
+    for index, row in enumerate(rows):
+        try:
+            msgspec.convert(row, module.Row, strict=True)
+        except msgspec.ValidationError as error:
+            raise RowInvalid(index, str(error)) from None
+    return decide(module, rows)
+
+
+def outcome(decision: LanguageDecision) -> dict[str, Any]:
+    """A decision as a scenario states it: its word, its reasons, its items as `item/key=status`."""
+    return {
+        "decision": decision.decision,
+        "reasons": list(decision.reasons),
+        "items": [f"{item.item}/{item.key}={item.status}" for item in decision.items],
+    }
+
+
 def _said(function: Any, row: dict[str, Any]) -> Any:
     """A report's value of the row that opened an item; null where the expression cannot read it (a report informs
     the person on call: it never stops a decision)."""

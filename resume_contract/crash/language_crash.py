@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from ..core.language import RowInvalid, SequenceCorrupt, decide_rows, outcome
 from ..errors import LedgerCorruption
 from ..ledger.language_reader import plan_file
 from ..ledger.repair import repair_ledger
@@ -67,30 +68,19 @@ def run_language_crash(module: Any, rows: list[dict[str, Any]], committed: int, 
 def outcome_of(ledger: str, module: Any) -> dict[str, Any]:
     """The decision as a scenario states it: {decision, reasons, items} or {corrupt: kind}."""
     try:
-        decision = plan_file(ledger, module)
+        return outcome(plan_file(ledger, module))
     except LedgerCorruption as corruption:
         return {"corrupt": corruption.kind}
-    return {
-        "decision": decision.decision,
-        "reasons": list(decision.reasons),
-        "items": [f"{item.item}/{item.key}={item.status}" for item in decision.items],
-    }
 
 
 def decided(module: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The decision over rows held in memory (each checked against the model), as `outcome_of` states it."""
-    from ..core.language import SequenceCorrupt, decide
-
-    for row in rows:
-        try:
-            msgspec.convert(row, module.Row, strict=True)
-        except msgspec.ValidationError:
-            return {"corrupt": "invalid_event"}
     try:
-        decision = decide(module, rows)
+        return outcome(decide_rows(module, rows))
+    except RowInvalid:
+        return {"corrupt": "invalid_event"}
     except SequenceCorrupt:
         return {"corrupt": "corrupt_sequence"}
-    return {"decision": decision.decision, "reasons": list(decision.reasons), "items": [f"{item.item}/{item.key}={item.status}" for item in decision.items]}
 
 
 def agrees(outcome: dict[str, Any], expected: dict[str, Any]) -> bool:

@@ -10,7 +10,6 @@ The oracle answers `{"decision": WORD, "reasons": [...]}` (and, if it wants them
 
 from __future__ import annotations
 
-import itertools
 import time
 from pathlib import Path
 from typing import Any
@@ -47,9 +46,11 @@ def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -
     """Raises NoOracle, SpecInvalid, and what loading the oracle raises (ProjectFileRefused, OSError, SyntaxError).
     `on_start(letters, ledgers)` is told what will be explored before it is."""
     from resume_contract_generator.language import load_language
-    from resume_contract_generator.language.alphabet import letters_of
-    from resume_contract_generator.language.run import items_of, judge
+    from resume_contract_generator.language.alphabet import alphabet_of, rows_of
+    from resume_contract_generator.language.run import judge
     from resume_contract_generator.spec.oracle_file import load_project_module
+
+    from ..core.language import outcome
 
     spec = load_language(root)
     if spec.oracle is None:
@@ -60,32 +61,28 @@ def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -
         oracle = load_project_module(root, spec.oracle, "oracle").decide
     except (Exception, SystemExit) as error:  # (an oracle that exits while it loads verifies nothing: refused)
         raise NoOracle(f"the oracle {spec.oracle} could not be loaded: {type(error).__name__}: {error}") from None
-    letters = letters_of(spec, spec, keys=2)
-    result = LanguageVerified(letters=[letter.name for letter in letters])
+    alphabet = alphabet_of(spec, spec, keys=2)
+    result = LanguageVerified(letters=[letter.name for letter in alphabet.letters])
     if on_start is not None:
-        on_start(result.letters, sum(len(letters) ** length for length in range(depth + 1)))
+        on_start(result.letters, alphabet.count(depth))
     started = time.perf_counter()
-    for length in range(depth + 1):
-        for word in itertools.product(range(len(letters)), repeat=length):
-            rows = [dict(letters[symbol].fields, **{spec.rows.id: f"e{position}"}) for position, symbol in enumerate(word, 1)]
-            judged = judge(module, rows)
-            ours: dict[str, Any] = {"corrupt": True} if judged.decision is None else {
-                "decision": judged.decision.decision, "reasons": list(judged.decision.reasons),
-                "items": items_of(judged.decision), "replay": list(judged.decision.replay),
-            }
-            result.explored += 1
-            try:
-                theirs = oracle([dict(row) for row in rows])
-            except (Exception, SystemExit) as error:  # noqa: BLE001 - reported, as a ledger it did not judge (an exit too)
-                theirs = f"raised {type(error).__name__}: {error}"
-            if not _judged(theirs):
-                result.unjudged += 1
-            elif _agree(ours, theirs):
-                continue
-            else:
-                result.disagreements += 1
-            if result.first is None:
-                result.first = Disagreement(rows, ours, theirs)
+    for word in alphabet.words(depth):
+        rows = rows_of(alphabet, word, spec.rows.id)
+        judged = judge(module, rows)
+        ours: dict[str, Any] = {"corrupt": True} if judged.decision is None else outcome(judged.decision) | {"replay": list(judged.decision.replay)}
+        result.explored += 1
+        try:
+            theirs = oracle([dict(row) for row in rows])
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - reported, as a ledger it did not judge (an exit too)
+            theirs = f"raised {type(error).__name__}: {error}"
+        if not _judged(theirs):
+            result.unjudged += 1
+        elif _agree(ours, theirs):
+            continue
+        else:
+            result.disagreements += 1
+        if result.first is None:
+            result.first = Disagreement(rows, ours, theirs)
     result.seconds = time.perf_counter() - started
     return result
 
