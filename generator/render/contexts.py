@@ -222,6 +222,8 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
         ],
         "fact_rows": [[md_code(name), md_code(text)] for name, (text, _) in projector.facts],
         "row_check_rows": [[md_code(c.when[0]), md_code(c.anomaly)] for c in projector.row_checks],
+        "hidden_test": md_code(projector.hidden.when[0]) if projector.hidden else None,
+        "hidden_code": md_code(projector.hidden.anomaly) if projector.hidden and projector.hidden.anomaly else None,
         "rule_rows": [
             [
                 md_code(r.source),

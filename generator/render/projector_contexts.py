@@ -78,7 +78,12 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
         )
         for number, check in enumerate(projector.row_checks)
     ]
+    hidden = projector.hidden
+    hidden_check = None if hidden is None else py_call(
+        "RowCheck", [("code", hidden.anomaly), ("needs", needed_attributes(wire, hidden.needs)), ("when", function("_replay_hidden", ROW_PARAMETERS, hidden.when[1]))], indent=0,
+    )
     return {
+        "hidden": hidden_check,
         "functions": functions,
         "facts": py(facts, 0, TOP_LEVEL_LEAD),
         "kind_guards": py(tuple(guards), 0, TOP_LEVEL_LEAD),

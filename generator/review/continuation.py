@@ -78,6 +78,10 @@ def _classified(base: Spec, head: Spec) -> tuple[str, str]:
 
 
 def _content(spec: ContinuationSpec) -> dict[str, Any]:
+    # An expression fact is its text and the Python it compiles to, not the type inferred for it: a field the wire
+    # format gains changes the type of every row an expression reads, and no decision.
+    facts = tuple(dataclasses.replace(fact, expression=fact.expression[:2]) if fact.expression is not None else fact for fact in spec.ledger_facts)
+    spec = dataclasses.replace(spec, ledger_facts=facts)
     return {field.name: _without_marks(getattr(spec, field.name)) for field in dataclasses.fields(spec)}
 
 

@@ -89,6 +89,11 @@ class ProjectorChanges:
             self.add(rules.ROW_CHECK_CHANGED, f"row check removed: {key[0]} raises {key[1]}", old_checks[key].mark, None, values=key)
         for key in sorted(new_checks.keys() - old_checks.keys()):
             self.add(rules.ROW_CHECK_CHANGED, f"row check added: {key[0]} raises {key[1]}", None, new_checks[key].mark, values=key)
+        old_hidden, new_hidden = (None if p.hidden is None else (p.hidden.when[0], p.hidden.anomaly) for p in (base, head))
+        if old_hidden != new_hidden:
+            said = [f"{hidden[0]} (a half-hidden pair raises {hidden[1] or 'nothing'})" if hidden else "(none)" for hidden in (old_hidden, new_hidden)]
+            where = (base.hidden.mark if base.hidden else None, head.hidden.mark if head.hidden else None)
+            self.add(rules.REPLAY_HIDDEN_CHANGED, f"replay: hidden rows {said[0]} -> {said[1]}", *where, values=(old_hidden, new_hidden))
 
     def _diagnostics(self) -> None:
         old_diagnostics = {d.code: d for d in self.base.projector.diagnostics}

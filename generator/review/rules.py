@@ -94,6 +94,7 @@ EVENT_KIND_REWORDED = _rule("EVENT_KIND_REWORDED", NEUTRAL, "an event kind's des
 FACT_CHANGED = _rule("FACT_CHANGED", BY_EVIDENCE, "a run's fact is read otherwise, or was added or removed")
 ROW_CHECK_CHANGED = _rule("ROW_CHECK_CHANGED", BY_EVIDENCE, "a check of every committed row was added, removed or changed")
 SEMANTICS_CHANGED = _rule("SEMANTICS_CHANGED", BY_EVIDENCE, "the projector's expressions compare values by other rules")
+REPLAY_HIDDEN_CHANGED = _rule("REPLAY_HIDDEN_CHANGED", BY_EVIDENCE, "which rows are hidden from the replay, or what a half-hidden pair raises, changed")
 RULE_ANOMALY_BECAME_TRANSITION = _rule("RULE_ANOMALY_BECAME_TRANSITION", WEAKENS, "an anomaly is now a normal transition")
 RULE_TRANSITION_BECAME_ANOMALY = _rule("RULE_TRANSITION_BECAME_ANOMALY", TIGHTENS, "a normal transition is now an anomaly")
 RULE_RETARGETED = _rule("RULE_RETARGETED", BY_EVIDENCE, "a transition leads to another state")
@@ -230,6 +231,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in [
     FACT_CHANGED,
     ROW_CHECK_CHANGED,
     SEMANTICS_CHANGED,
+    REPLAY_HIDDEN_CHANGED,
     RULE_ANOMALY_BECAME_TRANSITION,
     RULE_TRANSITION_BECAME_ANOMALY,
     RULE_RETARGETED,

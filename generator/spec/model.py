@@ -246,6 +246,9 @@ class Projector:
     semantics: str = "strict"
     facts: tuple[tuple[str, tuple[str, str]], ...] = ()
     row_checks: tuple[RowCheck, ...] = ()
+    # `replay.hidden` (a row never replayed, though it drives tool state), its `unpaired_result` as `anomaly`
+    # ("" when the contract names none)
+    hidden: RowCheck | None = None
 
     @property
     def action_events(self) -> tuple[tuple[EventKind, tuple[str, str], tuple[str, str]], ...]:
@@ -257,7 +260,8 @@ class Projector:
     def anomalies(self) -> tuple[str, ...]:
         """Every diagnostic raised for one event out of place: the rules', after the terminal event, the row checks'."""
         codes = [rule.anomaly for rule in self.rules if rule.anomaly] + [self.after_terminal_anomaly]
-        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks]))
+        hidden = [self.hidden.anomaly] if self.hidden is not None and self.hidden.anomaly else []
+        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks] + hidden))
 
     def state(self, name: str) -> State:
         return next(state for state in self.states if state.name == name)

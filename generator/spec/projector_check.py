@@ -300,6 +300,8 @@ class _ProjectorChecks:
                 self.unknown(("diagnostics", diagnostic.code, "reason"), "reason", diagnostic.reason, reason_names)
         if projector.after_terminal_anomaly not in self.codes:
             self.unknown(("ledger_anomalies", "after_terminal"), "diagnostic", projector.after_terminal_anomaly, self.codes)
+        if projector.hidden is not None and projector.hidden.anomaly and projector.hidden.anomaly not in self.codes:
+            self.unknown(("replay", "unpaired_result"), "diagnostic", projector.hidden.anomaly, self.codes)
         for index, check in enumerate(projector.row_checks):
             if check.anomaly not in self.codes:
                 self.unknown(("ledger_anomalies", "rows", index, "raise"), "diagnostic", check.anomaly, self.codes)

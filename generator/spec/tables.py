@@ -94,8 +94,15 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
             for kind, when, key in projector.action_events
         ),
         "row_checks": tuple(RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS)) for check in projector.row_checks),
+        "hidden": hidden_check(projector, wire),
         "probes": probes_of(projector),
     }
+
+
+def hidden_check(projector: Projector, wire: WireFormat) -> RowCheck | None:
+    """`replay.hidden` as the walk reads it: a RowCheck whose code is the unpaired result's diagnostic."""
+    hidden = projector.hidden
+    return None if hidden is None else RowCheck(hidden.anomaly, needed_attributes(wire, hidden.needs), function_of(hidden.when[1], ROW_PARAMETERS))
 
 
 def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:
@@ -103,6 +110,8 @@ def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:
     whether it is read as a run's first row)."""
     actions = {kind.name: (when[0], key[0]) for kind, when, key in projector.action_events}
     tests = [kind.when[0] for kind in projector.events if kind.content_kind is not None and kind.when] + [check.when[0] for check in projector.row_checks]
+    if projector.hidden is not None:
+        tests.append(projector.hidden.when[0])
     rows = probe_rows(actions, {name: text for name, (text, _) in projector.facts}, tests)
     return tuple((name, json.dumps(fields, separators=(",", ":"), ensure_ascii=False), first) for name, fields, first in rows)
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import RowRefused
+from ..errors import ExpressionFailed, RowRefused
 from .table import ProjectorTable
 from .walk_reads import reading
 from .wire import WireModel, encode_json
@@ -140,7 +140,8 @@ def letters_of(
     with each of `statuses` and each (field, key) of `flags` (wire names) that the model reads: another
     reader's idea of what is terminal, such as the oracle's."""
     shape = _Shape(model, table)
-    letters = _tool_letters(shape) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
+    letters = _tool_letters(shape)
+    letters += _hidden_letters(table, letters) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
     partial = shape.wire_name(table.partial_attribute)
     letters += [Letter(f"partial {letter.name}", tuple({**dict(letter.fields), partial: True}.items())) for letter in letters]
     # The rows that exercise the contract's expressions; partial too where a run's first row is read through one
@@ -153,6 +154,29 @@ def letters_of(
     for letter in letters:
         unique.setdefault(letter.key, letter)
     return tuple(letter for letter in unique.values() if _reads(model, letter))
+
+
+def _hidden_letters(table: ProjectorTable, tool_letters: list[Letter]) -> list[Letter]:
+    """Each tool letter again as a hidden row (`ProjectorTable.hidden`), by each probe the hidden test holds for:
+    a hidden call, a hidden result, paired with visible ones or not."""
+    if table.hidden is None:
+        return []
+    letters = []
+    for name, fields, _ in table.probes:
+        probe = json.loads(fields)
+        if _hides(table, probe):
+            letters += [Letter(f"{name} {letter.name}", tuple({**dict(letter.fields), **probe}.items())) for letter in tool_letters]
+    return letters
+
+
+def _hides(table: ProjectorTable, row: dict[str, Any]) -> bool:
+    """Whether the contract's hidden test holds for a row (its fields as JSON); one it cannot judge is not hidden."""
+    if table.hidden is None:
+        return False
+    try:
+        return bool(table.hidden.when(row, row, {}))
+    except ExpressionFailed:
+        return False
 
 
 def _reads(model: WireModel, letter: Letter) -> bool:
@@ -242,9 +266,10 @@ def projector_view(table: ProjectorTable, model: WireModel, *, base: bool = Fals
         if letter.name in probes:
             return ("probe", letter.name)  # (what an expression reads of it: its own class)
         try:
-            return reading(table, model.decode_row(letter.row("e1", base=base)))
+            read = reading(table, model.decode_row(letter.row("e1", base=base)))
         except RowRefused as refused:
             return ("refused", refused.kind)
+        return ("hidden", read) if _hides(table, dict(letter.fields)) else read
 
     return view
 

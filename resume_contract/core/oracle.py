@@ -15,7 +15,10 @@ up as a disagreement in `resume-contract verify`. What it decides, from the cont
   with `actions.toolDispatch` and no content, naming the call) before the tool runs: a call with neither its
   dispatch nor its response committed provably never ran (not_dispatched, which blocks without asking for
   verification); in any run, a dispatch naming no call that awaits its response is an anomaly, and so is a
-  protocol marker on any row but the first, or one naming another protocol.
+  protocol marker on any row but the first, or one naming another protocol;
+- a hidden row (`modelVisibility: "hidden"`, maka-history step 07: the model never saw it) is never replayed, yet
+  takes part in tool state as any row; a response that settles a call when one of the two is hidden leaves the
+  other unreplayed too (the replay would show half a pair), and blocks.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Reading(NamedTuple):
     failed: bool
     protocol: Any = None  # the row's protocol marker: (the toolBoundary it names,), or None without one
     dispatch: Any = None  # the call id a dispatch row names, or None
+    hidden: bool = False  # the model never saw the row
 
 
 def reading(row: dict[str, Any]) -> Reading:
@@ -77,6 +81,7 @@ def reading(row: dict[str, Any]) -> Reading:
         failed=tool == RESPONSE and content.get("isError") is True,
         protocol=protocol,
         dispatch=dispatch if isinstance(dispatch, str) else None,
+        hidden=row.get("modelVisibility") == "hidden",
     )
 
 
@@ -109,7 +114,16 @@ def decide(rows: Sequence[dict[str, Any]], expected_high_water: int | None = Non
             statuses.append((call_id, "not_dispatched"))
         else:
             statuses.append((call_id, "indeterminate"))
-    replay = tuple(rows[index]["id"] for index in committed if read[index].tool is None or index in paired)
+    # A pair half hidden: its visible half is not replayed, and it blocks.
+    unpaired = {
+        answer if read[calls[call_id][0]].hidden else calls[call_id][0]
+        for call_id, (answer, _) in answers.items() if read[calls[call_id][0]].hidden is not read[answer].hidden
+    }
+    anomaly = anomaly or bool(unpaired)
+    replay = tuple(
+        rows[index]["id"] for index in committed
+        if not read[index].hidden and index not in unpaired and (read[index].tool is None or index in paired)
+    )
     indeterminate = any(status == "indeterminate" for _, status in statuses)
     never_ran = any(status == "not_dispatched" for _, status in statuses)
     offset_mismatch = expected_high_water is not None and expected_high_water != len(rows)

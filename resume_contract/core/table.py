@@ -78,6 +78,10 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     kind_guards: tuple[tuple[tuple[str, bool], str, Callable[[Any], bool]], ...] = ()
     action_kinds: tuple[ActionKind, ...] = ()
     row_checks: tuple[RowCheck, ...] = ()
+    # The replay's hidden rows (spec/projector.yaml `replay`): a row where `hidden.when` holds is never replayed,
+    # yet drives tool state; a replayed result whose call is hidden raises `hidden.code` ("": nothing), after
+    # every other diagnostic of the projection
+    hidden: RowCheck | None = None
     # Rows that exercise those expressions, for the explorers (generator/expr/probes.py): (name, the row's fields
     # as JSON text, whether a run's first row is read through it), each explored as a letter of its own
     probes: tuple[tuple[str, str, bool], ...] = ()
@@ -87,6 +91,8 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         """The diagnostics raised for one event out of place: every rule's anomaly, an event after the terminal one,
         and the row checks'."""
         codes = {anomaly for _, anomaly in self.step.values() if anomaly is not None} | {check.code for check in self.row_checks}
+        if self.hidden is not None and self.hidden.code:
+            codes.add(self.hidden.code)
         return frozenset(codes) | {self.after_terminal_diagnostic}
 
     @cached_property
@@ -101,4 +107,4 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     @cached_property
     def reads_runs(self) -> bool:
         """Whether the walk reads the run's first event: the contract has facts, or tests of rows."""
-        return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks)
+        return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks or self.hidden)

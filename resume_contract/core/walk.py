@@ -7,6 +7,7 @@ a file chunk by chunk (`feed_chunks`), with an OperationStore for the operations
 
 from __future__ import annotations
 
+import functools
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -23,8 +24,9 @@ from .indexes import extend_shifted, sorted_unique
 from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Disposition, ResumePlan, ToolOperation, Verdict
 from .run_facts import RunView, for_run
 from .table import ProjectorTable
+from .walk_actions import anomaly_at as anomaly_at_
+from .walk_actions import answered, walk_row
 from .walk_actions import diagnostic as _diagnostic
-from .walk_actions import walk_row
 from .walk_loop import loop_for
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -78,6 +80,9 @@ class Walk:
         self._next_index = 0  # the next new operation's place in the plan's operations
         self._storable = table.settled_states - table.verification_states - frozenset(table.at_end) if store is not None else frozenset()
         self.diagnostics: list[Diagnostic] = []
+        # Replayed results whose call is hidden (`ProjectorTable.hidden`): diagnosed after everything else
+        self.replay_diagnostics: list[Diagnostic] = []
+        self.row_hidden = False  # whether the row `walk_actions.walk_row` last looked at is hidden
         # Indexes of events the provider must not see again; every other event is replayed as it stands. Eight
         # bytes a row: a ledger of partial rows, never replayed, costs little more than a plain one.
         self.not_replayed = array("q")
@@ -128,12 +133,12 @@ class Walk:
         storable = self._storable
         settled = self._settled
         not_replayed = self.not_replayed
-        anomaly_at = self._anomaly_at
+        anomaly_at = functools.partial(anomaly_at_, self)
         next_index = self._next_index
         opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
         copy_arguments = self.copy_arguments
-        tests_rows = bool(table.row_checks or table.action_kinds)
+        tests_rows = bool(table.row_checks or table.action_kinds or table.hidden)
 
         for index, event, partial in zip(count(first_index), events, partials):
             if partial:
@@ -141,6 +146,7 @@ class Walk:
                 continue
             if (index > terminal_index or tests_rows) and walk_row(self, event, index):
                 continue
+            hidden = self.row_hidden  # (never set without the table's hidden test)
             content = event.content
             try:
                 read = known[type(content)]
@@ -168,7 +174,7 @@ class Walk:
                 # The spec's checks guarantee only a call leaves a status-less state.
                 if copy_arguments and type(args) is msgspec.Raw:
                     args = args.copy()  # not a view into the chunk it was decoded from
-                operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index)
+                operations[call_id] = OpenOperation(target, tool_name or "", args, index, event.id, next_index, call_hidden=hidden)
                 next_index += 1
                 if opened is not None:
                     opened(hash(call_id))
@@ -177,11 +183,7 @@ class Walk:
                 if target in storable:
                     settled.append(call_id)
                 if not opens:
-                    if operation.response_index >= 0:
-                        not_replayed.append(operation.response_index)  # superseded: only the settling result pairs
-                    operation.response_index = index
-                    operation.response_event_id = event.id
-                    operation.response_is_error = is_error
+                    answered(self, operation, call_id, index, event.id, is_error, hidden)
         self._next_index = next_index
 
     def _find_terminal(self, events: Sequence[Any], first_index: int) -> None:
@@ -237,6 +239,7 @@ class Walk:
         self._opened = later._opened
         self._unopened += later._unopened
         self.diagnostics += later.diagnostics
+        self.replay_diagnostics += later.replay_diagnostics
         extend_shifted(self.not_replayed, later.not_replayed, rows)
         if later.terminal_event_id is not None:
             self.terminal_event_id, self.terminal_index = later.terminal_event_id, later.terminal_index + rows
@@ -272,22 +275,6 @@ class Walk:
             operation.response_is_error,
         )
 
-    def _anomaly_at(
-        self, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
-    ) -> None:
-        """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
-        operation, if any; when the result names another tool than its call, the detail says which."""
-        if operation is None:
-            self._unopened.append(hash(call_id))
-        misnamed = None if names_match else operation
-        self.not_replayed.append(index)
-        detail = None
-        if misnamed is not None:
-            detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
-        self.diagnostics.append(
-            _diagnostic(self.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
-        )
-
     def verdict(self, high_water: int, expected_high_water: int | None) -> Verdict:
         """What the plan decides once every committed event was fed (`plan` without its operations and rows).
         Only the operations still in the walk's hands count: one handed to a store was settled for good, in
@@ -306,6 +293,7 @@ class Walk:
                 end_code = at_end.get(operation.state)
                 if end_code is not None:
                     diagnostics.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
+        diagnostics += self.replay_diagnostics
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"

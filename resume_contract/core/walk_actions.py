@@ -15,6 +15,7 @@ from .wire import as_json, holds_any
 if TYPE_CHECKING:
     from .run_facts import RunView
     from .table import ActionKind, ProjectorTable, RowCheck
+    from .walk_reads import OpenOperation
 
 
 def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[str, str] | None:
@@ -66,6 +67,10 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
     if table.row_checks:
         walk.diagnostics += [diagnostic(table, code, event_id=event.id) for code in checked(table.row_checks, event, walk.run)]
+    if table.hidden is not None:
+        walk.row_hidden = bool(checked((table.hidden,), event, walk.run))
+        if walk.row_hidden:
+            walk.not_replayed.append(index)  # never replayed, whatever else it is
     if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
         return False
     action = action_of(table.action_kinds, event, walk.run)
@@ -88,6 +93,41 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
         if target in walk._storable:
             walk._settled.append(call_id)
     return True
+
+
+def anomaly_at(
+walk: Any, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
+) -> None:
+    """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
+    operation, if any; when the result names another tool than its call, the detail says which."""
+    if operation is None:
+        walk._unopened.append(hash(call_id))
+    misnamed = None if names_match else operation
+    walk.not_replayed.append(index)
+    detail = None
+    if misnamed is not None:
+        detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
+    walk.diagnostics.append(
+        diagnostic(walk.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
+    )
+
+def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, event_id: str, is_error: bool, hidden: bool) -> None:
+    """The result at `index` settled `operation` (a step without an anomaly). Only the settling result pairs with
+    the call: one before it is superseded, not replayed. When one of the pair is hidden (`ProjectorTable.hidden`),
+    the visible one is not replayed either (the replay would show half a pair), and the contract's code, if any,
+    is raised for it after everything else."""
+    if operation.call_hidden is not hidden:
+        visible, visible_id = (index, event_id) if operation.call_hidden else (operation.call_index, operation.call_event_id)
+        walk.not_replayed.append(visible)
+        code = walk.table.hidden.code
+        if code:
+            walk.replay_diagnostics.append(diagnostic(walk.table, code, event_id=visible_id, tool_call_id=call_id, tool_name=operation.tool_name))
+    if operation.response_index >= 0:
+        walk.not_replayed.append(operation.response_index)
+    operation.response_index = index
+    operation.response_event_id = event_id
+    operation.response_is_error = is_error
+
 
 
 def diagnostic(

@@ -45,7 +45,7 @@ def compiled_loop(reads: KindReads) -> Loop | None:
     an attribute that is not a plain ASCII identifier (or is a keyword), or its steps are not a plain dict."""
     table = reads.table
     step = reads.step
-    if type(step) is not dict:
+    if type(step) is not dict or table.hidden is not None:  # (a hidden call's replayed result: the generic loop's)
         return None
     states = {state for state, _, _ in step}
     namespace: dict[str, Any] = {"OpenOperation": OpenOperation, "Raw": msgspec.Raw, "UNSET": msgspec.UNSET}

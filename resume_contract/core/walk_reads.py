@@ -121,6 +121,7 @@ class OpenOperation(msgspec.Struct, gc=False):
     response_index: int = -1
     response_event_id: str | None = None
     response_is_error: bool | None = None
+    call_hidden: bool = False  # its call is a hidden row (spec/projector.yaml `replay.hidden`): never replayed
 
 
 TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it

@@ -1,0 +1,96 @@
+"""Hidden rows (spec/projector.yaml `replay.hidden`, docs/language.md): never replayed, yet they take part in tool
+state; a pair half hidden leaves its visible half out of the replay too and raises the contract's code after
+every other diagnostic.
+
+A tool test on frozen inputs: the contract is the gallery's step 07 (examples/maka-history, base + patches, never
+spec/), and every expectation below is written by hand from the rule, not computed by the code under test. The
+same ledger is planned short (the walk's generic loop, in memory) and long (past the compiled loop's threshold
+and the reader's chunks, with an operation store), which must agree.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    spec = importlib.util.spec_from_file_location("gallery_for_hidden", ROOT / "tools" / "gallery.py")
+    assert spec is not None and spec.loader is not None
+    gallery = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gallery)
+    return gallery.materialise(tmp_path_factory.mktemp("step07") / "project", through="07-hidden-events")  # type: ignore[no-any-return]
+
+
+def user(event_id: str) -> dict[str, Any]:
+    return {**ROW, "id": event_id, "role": "user", "author": "user", "content": {"kind": "text", "text": "go"}}
+
+
+def call(event_id: str, call_id: str, hidden: bool = False) -> dict[str, Any]:
+    row = {**ROW, "id": event_id, "role": "model", "author": "agent", "content": {"kind": "function_call", "id": call_id, "name": "Bash", "args": {}}}
+    return {**row, "modelVisibility": "hidden"} if hidden else row
+
+
+def result(event_id: str, call_id: str, hidden: bool = False) -> dict[str, Any]:
+    row = {**ROW, "id": event_id, "role": "tool", "author": "tool", "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {}}}
+    return {**row, "modelVisibility": "hidden"} if hidden else row
+
+
+def plan(project: Path, rows: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(project), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def summary(decided: dict[str, Any]) -> tuple[str, list[tuple[str, str | None]], list[str], list[tuple[str, str]]]:
+    return (
+        decided["disposition"],
+        [(d["code"], d.get("eventId")) for d in decided["diagnostics"]],
+        [row["id"] for row in decided["replayRuntimeEvents"]],
+        [(o["toolCallId"], o["status"]) for o in decided["operations"]],
+    )
+
+
+def test_a_hidden_pair_is_settled_and_not_replayed(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c", "a", hidden=True), result("r", "a", hidden=True)], tmp_path)
+    assert summary(decided) == ("safe_replay", [], ["u"], [("a", "succeeded")])
+
+
+def test_a_hidden_call_left_open_still_blocks(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c", "a", hidden=True)], tmp_path)
+    assert summary(decided) == ("blocked", [("pending_tool_result", "c")], ["u"], [("a", "indeterminate")])
+
+
+def test_a_visible_result_of_a_hidden_call_is_diagnosed_after_the_pending_calls(project: Path, tmp_path: Path) -> None:
+    rows = [user("u"), call("c1", "a", hidden=True), result("r1", "a"), call("c2", "b")]
+    decided = plan(project, rows, tmp_path)
+    # The pending call is diagnosed at the end of the walk; the half-hidden pair after that, whatever the order of rows.
+    assert summary(decided) == ("blocked", [("pending_tool_result", "c2"), ("unmatched_tool_result", "r1")], ["u"], [("a", "succeeded"), ("b", "indeterminate")])
+
+
+def test_a_visible_call_with_a_hidden_result_is_not_replayed_either(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c", "a"), result("r", "a", hidden=True)], tmp_path)
+    assert summary(decided) == ("blocked", [("unmatched_tool_result", "c")], ["u"], [("a", "succeeded")])
+
+
+def test_a_long_ledger_is_planned_as_a_short_one(project: Path, tmp_path: Path) -> None:
+    """Past the walk's compiled-loop threshold and the reader's chunks: the same rule, the same order."""
+    filler = [item for n in range(3000) for item in (call(f"fc{n}", f"f{n}"), result(f"fr{n}", f"f{n}"))]
+    rows = [user("u"), *filler, call("c1", "a", hidden=True), result("r1", "a"), call("c2", "b")]
+    decided = plan(project, rows, tmp_path)
+    disposition, diagnostics, replay, operations = summary(decided)
+    assert (disposition, diagnostics) == ("blocked", [("pending_tool_result", "c2"), ("unmatched_tool_result", "r1")])
+    assert replay == ["u", *(row["id"] for row in filler)]
+    assert operations[-2:] == [("a", "succeeded"), ("b", "indeterminate")] and len(operations) == 3002
