@@ -32,21 +32,22 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "diagnostics": py(dict(table.diagnostics), 0, TOP_LEVEL_LEAD),
         "remedies": py(dict(table.remedies), 0, TOP_LEVEL_LEAD),
         "continuation": py(dict(table.continuation), 0, TOP_LEVEL_LEAD),
-        "gates": [py_call("Check", _fields(gate, -1), indent=4) for gate in table.gates],
+        "gates": [py_call("Check", _fields(gate, number, "gate"), indent=4) for number, gate in enumerate(table.gates)],
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
         "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
     }
 
 
-def _fields(check: Check, number: int) -> list[tuple[str, Any]]:
-    """A check's fields, its compiled parts named (the functions `_functions` writes above the table)."""
+def _fields(check: Check, number: int, kind: str = "check") -> list[tuple[str, Any]]:
+    """A check's (or a planner gate's) fields, its compiled parts named (the functions `_functions` writes above
+    the table)."""
     names = {"when_function", "skip_function", "for_each_function", "event_id_function"}
     fields: list[tuple[str, Any]] = []
     for key, value in check._asdict().items():
         if key in names and value is not None:
-            fields.append((key, Code(f"_check_{number}_{key.removesuffix('_function')}")))
+            fields.append((key, Code(f"_{kind}_{number}_{key.removesuffix('_function')}")))
         elif key == "detail_functions" and value is not None:
-            entries = [f"{name!r}: _check_{number}_detail_{index}" for index, name in enumerate(value)]
+            entries = [f"{name!r}: _{kind}_{number}_detail_{index}" for index, name in enumerate(value)]
             flat = f"MappingProxyType({{{', '.join(entries)}}})"
             lines = "".join(f"                {entry},\n" for entry in entries)  # a field of a Check that stands at 4
             fields.append((key, Code(flat if len(flat) <= 80 else f"MappingProxyType(\n            {{\n{lines}            }}\n        )")))
@@ -67,11 +68,12 @@ def _functions(continuation: ContinuationSpec) -> list[tuple[str, str]]:
         for fact in continuation.ledger_facts
         if fact.expression is not None
     ]
-    for number, check in enumerate(continuation.checks):
-        details = [name for name, _, _ in check.detail_expressions]
-        for field, (source, parameters) in check_functions(check).items():
-            suffix = f"detail_{details.index(field.partition('.')[2])}" if field.startswith("detail_functions.") else field.removesuffix("_function")
-            functions.append((_signature(f"_check_{number}_{suffix}", parameters), py_expression(source, 4)))
+    for kind, checks in (("check", continuation.checks), ("gate", continuation.gates)):
+        for number, check in enumerate(checks):
+            details = [name for name, _, _ in check.detail_expressions]
+            for field, (source, parameters) in check_functions(check).items():
+                suffix = f"detail_{details.index(field.partition('.')[2])}" if field.startswith("detail_functions.") else field.removesuffix("_function")
+                functions.append((_signature(f"_{kind}_{number}_{suffix}", parameters), py_expression(source, 4)))
     return functions
 
 
@@ -156,7 +158,11 @@ def _planner_context(continuation: ContinuationSpec, reasons_of: dict[str, str |
         "input_rows": [[md_code(name), md_code(_flow(source))] for name, source in planner["inputs"].items()],
         "existing": md_code(_flow(planner["existing_continuation"])),
         "gate_rows": [
-            [str(number), md_code(gate.name), "; ".join(md_code(_flow(test)) for test in gate.when), md_code(gate.diagnostic), md_code(reasons_of[gate.diagnostic] or "")]
+            [
+                str(number), md_code(gate.name),
+                md_code(gate.when_expression[0]) if gate.when_expression else "; ".join(md_code(_flow(test)) for test in gate.when),
+                md_code(gate.diagnostic), md_code(reasons_of[gate.diagnostic] or ""),
+            ]
             for number, gate in enumerate(continuation.gates, start=1)
         ],
         "situation_rows": [_situation_row(situation) for situation in continuation.planner_situations],

@@ -57,8 +57,9 @@ class Scope:
     wire: WireFormat
     semantics: str
 
-    def environment(self, *, fact: bool = False, item: Type | None = None) -> Environment:
-        """The names an expression reads (a fact's, with `fact`; a `for_each` check's, with `item`)."""
+    def environment(self, *, fact: bool = False, item: Type | None = None, gate: bool = False) -> Environment:
+        """The names an expression reads (a fact's, with `fact`; a `for_each` check's, with `item`; a planner
+        gate's, with `gate`: it runs before step 0, so it reads `input`, `source` and `events` alone)."""
         event = object_type("event", {field.name: (JSON, True) for field in self.wire.fields})
         phase0 = object_type(
             "phase0",
@@ -76,6 +77,8 @@ class Scope:
             names["raised"] = list_of(STRING)
         if item is not None:
             names["item"] = item
+        if gate:
+            names = {name: names[name] for name in ("input", "source", "events")}
         return Environment(names, self.semantics)
 
 
@@ -84,10 +87,10 @@ def expression_parts(file: LoadedFile, path: SpecPath, item: dict[str, Any], gat
     each part compiled; None for a check written with lists of tests."""
     if "for_each" not in item and not isinstance(item.get("when"), str):
         return None
-    if gates:
-        errors.append(SpecError(file.mark(path), "a planner gate is written with lists of tests (an expression cannot read `planner.NAME` yet)"))
+    if gates and ("for_each" in item or "skip_if" in item):
+        errors.append(SpecError(file.mark(path), "a planner gate written as an expression has `when` alone (no `for_each`, no `skip_if`)"))
         return {}
-    env = item_env = scope.environment()
+    env = item_env = scope.environment(gate=gates)
     parts: dict[str, Any] = {}
     if "for_each" in item:
         each = compiled(file, path + ("for_each",), env, errors)

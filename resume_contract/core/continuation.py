@@ -18,7 +18,7 @@ from ..errors import ExpressionFailed
 from . import expressions as _x
 from .continuation_facts import check_facts
 from .continuation_functions import FUNCTIONS
-from .continuation_json import expression_json, fact_json
+from .continuation_json import event_rows_json, expression_json, fact_json
 from .continuation_table import OPERATION_FIELDS, PHASE0_FIELDS, Check, ContinuationTable
 from .plan import Diagnostic, ResumePlan, row_event_id
 from .project import project
@@ -282,6 +282,9 @@ class DecisionContext:
 
     def expression_values(self, reasons: Sequence[str]) -> tuple[Any, ...]:
         """What a check written with expressions reads, in the order of its parameters (continuation_json.py)."""
+        if self._json is None and self.phase0 is None:  # a planner gate: it reads input, source and events alone
+            encoded = event_rows_json(self.events)
+            self._json = (encoded[0] if encoded else None, encoded, [], {}, {})
         if self._json is None:
             assert self.phase0 is not None
             source, events, replay, phase0 = expression_json(self.events, self.phase0)

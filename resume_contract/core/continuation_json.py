@@ -16,9 +16,14 @@ import msgspec
 from .plan import ResumePlan
 
 
+def event_rows_json(events: Sequence[Any]) -> list[Any]:
+    """The events as their rows' JSON, in one pass for the whole prefix."""
+    return msgspec.json.decode(msgspec.json.encode(events)) if events else []
+
+
 def expression_json(events: Sequence[Any], phase0: ResumePlan) -> tuple[Any, Any, Any, Any]:
     """(source, events, replay, phase0) as JSON."""
-    encoded = msgspec.json.decode(msgspec.json.encode(events)) if events else []  # one pass for the whole prefix
+    encoded = event_rows_json(events)
     replayed = set(phase0.replay_event_ids)
     plan = {
         "disposition": phase0.disposition,

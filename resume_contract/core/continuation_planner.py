@@ -35,7 +35,15 @@ def decide_from_run(
     _check_host(host, planner["host"])
     if header is not None and not _has_what_is_read(header, planner["inputs"], table.inputs):
         header = None  # a header without a field the planner reads is as unreadable as no header (fail closed)
-    context = DecisionContext(events or (), {}, table)
+    # The inputs, as far as they can be had: a gate may read them (one that cannot be read is absent to it, and a
+    # gate before it parks a run whose header or ledger cannot be read).
+    facts = {name: host[name] for name in planner["host"] if name in host}
+    if header is not None and events is not None:
+        for name, source in planner["inputs"].items():
+            value = _input(source, header, events, ids, projector)
+            if value is not ABSENT:
+                facts[name] = value
+    context = DecisionContext(events or (), facts, table)
     context.planner = {
         # A field written as null records nothing: as absent to the gates as a missing one (fail closed).
         "header": {key: value for key, value in header.items() if value is not None} if header is not None else ABSENT,
@@ -50,11 +58,6 @@ def decide_from_run(
                 disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(context.diagnostic(gate, fired[0]),)
             )
     assert header is not None and events is not None, "the spec's gates refuse an unreadable header and ledger"
-    facts = {name: host[name] for name in planner["host"] if name in host}
-    for name, source in planner["inputs"].items():
-        value = _input(source, header, events, ids, projector)
-        if value is not ABSENT:
-            facts[name] = value
     return decide_continuation(events, facts, projector, table, rows=rows)
 
 
@@ -138,12 +141,15 @@ def _input(source: Any, header: Mapping[str, Any], events: Sequence[Any], ids: M
 
 def terminal_repair_succeeded(header: Mapping[str, Any], events: Sequence[Any], projector: ProjectorTable, rule: Mapping[str, Any]) -> bool:
     """The header's status is terminal, exactly one committed non-partial event is terminal, and its status agrees
-    with the header's (equal, or one `rule["agrees"]` lists for it)."""
+    with the header's (equal, or one `rule["agrees"]` lists for it); with `rule["last"]`, no committed non-partial
+    event follows it."""
     status = header.get("status")
     if status not in rule["header_statuses"]:
         return False
     terminal = committed_terminal_events(events, projector)
     if len(terminal) != 1:
+        return False
+    if rule.get("last") and _last_committed(events, projector) is not terminal[0]:
         return False
     return terminal[0].status == status or terminal[0].status in rule["agrees"].get(status, ())
 
@@ -157,6 +163,11 @@ def committed_terminal_events(events: Sequence[Any], projector: ProjectorTable) 
         if getattr(event, projector.partial_attribute) is not True
         and (event.status in projector.terminal_statuses or _flag_true(getattr(event, field), key))
     ]
+
+
+def _last_committed(events: Sequence[Any], projector: ProjectorTable) -> Any:
+    """The last non-partial event, or None."""
+    return next((event for event in reversed(events) if getattr(event, projector.partial_attribute) is not True), None)
 
 
 def _flag_true(holder: Any, key: str) -> bool:
