@@ -4,8 +4,7 @@ every other diagnostic.
 
 A tool test on frozen inputs: the contract is the gallery's step 07 (examples/maka-history, base + patches, never
 spec/), and every expectation below is written by hand from the rule, not computed by the code under test. The
-same ledger is planned short (the walk's generic loop, in memory) and long (past the compiled loop's threshold
-and the reader's chunks, with an operation store), which must agree.
+same ledger is planned short (in memory) and long (past the reader's chunks), which must agree.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""`core.key_count`: the key counter counts, in both its forms (generic and compiled), the keys a row wrote
-outside its free JSON, and gathers the same free JSON; nothing is compiled from a name that is not a plain
-ASCII identifier. Tool tests: the model is this file's own, not the spec's.
+"""`core.key_count`: the key counter counts the keys a row wrote outside its free JSON, and gathers the same free
+JSON, whatever its fields' names. Tool tests: the model is this file's own, not the spec's.
 
 The expected count is the standard library's: every key of the row (`json.loads` with a hook that counts
 pairs) less every key inside the row's free-JSON values, each counted the same way.
@@ -17,7 +16,7 @@ import pytest
 from msgspec import UNSET, Raw, UnsetType
 
 from resume_contract.core import key_count
-from resume_contract.core.key_count import _counting_of, _generic, compiled_counter
+from resume_contract.core.key_count import _counting_of, _generic
 
 
 class Note(msgspec.Struct, tag_field="kind", tag="note", forbid_unknown_fields=True):
@@ -88,16 +87,14 @@ def _free_of(event: Event) -> list[bytes]:
 
 
 def _counters() -> list[key_count.KeyCounter]:
-    """The generic form; the compiled one; and the compiled one with its content classes in another order: that of
-    a sample holding the model's last class most often."""
+    """The counter, as `key_counter` makes it and as its parts are."""
     counting = _counting_of(mi.type_info(Event))  # type: ignore[arg-type]
-    compiled = compiled_counter(counting)
-    reordered = compiled_counter(counting, [event for event in EVENTS if isinstance(event.content, Failure)] * 9 + EVENTS)
-    assert compiled is not None and reordered is not None
-    return [_generic(counting), compiled, reordered]
+    made = key_count.key_counter(mi.type_info(Event))  # type: ignore[arg-type]
+    assert made is not None
+    return [_generic(counting), made]
 
 
-FORMS = ["generic", "compiled", "compiled, reordered"]
+FORMS = ["generic", "made"]
 
 
 EVENTS = [msgspec.json.decode(row, type=Event) for row in ROWS]
@@ -131,24 +128,9 @@ def test_a_row_that_repeats_a_key_decodes_to_one_key_fewer_than_it_wrote() -> No
             assert count([event], []) == _keys_in(row) - 1
 
 
-def test_the_counter_compiles_once_it_has_counted_compile_after_structs(monkeypatch: pytest.MonkeyPatch) -> None:
-    compiled: list[object] = []
-    monkeypatch.setattr(key_count, "COMPILE_AFTER", 2 * len(EVENTS))
-    monkeypatch.setattr(key_count, "compiled_counter", lambda counting, sample=None: compiled.append(counting) or compiled_counter(counting, sample))
-    count = key_count.key_counter(mi.type_info(Event))  # type: ignore[arg-type]
-    assert count is not None
-    expected = sum(_keys_in(row) for row in ROWS) - sum(map(_keys_in, EXPECTED_FREE))
-    for _ in range(4):
-        free: list[Raw] = []
-        assert count(EVENTS, free) == expected
-        assert sorted(map(bytes, free)) == sorted(EXPECTED_FREE)
-    assert len(compiled) == 1
-
-
 @pytest.mark.parametrize("name", ["class", "ﬁeld", "naïve"])
-def test_a_field_whose_name_is_no_plain_identifier_is_never_compiled_and_still_counted(name: str) -> None:
+def test_a_field_whose_name_is_no_plain_identifier_is_counted(name: str) -> None:
     odd = msgspec.defstruct("Odd", [("id", str), (name, Union[str, UnsetType], UNSET)])
     counting = _counting_of(mi.type_info(odd))  # type: ignore[arg-type]
-    assert compiled_counter(counting) is None
     values = [odd("a"), odd("b", "x")]
     assert _generic(counting)(values, []) == 3

@@ -2,27 +2,23 @@
 row repeats a key compares with the rows' bytes (ledger.proofs.keys_proven).
 
 msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding one key fewer
-than the row wrote. The counter is worked out once from the model's type info (`key_counter`), and runs in one
-of two forms that count alike: compiled, one interpreted loop over the structs whose source names each field
-(about 60% of the generic form's time on ordinary rows: 34 against 55 microseconds for 200 events), once
-COMPILE_AFTER structs were counted; or generic, a column of each field read at a time, which also serves a
-model whose names are not plain identifiers. The two gather the same free JSON, in another order (the proof
-joins it whole). tests/test_key_count.py holds the two forms equal.
+than the row wrote. The counter is worked out once from the model's type info (`key_counter`) and reads a column
+of each field at a time. (A loop naming each field would count faster, but it would be compiled from source at
+run time, and nothing is.)
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from itertools import chain
-from operator import attrgetter, is_not
+from operator import is_not
 from typing import Any
 
 import msgspec.inspect as mi
 from msgspec import UNSET
 
-from .columns import column, compiled_source
+from .columns import column
 
 KeyCounter = Callable[[list[Any], list[Any]], int]  # (structs of one class, free) -> their keys; free JSON appended to `free`
 
@@ -30,11 +26,6 @@ KeyCounter = Callable[[list[Any], list[Any]], int]  # (structs of one class, fre
 RAW, RAW_DICT, RAW_LIST = "raw", "dict", "list"
 
 _IS_SET = partial(is_not, UNSET)
-
-# Structs counted before the counter is compiled: compiling (about 210 microseconds) costs what the compiled form
-# saves over 2,000 events, so a plan of a few hundred never compiles it; an audit of many runs does, once.
-COMPILE_AFTER = 2_000
-
 
 class _Uncountable(Exception):
     """A field the key counter cannot count: it nests in a way the wire format does not, or not always."""
@@ -54,20 +45,7 @@ def key_counter(struct: mi.StructType) -> KeyCounter | None:
         counting = _counting_of(struct)
     except _Uncountable:
         return None
-    generic = _generic(counting)
-    compiled: KeyCounter | None = None
-    counted = 0
-
-    def count(values: list[Any], free: list[Any]) -> int:
-        nonlocal compiled, counted
-        if compiled is None:
-            counted += len(values)
-            if counted < COMPILE_AFTER:
-                return generic(values, free)
-            compiled = compiled_counter(counting, values) or generic
-        return compiled(values, free)
-
-    return count
+    return _generic(counting)
 
 
 def _counting_of(struct: mi.StructType) -> _Counting:
@@ -130,65 +108,6 @@ def _generic(counting: _Counting) -> KeyCounter:
         return total
 
     return count
-
-
-def compiled_counter(counting: _Counting, sample: list[Any] | None = None) -> KeyCounter | None:
-    """The counter as one loop over the structs, compiled from source naming each field; None when a name is not
-    a plain ASCII identifier (or is a keyword): only such names, fixed statements and integers are compiled. The
-    loop compares a struct's nested struct with each class it may be in turn: most often held in `sample` (structs
-    of the model) first."""
-    classes: dict[type, str] = {}
-    always, looked_at = counting
-    lines = ["def count(values, free):", f"    total = {always} * len(values)", "    append = free.append", "    for value in values:"]
-    try:
-        lines += _statements(_most_held_first(looked_at, sample or []), "value", 0, classes, "        ")
-    except ValueError:
-        return None
-    lines.append("    return total")
-    namespace: dict[str, Any] = {"UNSET": UNSET, **{name: cls for cls, name in classes.items()}}
-    counter: KeyCounter | None = compiled_source("\n".join(lines) + "\n", namespace, "count")
-    return counter
-
-
-def _statements(looked_at: list[_LookAt], owner: str, depth: int, classes: dict[type, str], indent: str) -> list[str]:
-    lines: list[str] = []
-    for index, (name, optional, nested, is_dict, shape) in enumerate(looked_at):
-        if not (name.isascii() and name.isidentifier()):
-            raise ValueError(name)
-        held = f"field_{depth}_{index}"
-        lines.append(f"{indent}{held} = {owner}.{name}")
-        inner = indent
-        if optional:  # everything else is read only when the field is there: an absent one costs one comparison
-            lines.append(f"{indent}if {held} is not UNSET:")
-            inner = indent + "    "
-            lines.append(f"{inner}total += 1")
-        if is_dict:
-            lines.append(f"{inner}total += len({held})")
-        if shape == RAW:
-            lines.append(f"{inner}append({held})")
-        elif shape in (RAW_DICT, RAW_LIST):
-            lines.append(f"{inner}free += {held}.values()" if shape == RAW_DICT else f"{inner}free += {held}")
-        if nested:
-            kind = f"kind_{depth}_{index}"
-            lines.append(f"{inner}{kind} = type({held})")
-            for number, (cls, (nested_always, nested_looked_at)) in enumerate(nested.items()):
-                name_of_class = classes.setdefault(cls, f"Struct{len(classes)}")
-                lines.append(f"{inner}{'if' if number == 0 else 'elif'} {kind} is {name_of_class}:")
-                lines.append(f"{inner}    total += {nested_always}")
-                lines += _statements(nested_looked_at, held, depth + 1, classes, inner + "    ")
-    return lines
-
-
-def _most_held_first(looked_at: list[_LookAt], sample: list[Any]) -> list[_LookAt]:
-    """The fields looked at, each nested one's classes ordered by how many of the sample's structs hold them there
-    (ties in the model's order)."""
-    ordered: list[_LookAt] = []
-    for name, optional, nested, is_dict, shape in looked_at:
-        if nested and sample:
-            held = Counter(map(type, map(attrgetter(name), sample)))
-            nested = dict(sorted(nested.items(), key=lambda item: -held[item[0]]))
-        ordered.append((name, optional, nested, is_dict, shape))
-    return ordered
 
 
 def free_shape(kind: mi.Type) -> str | None:

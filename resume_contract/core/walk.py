@@ -27,7 +27,6 @@ from .table import ProjectorTable
 from .walk_actions import anomaly_at as anomaly_at_
 from .walk_actions import answered, walk_row
 from .walk_actions import diagnostic as _diagnostic
-from .walk_loop import loop_for
 from .walk_reads import TRUE, OpenOperation, reads_of
 
 if TYPE_CHECKING:  # a walk without a store (a small ledger) never loads it
@@ -74,7 +73,6 @@ class Walk:
         self.keep = keep
         self._settled: list[str] = []
         self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
-        self.call_id_hash = hash  # that hash, as this module names it: the compiled loop (`walk_loop`) records the same
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
@@ -100,13 +98,9 @@ class Walk:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
         if self.run is None and self.table.reads_runs and events:
             self._read_run(events[0])
-        loop = loop_for(self.reads, len(events)) if self.trace is None else None
-        if loop is not None:
-            loop(self, events, first_index)  # (which finds the terminal event as it comes to it)
-        else:
-            if self.terminal_event_id is None:
-                self._find_terminal(events, first_index)
-            self._walk(events, first_index)
+        if self.terminal_event_id is None:
+            self._find_terminal(events, first_index)
+        self._walk(events, first_index)
         if self.store is not None:
             self._store_settled()
 
@@ -121,7 +115,7 @@ class Walk:
         return where, rows
 
     def _walk(self, events: Sequence[Any], first_index: int) -> None:
-        """The generic loop: every event, any table (`walk_loop` compiles the common cases of one)."""
+        """Every event, any table."""
         table = self.table
         trace = self.trace
         reads = self.reads

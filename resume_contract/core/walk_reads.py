@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .columns import compiled_function
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -32,7 +30,7 @@ class KindReads:
     A class is looked up in the table the first time it is seen (`learn`); after that, in `known`.
     """
 
-    __slots__ = ("known", "loop", "step", "table", "walked")
+    __slots__ = ("known", "step", "table")
 
     def __init__(self, table: ProjectorTable) -> None:
         self.table = table
@@ -41,9 +39,6 @@ class KindReads:
         # step, `proof.reference.MachineSteps`) is asked as it is, for the steps a walk takes and no others.
         steps = table.step
         self.step: Mapping[tuple[str, str, bool], tuple[str, str | None]] = dict(steps) if type(steps) in (dict, MappingProxyType) else steps
-        # The walk's loop compiled for the table (`walk_loop.loop_for`), once `walked` events were walked without it.
-        self.loop: Callable[[Any, Any, int], None] | None = None
-        self.walked = 0
 
     def learn(self, content_class: type) -> KindRead | None:
         read = self.known[content_class] = kind_read(self.table, content_class)
@@ -79,21 +74,7 @@ def kind_read(table: ProjectorTable, content_class: type) -> KindRead | None:
 
 
 def _values_of(read: ToolContentRead) -> Callable[[Any], tuple[Any, Any, bool, Any]]:
-    """A content struct's (call id, tool name, error flag is true, arguments), read by one compiled function (the
-    interpreter reads an attribute for a tenth of what `attrgetter` costs, once per tool event); by attrgetters
-    when a name is no plain identifier."""
-    names = [name for name in (read.call_id, read.tool_name, read.error_flag, read.arguments) if name is not None]
-    expression = ", ".join(
-        (
-            f"content.{read.call_id}",
-            f"content.{read.tool_name}" if read.tool_name is not None else "None",
-            f"content.{read.error_flag} is True" if read.error_flag is not None else "False",
-            f"content.{read.arguments}" if read.arguments is not None else "None",
-        )
-    )
-    compiled = compiled_function("content", f"({expression})", names)
-    if compiled is not None:
-        return compiled
+    """A content struct's (call id, tool name, error flag is true, arguments), read by attrgetters."""
     call_id_of, name_of, error_of, arguments_of = (attrgetter(name) if name is not None else None for name in (read.call_id, read.tool_name, read.error_flag, read.arguments))
 
     def values(content: Any) -> tuple[Any, Any, bool, Any]:
