@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,36 @@ def test_a_long_ledger_is_planned_as_a_short_one(project: Path, tmp_path: Path) 
     assert (disposition, diagnostics) == ("blocked", [("pending_tool_result", "c2"), ("unmatched_tool_result", "r1")])
     assert replay == ["u", *(row["id"] for row in filler)]
     assert operations[-2:] == [("a", "succeeded"), ("b", "indeterminate")] and len(operations) == 3002
+
+
+def _generate_with(project: Path, tmp_path: Path, hidden: str) -> subprocess.CompletedProcess[str]:
+    copy = tmp_path / "project"
+    shutil.copytree(project / "spec", copy / "spec")
+    spec = copy / "spec" / "projector.yaml"
+    source = spec.read_text(encoding="utf-8")
+    line = '  hidden: row.modelVisibility == "hidden"\n'
+    assert source.count(line) == 1
+    spec.write_text(source.replace(line, f"  hidden: {hidden}\n"), encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(copy), "generate"], capture_output=True, text=True, check=False)
+
+
+def test_a_hidden_test_reads_the_row_alone(project: Path, tmp_path: Path) -> None:
+    done = _generate_with(project, tmp_path, 'row.modelVisibility == "hidden" && fact.tool_boundary != "x"')
+    assert done.returncode == 2 and "spec/projector.yaml:" in done.stderr and "unknown name 'fact'" in done.stderr, done.stderr
+    assert not (tmp_path / "project" / "generated").exists()
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        'row.modelVisibility == "hidden" && row.author != "tool"',  # a hidden result the test leaves visible
+        'row.modelVisibility == "hidden" && row.ts < 1000000',  # ... or one with a real timestamp
+        "row.modelVisibility",  # a "visible" row hidden (JavaScript's truthiness)
+    ],
+)
+def test_a_hidden_test_that_hides_otherwise_than_the_oracle_is_refused(hidden: str, project: Path, tmp_path: Path) -> None:
+    """The explorers try each tool row holding every combination of the values the test reads (and the field's
+    declared ones): a test that leaves a hidden result visible, or hides a visible one, disagrees with the
+    packaged oracle on a ledger of two rows, and generate says which."""
+    done = _generate_with(project, tmp_path, hidden)
+    assert done.returncode == 2 and "matches_oracle" in done.stderr, done.stderr

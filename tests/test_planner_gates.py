@@ -92,3 +92,15 @@ def test_a_gate_expression_reads_no_fact_of_step_0(project: Path, tmp_path: Path
     assert done.returncode == 2, done.stderr
     assert f"spec/continuation.yaml:{line}:" in done.stderr and "replay" in done.stderr
     assert not (copy / "generated").exists()
+
+
+def test_a_gate_that_cannot_judge_a_run_names_itself(project: Path, tmp_path: Path) -> None:
+    """generate decides the planner's situations, and one of two events divides by zero here: it says which gate."""
+    copy = tmp_path / "project"
+    shutil.copytree(project / "spec", copy / "spec")
+    spec = copy / "spec" / "continuation.yaml"
+    gate = '      when: "!input.terminalRepairSucceeded"'
+    spec.write_text(spec.read_text(encoding="utf-8").replace(gate, "      when: 1 / (size(events) - 2) > 5"), encoding="utf-8")
+    generated = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(copy), "generate"], capture_output=True, text=True, check=False)
+    assert generated.returncode == 2
+    assert "an expression cannot be judged here: gate 'terminal_repair': / by zero" in generated.stderr, generated.stderr

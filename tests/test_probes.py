@@ -48,3 +48,18 @@ def test_a_string_method_spells_its_literal_and_a_path_spells_at_most_four_value
 
 def test_a_negated_has_and_a_comparison_of_two_paths_spell_nothing() -> None:
     assert probe_rows({}, {}, ["!has(row.content)", "row.id != first.id"]) == []
+
+
+def test_an_ordering_comparison_spells_its_literal_and_the_number_after_it() -> None:
+    # `ts < 1000000` holds at neither: a row at the literal, and one just past it, read each side of the boundary.
+    rows = probe_rows({}, {}, ["row.ts < 1000000", "3 >= row.depth", 'row.name > "m"'])
+    assert rows == [
+        ("ts 1000000", {"ts": 1000000}, False),
+        ("ts 1000001", {"ts": 1000001}, False),
+        ("ts other", {"ts": "explore-other"}, False),
+        ("depth 3", {"depth": 3}, False),
+        ("depth 4", {"depth": 4}, False),
+        ("depth other", {"depth": "explore-other"}, False),
+        ('name "m"', {"name": "m"}, False),
+        ("name other", {"name": "explore-other"}, False),
+    ]

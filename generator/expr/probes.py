@@ -4,8 +4,9 @@ alphabet read off the wire format alone would never spell, because only an expre
 From the expressions' trees, never from their values:
 - an action event, its `has(...)` paths present and its `key`'s path holding call id `a`;
 - every path of a row (`row.P`, `first.P`, or `fact.N` where fact N is `first.P`) that a test compares with
-  a literal (`==`, `!=`, `in [...]`, or a string method: `startsWith`, `endsWith`, `contains`, through `string()`):
-  a row holding each literal there (the first MAX_VALUES of them), and one holding another value;
+  a literal (`==`, `!=`, `in [...]`, `<` and the like (a number: also the one after it), or a string method:
+  `startsWith`, `endsWith`, `contains`, through `string()`): a row holding each literal there (the first
+  MAX_VALUES of them), and one holding another value;
 - every path a test asks `has(...)` of and compares with nothing: a row holding an empty object there.
 
 A probe is named by what it holds (an action's by its row too): two specs' probes of one name are one row, so
@@ -80,6 +81,12 @@ def probe_rows(
     return rows
 
 
+def read_fields(text: str) -> list[str]:
+    """The top-level fields of `row` an expression reads anywhere (compared, tested or used as a value)."""
+    fields = [path[0] for node in _nodes(parse(text)) if (path := _path(node, {}, roots=("row",))) is not None]
+    return list(dict.fromkeys(fields))
+
+
 def _read_first(path: Path, first_paths: set[Path]) -> bool:
     return any(path[: len(other)] == other or other[: len(path)] == path for other in first_paths)
 
@@ -147,7 +154,8 @@ def _present(tree: n.Node, aliases: Mapping[str, Path]) -> list[Path]:
 
 
 def _comparisons(tree: n.Node, aliases: Mapping[str, Path]) -> list[tuple[Path, Any]]:
-    """(path, literal) of every `P == L`, `P != L` (either way round) and `P in [L, ...]` in the tree."""
+    """(path, literal) of every `P == L`, `P != L` (either way round) and `P in [L, ...]` in the tree; of `P < L`
+    and the like, the literal and, a number, the number after it."""
     found: list[tuple[Path, Any]] = []
     for node in _nodes(tree):
         if isinstance(node, n.Call) and node.function in STRING_METHODS and node.receiver is not None and len(node.arguments) == 1:
@@ -159,6 +167,13 @@ def _comparisons(tree: n.Node, aliases: Mapping[str, Path]) -> list[tuple[Path, 
                 path = _path(side, aliases)
                 if path is not None and isinstance(other, n.Literal):
                     found.append((path, other.value))
+        elif node.operator in ("<", "<=", ">", ">="):  # the literal, and the number just past it: either side of it
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                path = _path(side, aliases)
+                if path is not None and isinstance(other, n.Literal) and other.value is not None and not isinstance(other.value, bool):
+                    found.append((path, other.value))
+                    if isinstance(other.value, (int, float)):
+                        found.append((path, other.value + 1))
         elif node.operator == "in" and isinstance(node.right, n.ListLiteral):
             path = _path(node.left, aliases)
             if path is not None:

@@ -84,6 +84,7 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
     )
     return {
         "hidden": hidden_check,
+        "hidden_probes": py(table_of(spec).hidden_probes, 0, TOP_LEVEL_LEAD),
         "functions": functions,
         "facts": py(facts, 0, TOP_LEVEL_LEAD),
         "kind_guards": py(tuple(guards), 0, TOP_LEVEL_LEAD),

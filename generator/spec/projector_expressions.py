@@ -5,7 +5,8 @@
   several event kinds, run by run; without `content_kind`, a test of `row` (and `first`, `fact`) that makes a
   content-less row an *action event*, whose operation `key` (an expression of the same names) names.
 - `ledger_anomalies.rows: [{when: EXPR, raise: CODE}]`: a diagnostic at every committed row where `when` holds.
-- `replay.hidden: EXPR`: a row the model never saw (never replayed; it drives tool state all the same).
+- `replay.hidden: EXPR` (of `row` alone): a row the model never saw (never replayed; it drives tool state all the
+  same).
 
 Every row is the event as its JSON (the wire's field names); `semantics` (strict or javascript) says once how
 values compare. Each part is compiled to Python that the generator writes into generated/ (never at run time).
@@ -60,7 +61,8 @@ def compile_projector(file: LoadedFile, projector: Projector, wire: WireFormat) 
             checks.append(RowCheck(when=(when[0], when[1]), anomaly=item["raise"], mark=mark, needs=needs(when[0], "row")))
     hidden = None
     if "replay" in data:
-        test = compiled(file, ("replay", "hidden"), row_env, errors, condition=True)
+        # A row is hidden or not by what it holds alone (the explorers judge a row by itself).
+        test = compiled(file, ("replay", "hidden"), Environment({"row": event}, semantics), errors, condition=True)
         if test is not None:
             code = data["replay"].get("unpaired_result", "")
             hidden = RowCheck(when=(test[0], test[1]), anomaly=code, mark=file.mark(("replay",)), needs=needs(test[0], "row"))

@@ -15,7 +15,7 @@ from resume_contract.core.summary import PlanSummary
 from resume_contract.core.table import ActionKind, ProjectorTable, RowCheck, ToolContentRead
 from resume_contract.core.wire import WireModel
 
-from ..expr.probes import probe_rows
+from ..expr.probes import probe_rows, read_fields
 from .compiled import function_of
 from .decoder import load_module, needed_attributes
 from .model import Decision, EventKind, LedgerRules, Projector, Rule, Spec, WireFormat
@@ -95,6 +95,7 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
         ),
         "row_checks": tuple(RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS)) for check in projector.row_checks),
         "hidden": hidden_check(projector, wire),
+        "hidden_probes": hidden_probes_of(projector),
         "probes": probes_of(projector),
     }
 
@@ -103,6 +104,17 @@ def hidden_check(projector: Projector, wire: WireFormat) -> RowCheck | None:
     """`replay.hidden` as the walk reads it: a RowCheck whose code is the unpaired result's diagnostic."""
     hidden = projector.hidden
     return None if hidden is None else RowCheck(hidden.anomaly, needed_attributes(wire, hidden.needs), function_of(hidden.when[1], ROW_PARAMETERS))
+
+
+def hidden_probes_of(projector: Projector) -> tuple[str, ...]:
+    """The fields (JSON text) of each row that exercises `replay.hidden` (generator/expr/probes.py)."""
+    if projector.hidden is None:
+        return ()
+    rows = [fields for _, fields, _ in probe_rows({}, {}, [projector.hidden.when[0]])]
+    # A field read but neither compared nor asked `has(...)` of (`row.modelVisibility` as a condition) is explored
+    # with its declared values (core.explore), which it needs a row naming it for
+    rows += [{name: {}} for name in read_fields(projector.hidden.when[0]) if not any(name in row for row in rows)]
+    return tuple(json.dumps(fields, separators=(",", ":"), ensure_ascii=False) for fields in rows)
 
 
 def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import FactsRefused
+from ..errors import ExpressionFailed, FactsRefused
 from .continuation import ABSENT, ContinuationPlan, DecisionContext, decide_continuation
 from .continuation_table import ContinuationTable
 from .plan import Diagnostic
@@ -51,12 +51,14 @@ def decide_from_run(
         "existing_continuation": _existing(header, events, other_headers, planner["existing_continuation"]),
     }
     for gate in table.gates:
-        fired = context.bindings(gate, ())
-        if fired:
+        try:
+            fired = context.bindings(gate, ())
+            diagnostic = context.diagnostic(gate, fired[0]) if fired else None
+        except ExpressionFailed as failed:  # no decision: say which gate could not be judged
+            raise ExpressionFailed(f"gate '{gate.name}': {failed}") from None
+        if diagnostic is not None:
             reason = table.diagnostics[gate.diagnostic][0]
-            return ContinuationPlan(
-                disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(context.diagnostic(gate, fired[0]),)
-            )
+            return ContinuationPlan(disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(diagnostic,))
     assert header is not None and events is not None, "the spec's gates refuse an unreadable header and ledger"
     return decide_continuation(events, facts, projector, table, rows=rows)
 

@@ -115,6 +115,12 @@ class _Shape:
         declared = _declared(status.type) if status is not None else None
         self.statuses: tuple[str, ...] = typing.get_args(declared) if typing.get_origin(declared) is typing.Literal else ()
 
+    def declared_values(self, wire_name: str) -> tuple[Any, ...]:
+        """The values a top-level field declares (a string field's `enum`), or none."""
+        field = next((f for f in self.event_fields if f.encode_name == wire_name), None)
+        declared = _declared(field.type) if field is not None else None
+        return typing.get_args(declared) if typing.get_origin(declared) is typing.Literal else ()
+
     def wire_name(self, attribute: str) -> str:
         return self.by_attribute[attribute].encode_name
 
@@ -133,6 +139,10 @@ class _Shape:
         return content
 
 
+MAX_HIDDEN_FORMS = 15  # combinations of the hidden test's fields each tool letter is explored with
+_ABSENT = object()
+
+
 def letters_of(
     table: ProjectorTable, model: WireModel, *, statuses: Sequence[str] = (), flags: Sequence[tuple[str, str]] = ()
 ) -> tuple[Letter, ...]:
@@ -141,7 +151,7 @@ def letters_of(
     reader's idea of what is terminal, such as the oracle's."""
     shape = _Shape(model, table)
     letters = _tool_letters(shape)
-    letters += _hidden_letters(table, letters) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
+    letters += _hidden_letters(table, shape, letters) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
     partial = shape.wire_name(table.partial_attribute)
     letters += [Letter(f"partial {letter.name}", tuple({**dict(letter.fields), partial: True}.items())) for letter in letters]
     # The rows that exercise the contract's expressions; partial too where a run's first row is read through one
@@ -156,16 +166,28 @@ def letters_of(
     return tuple(letter for letter in unique.values() if _reads(model, letter))
 
 
-def _hidden_letters(table: ProjectorTable, tool_letters: list[Letter]) -> list[Letter]:
-    """Each tool letter again as a hidden row (`ProjectorTable.hidden`), by each probe the hidden test holds for:
-    a hidden call, a hidden result, paired with visible ones or not."""
+def _hidden_letters(table: ProjectorTable, shape: _Shape, tool_letters: list[Letter]) -> list[Letter]:
+    """Each tool letter again holding each combination of the values the hidden test is exercised with
+    (`ProjectorTable.hidden_probes`: its literals, another value, an empty object) and of those fields' declared
+    values, each field also absent (at most MAX_HIDDEN_FORMS combinations): rows the test hides and rows it
+    leaves visible that another reader (the oracle, the other side of a diff) may judge otherwise."""
     if table.hidden is None:
         return []
+    values: dict[str, list[Any]] = {}
+    for probe in table.hidden_probes:
+        for name, value in json.loads(probe).items():
+            values.setdefault(name, [])
+            if value not in values[name]:
+                values[name].append(value)
+    for name, listed in values.items():
+        listed += [value for value in shape.declared_values(name) if value not in listed]
+    names = sorted(values)
+    forms = itertools.product(*([_ABSENT, *values[name]] for name in names))
     letters = []
-    for name, fields, _ in table.probes:
-        probe = json.loads(fields)
-        if _hides(table, probe):
-            letters += [Letter(f"{name} {letter.name}", tuple({**dict(letter.fields), **probe}.items())) for letter in tool_letters]
+    for form in itertools.islice(forms, 1, MAX_HIDDEN_FORMS + 1):  # (the first is every field absent: the letter itself)
+        held = {name: value for name, value in zip(names, form) if value is not _ABSENT}
+        said = ", ".join(f"{name} {json.dumps(value)}" for name, value in held.items())
+        letters += [Letter(f"{said} {letter.name}", tuple({**dict(letter.fields), **held}.items())) for letter in tool_letters]
     return letters
 
 

@@ -82,6 +82,9 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     # yet drives tool state; a replayed result whose call is hidden raises `hidden.code` ("": nothing), after
     # every other diagnostic of the projection
     hidden: RowCheck | None = None
+    # The fields (JSON text) of the rows that exercise the hidden test, for the explorers: each tool row is also
+    # explored holding every combination of their values (and of those fields' declared values)
+    hidden_probes: tuple[str, ...] = ()
     # Rows that exercise those expressions, for the explorers (generator/expr/probes.py): (name, the row's fields
     # as JSON text, whether a run's first row is read through it), each explored as a letter of its own
     probes: tuple[tuple[str, str, bool], ...] = ()

@@ -39,8 +39,8 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
     return None
 
 
-def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None) -> list[str]:
-    """The codes of the row checks `event` fails, in the spec's order."""
+def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[str]:
+    """The codes of the row checks `event` fails, in the spec's order (`what` names a check in an error)."""
     if run is None:
         return []
     row = None
@@ -53,7 +53,7 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None) -> list
                 if check.when(row, run.first, run.fact):
                     codes.append(check.code)
             except ExpressionFailed as failed:
-                raise ExpressionFailed(f"the row check raising {check.code}, at event {event.id!r}: {failed}") from None
+                raise ExpressionFailed(f"{what.format(code=check.code)}, at event {event.id!r}: {failed}") from None
     return codes
 
 
@@ -68,7 +68,7 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     if table.row_checks:
         walk.diagnostics += [diagnostic(table, code, event_id=event.id) for code in checked(table.row_checks, event, walk.run)]
     if table.hidden is not None:
-        walk.row_hidden = bool(checked((table.hidden,), event, walk.run))
+        walk.row_hidden = bool(checked((table.hidden,), event, walk.run, "spec/projector.yaml's replay.hidden"))
         if walk.row_hidden:
             walk.not_replayed.append(index)  # never replayed, whatever else it is
     if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
