@@ -25,7 +25,7 @@ from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Dispositio
 from .run_facts import RunView, for_run
 from .table import ProjectorTable
 from .walk_actions import anomaly_at as anomaly_at_
-from .walk_actions import answered, walk_row
+from .walk_actions import answered, rows_hidden, rows_tested, walk_row
 from .walk_actions import diagnostic as _diagnostic
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -80,7 +80,6 @@ class Walk:
         self.diagnostics: list[Diagnostic] = []
         # Replayed results whose call is hidden (`ProjectorTable.hidden`): diagnosed after everything else
         self.replay_diagnostics: list[Diagnostic] = []
-        self.row_hidden = False  # whether the row `walk_actions.walk_row` last looked at is hidden
         # Indexes of events the provider must not see again; every other event is replayed as it stands. Eight
         # bytes a row: a ledger of partial rows, never replayed, costs little more than a plain one.
         self.not_replayed = array("q")
@@ -132,15 +131,16 @@ class Walk:
         opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
         copy_arguments = self.copy_arguments
-        tests_rows = bool(table.row_checks or table.action_kinds or table.hidden)
+        tested = rows_tested((*table.action_kinds, *table.row_checks), events, first_index)  # rows a test may judge
+        hidden_rows = rows_hidden(self, events, first_index, partials)
 
         for index, event, partial in zip(count(first_index), events, partials):
             if partial:
                 not_replayed.append(index)
                 continue
-            if (index > terminal_index or tests_rows) and walk_row(self, event, index):
+            if (index > terminal_index or index in tested) and walk_row(self, event, index):
                 continue
-            hidden = self.row_hidden  # (never set without the table's hidden test)
+            hidden = index in hidden_rows
             content = event.content
             try:
                 read = known[type(content)]

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
+
 from ..errors import ExpressionFailed
+from .columns import column
 from .plan import Diagnostic
 from .wire import as_json, holds_any
 
@@ -57,6 +60,35 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: s
     return codes
 
 
+def rows_tested(tests: Sequence[ActionKind | RowCheck], events: Sequence[Any], first_index: int) -> frozenset[int]:
+    """The indexes of `events` (the first at `first_index`) that one of `tests` may judge: those holding a field
+    one of them needs, found a column at a time (from C, where most rows hold none); all, when a test needs none."""
+    if not tests:
+        return frozenset()
+    if any(test.needs is None for test in tests):
+        return frozenset(range(first_index, first_index + len(events)))
+    found: set[int] = set()
+    for name in dict.fromkeys(name for test in tests for name, _ in test.needs or ()):
+        held = column(name)(events)
+        if held.count(UNSET) != len(held):
+            found.update(first_index + index for index, value in enumerate(held) if value is not UNSET)
+    return frozenset(found)
+
+
+def rows_hidden(walk: Any, events: Sequence[Any], first_index: int, partials: Sequence[Any]) -> frozenset[int]:
+    """The indexes of the committed rows among `events` that the contract's hidden test holds for; each is left
+    out of the replay here (whatever else it is)."""
+    hidden = walk.table.hidden
+    if hidden is None:
+        return frozenset()
+    found = frozenset(
+        index for index in rows_tested((hidden,), events, first_index)
+        if not partials[index - first_index] and checked((hidden,), events[index - first_index], walk.run, "spec/projector.yaml's replay.hidden")
+    )
+    walk.not_replayed.extend(sorted(found))
+    return found
+
+
 def walk_row(walk: Any, event: Any, index: int) -> bool:
     """What the walk (`walk`, a `walk.Walk`: not named as a type, walk imports this module) says of a committed row
     before it reads its tool content: after the terminal event, the row checks it fails; True when the row was
@@ -67,10 +99,6 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
     if table.row_checks:
         walk.diagnostics += [diagnostic(table, code, event_id=event.id) for code in checked(table.row_checks, event, walk.run)]
-    if table.hidden is not None:
-        walk.row_hidden = bool(checked((table.hidden,), event, walk.run, "spec/projector.yaml's replay.hidden"))
-        if walk.row_hidden:
-            walk.not_replayed.append(index)  # never replayed, whatever else it is
     if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
         return False
     action = action_of(table.action_kinds, event, walk.run)
