@@ -125,3 +125,23 @@ class EventFactory:
 @pytest.fixture
 def events() -> EventFactory:
     return EventFactory()
+
+
+@pytest.fixture(scope="session")
+def gallery_step(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A contract project at a step of examples/maka-history (tools/gallery.py materialise), made once a session."""
+    import importlib.util
+
+    made: dict[str, Path] = {}
+
+    def at(step: str) -> Path:
+        if step not in made:
+            spec = importlib.util.spec_from_file_location("gallery_for_tests", Path(__file__).resolve().parent.parent / "tools" / "gallery.py")
+            assert spec is not None and spec.loader is not None
+            gallery = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(gallery)
+            made[step] = gallery.materialise(tmp_path_factory.mktemp(step) / "project", through=step)
+        return made[step]
+
+    return at
+

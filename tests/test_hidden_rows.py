@@ -9,7 +9,6 @@ same ledger is planned short (in memory) and long (past the reader's chunks), wh
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -24,12 +23,8 @@ ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts":
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = importlib.util.spec_from_file_location("gallery_for_hidden", ROOT / "tools" / "gallery.py")
-    assert spec is not None and spec.loader is not None
-    gallery = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gallery)
-    return gallery.materialise(tmp_path_factory.mktemp("step07") / "project", through="07-hidden-events")  # type: ignore[no-any-return]
+def project(gallery_step: Any) -> Path:
+    return gallery_step("07-hidden-events")  # type: ignore[no-any-return]
 
 
 def user(event_id: str) -> dict[str, Any]:

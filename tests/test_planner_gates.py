@@ -9,7 +9,6 @@ spec/), with its two gates: a partial event after the terminal one makes the led
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -25,12 +24,8 @@ HOST = {"currentCwd": "/w", "sourceWorkspaceIdentity": "ws", "currentWorkspaceId
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = importlib.util.spec_from_file_location("gallery_for_gates", ROOT / "tools" / "gallery.py")
-    assert spec is not None and spec.loader is not None
-    gallery = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gallery)
-    return gallery.materialise(tmp_path_factory.mktemp("step08") / "project", through="08-terminal-last")  # type: ignore[no-any-return]
+def project(gallery_step: Any) -> Path:
+    return gallery_step("08-terminal-last")  # type: ignore[no-any-return]
 
 
 def text(event_id: str, role: str, words: str, partial: bool = False) -> dict[str, Any]:
