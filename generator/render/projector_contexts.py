@@ -12,12 +12,16 @@ from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, py, py_call, py_express
 from ..spec.model import Spec
 from ..spec.projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 from ..spec.tables import event_kinds_of, needed_attributes, table_of
+from .walk_loop import walk_loop_source
 
 
 def table_context(spec: Spec) -> dict[str, Any]:
-    """generated/.../projector_table.py: the table, and the functions its expressions compiled to."""
+    """generated/.../projector_table.py: the table, the functions its expressions compiled to, and the walk's loop."""
     table = table_of(spec)
+    loop = walk_loop_source(table)
     return _expression_context(spec) | {
+        "walk_loop": loop[1] if loop is not None else None,
+        "loop_kinds": py(loop[0]) if loop is not None else None,
         "initial_state": py(table.initial_state),
         "tool_contents": [
             (py(kind), py_call("ToolContentRead", list(msgspec.structs.asdict(read).items()), indent=8, lead=len(py(kind)) + 2))

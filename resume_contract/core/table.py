@@ -85,6 +85,9 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     # The fields (JSON text) of the rows that exercise the hidden test, for the explorers: each tool row is also
     # explored holding every combination of their values (and of those fields' declared values)
     hidden_probes: tuple[str, ...] = ()
+    # The walk's loop specialised for the contract, as the generator wrote it (core/walk_loop.py); None: the generic
+    # loop alone (a table made in memory, or one the generator writes no loop for)
+    loop: Callable[[Any, Any, int], None] | None = None
     # Rows that exercise those expressions, for the explorers (generator/expr/probes.py): (name, the row's fields
     # as JSON text, whether a run's first row is read through it), each explored as a letter of its own
     probes: tuple[tuple[str, str, bool], ...] = ()

@@ -73,6 +73,7 @@ class Walk:
         self.keep = keep
         self._settled: list[str] = []
         self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
+        self.call_id_hash = hash  # that hash, as this module names it: the generated loop records the same
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
         self._unopened: list[int] = []  # the hashes of call ids a result named while no operation was open
         self._next_index = 0  # the next new operation's place in the plan's operations
@@ -97,9 +98,13 @@ class Walk:
         """Walk the next committed events; the first is the prefix's event `first_index` (0-based)."""
         if self.run is None and self.table.reads_runs and events:
             self._read_run(events[0])
-        if self.terminal_event_id is None:
-            self._find_terminal(events, first_index)
-        self._walk(events, first_index)
+        loop = self.table.loop
+        if loop is not None and self.trace is None and type(self.reads.step) is dict:
+            loop(self, events, first_index)  # (which finds the terminal event as it comes to it)
+        else:
+            if self.terminal_event_id is None:
+                self._find_terminal(events, first_index)
+            self._walk(events, first_index)
         if self.store is not None:
             self._store_settled()
 

@@ -30,7 +30,7 @@ class KindReads:
     A class is looked up in the table the first time it is seen (`learn`); after that, in `known`.
     """
 
-    __slots__ = ("known", "step", "table")
+    __slots__ = ("known", "loop_steps", "step", "table")
 
     def __init__(self, table: ProjectorTable) -> None:
         self.table = table
@@ -39,6 +39,7 @@ class KindReads:
         # step, `proof.reference.MachineSteps`) is asked as it is, for the steps a walk takes and no others.
         steps = table.step
         self.step: Mapping[tuple[str, str, bool], tuple[str, str | None]] = dict(steps) if type(steps) in (dict, MappingProxyType) else steps
+        self.loop_steps: dict[tuple[str, ...], Any] = {}  # the generated loop's steps (walk_loop.loop_steps)
 
     def learn(self, content_class: type) -> KindRead | None:
         read = self.known[content_class] = kind_read(self.table, content_class)

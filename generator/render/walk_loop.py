@@ -1,0 +1,111 @@
+"""The walk's loop specialised for a contract, written into generated/projector_table.py (`walk_loop`): the
+statements resume_contract/core/walk_loop.py describes, naming each tool content class (by its tag, from
+generated/runtime_event.py's CONTENT_KINDS) and attribute; None when the contract cannot have one (a name that is
+not a plain ASCII identifier, hidden rows, a test of the contract that may judge any row): the walk then keeps its
+generic loop. tests/test_walk_loop.py holds the two loops equal.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+from resume_contract.core.table import ActionKind, ProjectorTable, RowCheck
+
+
+def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | None:
+    """(the tool content kinds the loop reads, in order; the function's source), or None."""
+    kinds = tuple(table.tool_contents)
+    tests: list[ActionKind | RowCheck] = [*table.action_kinds, *table.row_checks]
+    if table.hidden is not None or any(test.needs is None for test in tests):
+        return None
+    unset = list(dict.fromkeys(["status", table.terminal_flag[0], *(name for test in tests for name, _ in test.needs or ())]))
+    names = [table.partial_attribute, *unset]
+    for read in table.tool_contents.values():
+        names += [name for name in (read.call_id, read.tool_name, read.arguments, read.error_flag) if name is not None]
+    if not all(name.isascii() and name.isidentifier() and not keyword.iskeyword(name) for name in names):
+        return None
+    unpacked = ", ".join(
+        f"({'OPEN' if read.opens else 'STEPS'}{n}, {(('OPEN' if read.opens else 'STEPS') + f'{n}_FAILED') if read.error_flag is not None else '_'})"
+        for n, read in enumerate(table.tool_contents.values())
+    )
+    classes = ", ".join(f"class{n}" for n in range(len(kinds)))
+    lines = [
+        "def walk_loop(walk: Any, events: Any, first_index: int) -> None:",
+        '    """The walk of `events` (the first at `first_index`), its common cases taken here (core/walk_loop.py)."""',
+        f"    {unpacked}{',' if len(kinds) == 1 else ''} = loop_steps(walk.reads, LOOP_KINDS)",
+        *([f"    {classes}{',' if len(kinds) == 1 else ''} = LOOP_CLASSES"] if kinds else []),
+        "    operations = walk.operations",
+        "    find_operation = operations.get",
+        "    storable = walk._storable",
+        "    settled = walk._settled",
+        "    not_replayed = walk.not_replayed",
+        "    opened = walk._opened.append if walk.store is not None else None",
+        "    call_id_hash = walk.call_id_hash",
+        "    copy_arguments = walk.copy_arguments",
+        "    terminal_index = walk.terminal_index",
+        "    next_index = walk._next_index",
+        "    index = first_index - 1",
+        "    for event in events:",
+        "        index += 1",
+        f"        if event.{table.partial_attribute}:",
+        "            not_replayed.append(index)",
+        "            continue",
+        f"        if index <= terminal_index and {' and '.join(f'event.{name} is UNSET' for name in unset)}:",
+        "            content = event.content",
+        "            cls = type(content)",
+    ]
+    for number, read in enumerate(table.tool_contents.values()):
+        lines.append(f"            {'if' if number == 0 else 'elif'} cls is class{number}:")
+        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens)
+    lines += [
+        f"            {'elif' if kinds else 'if'} cls in LOOP_SKIPPED:",
+        "                continue",
+        "        walk._next_index = next_index  # anything else: the generic loop, for this event alone",
+        "        if walk.terminal_event_id is None:",
+        "            walk._find_terminal((event,), index)",
+        "        walk._walk((event,), index)",
+        "        next_index = walk._next_index",
+        "        terminal_index = walk.terminal_index",
+        "    walk._next_index = next_index",
+    ]
+    return kinds, "\n".join(lines)
+
+
+def _branch(number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool) -> list[str]:
+    """The statements for one tool content class; each common case ends in `continue`."""
+    failed = f"content.{error_flag} is True" if error_flag is not None else "False"
+    name = f"content.{tool_name}" if tool_name is not None else "None"
+    if opens:
+        lines = [
+            f"    call_id = content.{call_id}",
+            f"    target, anomaly = OPEN{number}_FAILED if {failed} else OPEN{number}" if error_flag is not None else f"    target, anomaly = OPEN{number}",
+            "    if anomaly is None and find_operation(call_id) is None:",
+            f"        args = content.{arguments}" if arguments is not None else "        args = None",
+            "        if copy_arguments and type(args) is Raw:",
+            "            args = args.copy()  # not a view into the chunk it was decoded from",
+            f"        operations[call_id] = OpenOperation(target, {name} or '', args, index, event.id, next_index)",
+            "        next_index += 1",
+            "        if opened is not None:",
+            "            opened(call_id_hash(call_id))",
+            "        continue",
+        ]
+    else:
+        lines = [
+            f"    operation = find_operation(content.{call_id})",
+            f"    if operation is not None{'' if tool_name is None else f' and operation.tool_name == {name}'}:",
+            f"        failed = {failed}",
+            f"        target, anomaly = (STEPS{number}_FAILED if failed else STEPS{number}).get(operation.state, NO_STEP)"
+            if error_flag is not None
+            else f"        target, anomaly = STEPS{number}.get(operation.state, NO_STEP)",
+            "        if anomaly is None:",
+            "            operation.state = target",
+            "            if target in storable:",
+            f"                settled.append(content.{call_id})",
+            "            if operation.response_index >= 0:",
+            "                not_replayed.append(operation.response_index)  # superseded: only the settling result pairs",
+            "            operation.response_index = index",
+            "            operation.response_event_id = event.id",
+            "            operation.response_is_error = failed",
+            "            continue",
+        ]
+    return ["            " + line for line in lines]

@@ -1,0 +1,156 @@
+"""The walk's loop the generator writes for a contract (generated projector_table.walk_loop, core/walk_loop.py)
+leaves a walk exactly as the generic loop does, on random ledgers fed whole or in pieces, with and without an
+operation store; and a contract it cannot be written for keeps the generic loop. Tool tests: the contract is the
+frozen spec's (tests/frozen_spec/), not spec/.
+
+The expected walk is the generic loop's (`Walk._walk`), which the conformance tests hold to the reference."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from resume_contract_generator.render.walk_loop import walk_loop_source
+from test_properties import wire_ledgers
+
+from resume_contract.contract import Contract, load_generated
+from resume_contract.core.operation_store import OperationStore
+from resume_contract.core.table import ProjectorTable, RowCheck
+from resume_contract.core.walk import Walk
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory: pytest.TempPathFactory, _frozen_outputs: dict[str, str]) -> Contract:
+    root = tmp_path_factory.mktemp("frozen")
+    for relative, text in _frozen_outputs.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return load_generated(root)
+
+
+def _events(contract: Contract, rows: list[dict[str, Any]]) -> list[Any]:
+    return [contract.model.decoder.decode(json.dumps(row)) for row in rows]
+
+
+def _state(walk: Walk) -> tuple[Any, ...]:
+    """Everything a walk holds once fed, as plain values."""
+    store = None if walk.store is None else [_stored(walk.store, index) for index in range(walk._next_index)]
+    return (
+        [(call_id, msgspec.structs.asdict(operation)) for call_id, operation in walk.operations.items()],
+        list(walk.not_replayed), walk.diagnostics, walk._next_index, walk._settled, list(walk._opened), walk._unopened,
+        walk.terminal_event_id, walk.terminal_index, store,
+    )
+
+
+def _stored(store: OperationStore, index: int) -> bytes | None:
+    try:
+        return store.record(index)
+    except (AssertionError, IndexError):  # not stored: still open in the walk
+        return None
+
+
+def _walked(table: ProjectorTable, events: list[Any], piece: int, with_store: bool, chunks_kept: bool) -> tuple[Any, ...]:
+    walk = Walk(table, store=OperationStore() if with_store else None, chunks_kept=chunks_kept)
+    for start in range(0, len(events), piece):
+        walk.feed(events[start : start + piece], start)
+    return _state(walk)
+
+
+def _generic(contract: Contract) -> ProjectorTable:
+    return msgspec.structs.replace(contract.table, loop=None)
+
+
+# What a row may hold besides its content: nothing, a status (terminal or not), or actions that end the invocation
+# (the terminal flag) or do not.
+_EXTRAS = st.sampled_from([{}, {}, {}, {"status": "streaming"}, {"status": "completed"}, {"actions": {"endInvocation": True}},
+                           {"actions": {"endInvocation": False}}, {"actions": {}}, {"actions": {"other": 1}}])
+
+
+def test_the_frozen_contract_has_a_generated_loop(contract: Contract) -> None:
+    assert contract.table.loop is not None and contract.table.loop.__name__ == "walk_loop"
+
+
+@settings(deadline=None)  # (as many examples as the profile gives: 150 in CI, HYPOTHESIS_PROFILE=long for more)
+@given(wire_ledgers(max_size=60), st.lists(_EXTRAS, min_size=60, max_size=60), st.sampled_from([1, 7, 1000]), st.booleans(), st.booleans())
+def test_the_generated_loop_walks_as_the_generic_loop(
+    contract: Contract, rows: list[dict[str, Any]], extras: list[dict[str, Any]], piece: int, with_store: bool, chunks_kept: bool
+) -> None:
+    events = _events(contract, [{**row, **extra} for row, extra in zip(rows, extras)])
+    assert _walked(contract.table, events, piece, with_store, chunks_kept) == _walked(_generic(contract), events, piece, with_store, chunks_kept)
+
+
+def test_a_typical_ledger_takes_the_generated_steps(contract: Contract) -> None:
+    # Calls answered in order, one failed, and text: the common cases the loop takes; then an anomaly.
+    rows = []
+    for index in range(6):
+        rows.append({"id": f"c{index}", "ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t",
+                     "author": "agent", "role": "model", "content": {"kind": "function_call", "id": f"k{index}", "name": "w", "args": {}}})
+        result = {"kind": "function_response", "id": f"k{index}", "name": "w", "result": {}, **({"isError": True} if index == 2 else {})}
+        rows.append({**rows[-1], "id": f"r{index}", "author": "tool", "role": "tool", "content": result})
+        rows.append({**rows[-1], "id": f"t{index}", "author": "user", "role": "user", "content": {"kind": "text", "text": "x"}})
+    rows.append({**rows[4], "id": "again"})  # k1 answered twice: the first answer is superseded
+    events = _events(contract, rows)
+    generic_calls = []
+    original = Walk._walk
+
+    def counting(walk: Walk, events: Any, first_index: int) -> None:
+        generic_calls.append(len(events))
+        original(walk, events, first_index)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Walk, "_walk", counting)
+        walked = _walked(contract.table, events, 1000, False, True)
+    assert generic_calls == [1]  # every event took a generated step but the anomaly, walked alone
+    assert walked == _walked(_generic(contract), events, 1000, False, True)
+    assert [diagnostic.code for diagnostic in walked[2]] == ["duplicate_tool_result"] and walked[1] == [18]
+    assert [(call_id, operation["state"], operation["response_is_error"]) for call_id, operation in walked[0]] == [
+        (f"k{index}", "failed" if index == 2 else "succeeded", index == 2) for index in range(6)
+    ]
+
+
+@pytest.mark.parametrize("marker", [{"actions": {"endInvocation": True}}, {"status": "completed"}], ids=["flag", "status"])
+def test_a_terminal_event_met_by_the_generated_loop_ends_the_run_as_in_the_generic_loop(contract: Contract, marker: dict[str, Any]) -> None:
+    head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "author": "agent", "role": "model"}
+    call = {"kind": "function_call", "id": "k", "name": "w", "args": {}}
+    rows = [
+        {**head, "id": "call", "content": call},
+        {**head, "id": "not-yet", "actions": {"endInvocation": False}, "content": {"kind": "text", "text": "x"}},
+        {**head, "id": "end", **marker, "content": {"kind": "text", "text": "x"}},
+        {**head, "id": "result", "content": {"kind": "function_response", "id": "k", "name": "w", "result": {}}},
+        {**head, "id": "late", "content": {"kind": "text", "text": "x"}},
+    ]
+    events = _events(contract, rows)
+    for piece in (1, 2, 5):
+        walked = _walked(contract.table, events, piece, False, True)
+        assert walked == _walked(_generic(contract), events, piece, False, True)
+        assert walked[7] == "end" and walked[8] == 2
+        assert [(diagnostic.code, diagnostic.event_id) for diagnostic in walked[2]] == [
+            ("event_after_terminal", "result"), ("event_after_terminal", "late")
+        ]
+
+
+def test_both_loops_record_the_hash_the_walk_module_gives(contract: Contract, monkeypatch: pytest.MonkeyPatch) -> None:
+    # tests/test_properties.py forces every call id to collide through `walk.hash`; the generated loop must record
+    # what the generic one does (it takes the walk's own `call_id_hash`), or a walk mixing the two misses suspects.
+    from resume_contract.core import walk as walk_module
+
+    monkeypatch.setattr(walk_module, "hash", lambda value: 7, raising=False)
+    head = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "author": "agent", "role": "model"}
+    rows = [{**head, "id": f"e{n}", "content": {"kind": "function_call", "id": f"k{n}", "name": "w", "args": {}}} for n in range(3)]
+    events = _events(contract, rows)
+    walked = _walked(contract.table, events, 1000, True, True)
+    assert walked == _walked(_generic(contract), events, 1000, True, True)
+    assert walked[5] == [7, 7, 7]
+
+
+def test_a_contract_it_cannot_be_written_for_keeps_the_generic_loop(contract: Contract) -> None:
+    table = contract.table
+    assert walk_loop_source(table) is not None
+    assert walk_loop_source(msgspec.structs.replace(table, partial_attribute="partial-flag")) is None  # not an identifier
+    assert walk_loop_source(msgspec.structs.replace(table, partial_attribute="class")) is None  # a keyword
+    hiding = RowCheck("", (("status", None),), lambda row, first, fact: False)
+    assert walk_loop_source(msgspec.structs.replace(table, hidden=hiding)) is None  # hidden rows: the generic loop's
