@@ -111,6 +111,14 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         )
 
     @cached_property
+    def tested_fields(self) -> tuple[str, ...] | None:
+        """The attributes one of which a row an action event or a row check may judge holds (None: any row)."""
+        tests: list[ActionKind | RowCheck] = [*self.action_kinds, *self.row_checks]
+        if any(test.needs is None for test in tests):
+            return None
+        return tuple(dict.fromkeys(name for test in tests for name, _ in test.needs or ()))
+
+    @cached_property
     def reads_runs(self) -> bool:
         """Whether the walk reads the run's first event: the contract has facts, or tests of rows."""
         return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks or self.hidden)

@@ -7,7 +7,6 @@ a file chunk by chunk (`feed_chunks`), with an OperationStore for the operations
 
 from __future__ import annotations
 
-import functools
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -131,12 +130,11 @@ class Walk:
         storable = self._storable
         settled = self._settled
         not_replayed = self.not_replayed
-        anomaly_at = functools.partial(anomaly_at_, self)
         next_index = self._next_index
         opened = self._opened.append if self.store is not None else None  # (without a store, nothing is suspect)
         terminal_index = self.terminal_index
         copy_arguments = self.copy_arguments
-        tested = rows_tested((*table.action_kinds, *table.row_checks), events, first_index)  # rows a test may judge
+        tested = rows_tested(table.tested_fields, events, first_index)  # the rows a test of the contract may judge
         hidden_rows = rows_hidden(self, events, first_index, partials)
 
         for index, event, partial in zip(count(first_index), events, partials):
@@ -168,7 +166,7 @@ class Walk:
                 trace.append((state, kind, names_match))  # type: ignore[arg-type]
             target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]  # (a kind_error is there when a flag is)
             if anomaly is not None:
-                anomaly_at(index, anomaly, event.id, call_id, tool_name, operation, names_match)
+                anomaly_at_(self, index, anomaly, event.id, call_id, tool_name, operation, names_match)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
                 if copy_arguments and type(args) is msgspec.Raw:

@@ -60,19 +60,24 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: s
     return codes
 
 
-def rows_tested(tests: Sequence[ActionKind | RowCheck], events: Sequence[Any], first_index: int) -> frozenset[int]:
-    """The indexes of `events` (the first at `first_index`) that one of `tests` may judge: those holding a field
-    one of them needs, found a column at a time (from C, where most rows hold none); all, when a test needs none."""
-    if not tests:
-        return frozenset()
-    if any(test.needs is None for test in tests):
-        return frozenset(range(first_index, first_index + len(events)))
+def rows_tested(names: tuple[str, ...] | None, events: Sequence[Any], first_index: int) -> frozenset[int]:
+    """The indexes of `events` (the first at `first_index`) holding one of the attributes `names` (a test of the
+    contract may judge those rows; `ProjectorTable.tested_fields`), found a column at a time (from C, where most
+    rows hold none); all of them when `names` is None."""
+    if not names:
+        return frozenset(range(first_index, first_index + len(events))) if names is None else _NONE
+    if len(events) == 1:  # (the generated loop hands the generic one its uncommon events one at a time)
+        event = events[0]
+        return frozenset((first_index,)) if any(getattr(event, name) is not UNSET for name in names) else _NONE
     found: set[int] = set()
-    for name in dict.fromkeys(name for test in tests for name, _ in test.needs or ()):
+    for name in names:
         held = column(name)(events)
         if held.count(UNSET) != len(held):
             found.update(first_index + index for index, value in enumerate(held) if value is not UNSET)
     return frozenset(found)
+
+
+_NONE: frozenset[int] = frozenset()
 
 
 def rows_hidden(walk: Any, events: Sequence[Any], first_index: int, partials: Sequence[Any]) -> frozenset[int]:
@@ -81,8 +86,9 @@ def rows_hidden(walk: Any, events: Sequence[Any], first_index: int, partials: Se
     hidden = walk.table.hidden
     if hidden is None:
         return frozenset()
+    names = None if hidden.needs is None else tuple(dict.fromkeys(name for name, _ in hidden.needs))
     found = frozenset(
-        index for index in rows_tested((hidden,), events, first_index)
+        index for index in rows_tested(names, events, first_index)
         if not partials[index - first_index] and checked((hidden,), events[index - first_index], walk.run, "spec/projector.yaml's replay.hidden")
     )
     walk.not_replayed.extend(sorted(found))
