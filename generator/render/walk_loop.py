@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import keyword
 
-from resume_contract.core.table import ActionKind, ProjectorTable, RowCheck
+from resume_contract.core.table import ProjectorTable
 
 
 def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | None:
     """(the tool content kinds the loop reads, in order; the function's source), or None."""
     kinds = tuple(table.tool_contents)
-    tests: list[ActionKind | RowCheck] = [*table.action_kinds, *table.row_checks]
-    if table.hidden is not None or any(test.needs is None for test in tests):
+    tested = table.tested_fields
+    if table.hidden is not None or tested is None:
         return None
-    unset = list(dict.fromkeys(["status", table.terminal_flag[0], *(name for test in tests for name, _ in test.needs or ())]))
+    unset = list(dict.fromkeys(["status", table.terminal_flag[0], *tested]))
     names = [table.partial_attribute, *unset]
     for read in table.tool_contents.values():
         names += [name for name in (read.call_id, read.tool_name, read.arguments, read.error_flag) if name is not None]

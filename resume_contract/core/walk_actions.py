@@ -130,12 +130,12 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
 
 
 def anomaly_at(
-walk: Any, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
+    walk: Any, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
 ) -> None:
     """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
     operation, if any; when the result names another tool than its call, the detail says which."""
     if operation is None:
-        walk._unopened.append(hash(call_id))
+        walk._unopened.append(walk.call_id_hash(call_id))  # (the hash walk.py names, as its loops record it)
     misnamed = None if names_match else operation
     walk.not_replayed.append(index)
     detail = None
@@ -144,6 +144,7 @@ walk: Any, index: int, code: str, event_id: str, call_id: str, tool_name: str | 
     walk.diagnostics.append(
         diagnostic(walk.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
     )
+
 
 def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, event_id: str, is_error: bool, hidden: bool) -> None:
     """The result at `index` settled `operation` (a step without an anomaly). Only the settling result pairs with
