@@ -70,6 +70,7 @@ def _catalog_context(spec: Spec) -> dict[str, Any]:
         "phase": py(spec.scope.phase),
         "run_loop": py(spec.run_loop),
         "oracle": py(spec.oracle),
+        "packaged_oracle": py(spec.packaged_oracle) if spec.packaged_oracle != "tool-boundary" else None,
         "prefix_lengths": py({prefix.name: prefix.length for prefix in spec.ledger.prefixes}, 0, TOP_LEVEL_LEAD),
         "canonical_rows": py(
             {outcome: tuple(event.wire(outcome) for event in spec.ledger.events) for outcome in outcomes}, 0, TOP_LEVEL_LEAD
@@ -129,14 +130,16 @@ def _machine_context(spec: Spec) -> dict[str, Any]:
             options = []
             if rule.when is not None:
                 options.append(f"cond={py(rule.when)}")
-            if rule.anomaly is not None:
-                options.append(f"on={py('raise_' + rule.anomaly)}")
+            if rule.codes:
+                methods = ["raise_" + code for code in rule.codes]
+                options.append(f"on={py(methods[0] if len(methods) == 1 else methods)}")
+            if rule.anomaly is not None and rule.next_state == rule.source:
                 transitions.append(f"{_identifier(rule.source)}.to.itself(internal=True, {', '.join(options)})")
-            else:
+            else:  # a transition, or an anomaly that moves the state too
                 target = _identifier(rule.next_state)
                 transitions.append(f"{_identifier(rule.source)}.to({', '.join([target] + options)})")
         events.append((_identifier(event.name), transitions))
-    anomalies = sorted({rule.anomaly for rule in projector.rules if rule.anomaly is not None})
+    anomalies = sorted({code for rule in projector.rules for code in rule.codes})
     return {
         "states": states,
         "events": events,

@@ -32,6 +32,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "terminal_flag": py(table.terminal_flag),
         "states": py(tuple(state.name for state in spec.projector.states)),
         "step": py(dict(table.step), 0, TOP_LEVEL_LEAD),
+        "step_type": "tuple[str, str | None]" if all(type(anomaly) is not tuple for _, anomaly in table.step.values()) else "tuple[str, str | tuple[str, ...] | None]",
         "event_kinds": py(dict(table.event_kinds), 0, TOP_LEVEL_LEAD),
         "state_status": py(dict(table.state_status), 0, TOP_LEVEL_LEAD),
         "settled_states": py(tuple(s.name for s in spec.projector.states if s.name in table.settled_states)),
@@ -42,6 +43,15 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "after_terminal_diagnostic": py(table.after_terminal_diagnostic),
         "high_water_diagnostic": py(table.high_water_diagnostic),
         "directive": py(table.directive, 0, TOP_LEVEL_LEAD),
+        # (emitted only when the contract says them: a contract without them generates as before)
+        "ledger_order": [
+            (name, py(value)) for name, value in (
+                ("duplicate_id_diagnostic", table.duplicate_id_diagnostic),
+                ("foreign_row_diagnostic", table.foreign_row_diagnostic),
+                ("operations_first", table.operations_first),
+                ("listed_last", Code(f"frozenset({py(tuple(sorted(table.listed_last)))})") if table.listed_last else None),
+            ) if value
+        ],
     }
 
 
@@ -77,7 +87,8 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
     checks = [
         py_call(
             "RowCheck",
-            [("code", check.anomaly), ("needs", needed_attributes(wire, check.needs)), ("when", function(f"_row_check_{number}", ROW_PARAMETERS, check.when[1]))],
+            [("code", check.anomaly), ("needs", needed_attributes(wire, check.needs)), ("when", function(f"_row_check_{number}", ROW_PARAMETERS, check.when[1]))]
+            + ([("skip", True)] if check.skip else []),
             indent=4,
         )
         for number, check in enumerate(projector.row_checks)

@@ -337,9 +337,9 @@ class _Collector(ProjectorChanges, WireChanges):
         if self.base.run_loop != self.head.run_loop:
             where = (self.base.location("failpoints", "run_loop"), self.head.location("failpoints", "run_loop"))
             self.add(rules.RUN_LOOP_CHANGED, f"run loop {self.base.run_loop or '(none)'} -> {self.head.run_loop or '(none)'}", *where)
-        if self.base.oracle != self.head.oracle:
-            where = (self.base.location("invariants", "oracle"), self.head.location("invariants", "oracle"))
-            self.add(rules.ORACLE_CHANGED, f"oracle {self.base.oracle or '(the packaged one)'} -> {self.head.oracle or '(the packaged one)'}", *where)
+        for key in ("oracle", "packaged_oracle"):  # (the packaged oracle's edition: the text of the contract it decides by)
+            if (old := getattr(self.base, key)) != (new := getattr(self.head, key)):
+                self.add(rules.ORACLE_CHANGED, f"{key} {old or '(the packaged one)'} -> {new or '(the packaged one)'}", self.base.location("invariants", key), self.head.location("invariants", key))
 
     def scope(self) -> None:
         if self.base.scope != self.head.scope:

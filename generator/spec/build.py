@@ -74,6 +74,7 @@ class SpecBuilder:
             sha256=spec_sha256(root),
             run_loop=files["failpoints"].data.get("run_loop"),
             oracle=files["invariants"].data.get("oracle"),
+            packaged_oracle=files["invariants"].data.get("packaged_oracle", "tool-boundary"),
             locations=self._locations(),
             schemas=tuple((name, canonical_schema(root, name)) for name in schemas),
             continuation=continuation,

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from resume_contract.core.invariants import SelfAdvised, Subject, violations_of
+from resume_contract.core.invariants import SelfAdvised, Subject, packaged_oracle, violations_of
 
 from ..errors import SpecError
 from .model import Spec
@@ -33,7 +33,7 @@ def invariant_errors(
     """One error per violated invariant, at its key in spec/invariants.yaml, with the shortest counterexample;
     the invariants named in `skip` are not checked (a project's oracle left unrun)."""
     table = table_of(spec)
-    subject = Subject(table, decoder_of(spec), table.anomalies)
+    subject = Subject(table, decoder_of(spec), table.anomalies, oracle=packaged_oracle(spec.packaged_oracle))
     if oracle is not None:  # the project's own, beside its spec (spec/invariants.yaml `oracle:`)
         subject = dataclasses.replace(subject, oracle=_guarded(oracle), oracle_file=spec.oracle)
     declared = {invariant.name: invariant for invariant in spec.invariants if invariant.name not in skip}

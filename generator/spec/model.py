@@ -171,6 +171,8 @@ class State:
     final: bool
     at_end: str | None
     mark: Mark
+    # A state the operation never leaves, diagnosed at the end (a dead end by design: parked, corruption)
+    absorbing: bool = False
 
 
 @dataclass(frozen=True, repr=False)
@@ -205,11 +207,13 @@ class RowCheck:
     anomaly: str
     mark: Mark
     needs: tuple[str, ...] | None = None
+    skip: bool = False  # the row takes no part in tool state, nor in the replay
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A transition (`target`) or an anomaly (`anomaly`, the state is kept) for one state x event x condition."""
+    """A transition (`target`), an anomaly (`anomaly`, the state is kept), or both (the state moves and the anomaly is
+    raised) for one state x event x condition; `also`: more diagnostics the anomaly raises, after it."""
 
     source: str
     event: str
@@ -217,6 +221,18 @@ class Rule:
     target: str | None
     anomaly: str | None
     mark: Mark
+    also: tuple[str, ...] = ()
+    place: int = 0  # its index in spec/projector.yaml's rules (a rule `from` several states is one Rule each)
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """Every diagnostic the rule raises, in order (none: a plain transition)."""
+        return () if self.anomaly is None else (self.anomaly, *self.also)
+
+    @property
+    def step_anomaly(self) -> str | tuple[str, ...] | None:
+        """The anomaly as the projector table holds it: its code, or its codes when it raises several."""
+        return self.codes if self.also else self.anomaly
 
     @property
     def next_state(self) -> str:
@@ -249,6 +265,13 @@ class Projector:
     # `replay.hidden` (a row never replayed, though it drives tool state), its `unpaired_result` as `anomaly`
     # ("" when the contract names none)
     hidden: RowCheck | None = None
+    # `ledger_anomalies.duplicate_id` / `foreign_row`: the diagnostic of a repeated event id / another run's row
+    # (None: the reader refuses the ledger)
+    duplicate_id: str | None = None
+    foreign_row: str | None = None
+    # `diagnostic_order`: the operations' diagnostics before those raised in ledger order; codes listed last
+    operations_first: bool = False
+    listed_last: tuple[str, ...] = ()
 
     @property
     def action_events(self) -> tuple[tuple[EventKind, tuple[str, str], tuple[str, str]], ...]:
@@ -259,9 +282,10 @@ class Projector:
     @property
     def anomalies(self) -> tuple[str, ...]:
         """Every diagnostic raised for one event out of place: the rules', after the terminal event, the row checks'."""
-        codes = [rule.anomaly for rule in self.rules if rule.anomaly] + [self.after_terminal_anomaly]
+        codes = [code for rule in self.rules for code in rule.codes] + [self.after_terminal_anomaly]
         hidden = [self.hidden.anomaly] if self.hidden is not None and self.hidden.anomaly else []
-        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks] + hidden))
+        ledger = [code for code in (self.duplicate_id, self.foreign_row) if code]
+        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks] + hidden + ledger))
 
     def state(self, name: str) -> State:
         return next(state for state in self.states if state.name == name)
@@ -305,6 +329,8 @@ class Spec:
     # none declared) and the oracle `matches_oracle` compares with (None: the packaged Phase 0 oracle).
     run_loop: str | None = None
     oracle: str | None = None
+    # spec/invariants.yaml `packaged_oracle`: the edition of the packaged oracle (when `oracle` names no file)
+    packaged_oracle: str = "tool-boundary"
     # "file:key/path" -> where that key stands, e.g. "projector:diagnostics/pending_tool_result/message".
     locations: Mapping[str, Mark] = field(default_factory=dict)
     # (spec file name, its JSON Schema as canonical JSON): what the spec is checked against, for the review.

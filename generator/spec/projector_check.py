@@ -41,6 +41,7 @@ def projector_model(file: LoadedFile) -> Projector:
             final=item.get("final", False),
             at_end=item.get("at_end"),
             mark=file.key_mark(("states", name)),
+            absorbing=item.get("absorbing", False),
         )
         for name, item in data["states"].items()
     )
@@ -60,25 +61,40 @@ def projector_model(file: LoadedFile) -> Projector:
     )
     rules = tuple(
         Rule(
-            source=item["from"],
-            event=item["on"],
+            source=source,
+            event=event,
             when=item.get("when"),
             target=item.get("to"),
-            anomaly=item.get("anomaly"),
+            anomaly=_codes(item.get("anomaly"))[0] if item.get("anomaly") else None,
             mark=file.mark(("rules", index)),
+            also=_codes(item.get("anomaly"))[1:],
+            place=index,
         )
         for index, item in enumerate(data["rules"])
+        for source in _codes(item["from"])  # (a rule `from` or `on` several is one rule for each pair)
+        for event in _codes(item["on"])
     )
+    anomalies = data["ledger_anomalies"]
+    order = data.get("diagnostic_order", {})
     return Projector(
         initial=data["initial"],
         states=states,
         events=events,
         rules=rules,
-        after_terminal_anomaly=data["ledger_anomalies"]["after_terminal"],
+        after_terminal_anomaly=anomalies["after_terminal"],
         diagnostics=diagnostics,
         reasons=tuple(data["reasons"].items()),
         directive=data["directive"],
+        duplicate_id=anomalies.get("duplicate_id"),
+        foreign_row=anomalies.get("foreign_row"),
+        operations_first=order.get("first") == "operations",
+        listed_last=tuple(order.get("last", ())),
     )
+
+
+def _codes(names: str | list[str] | None) -> tuple[str, ...]:
+    """A name, or a list of names, as a tuple."""
+    return () if names is None else (names,) if isinstance(names, str) else tuple(names)
 
 
 def check_projector(file: LoadedFile, projector: Projector, wire: WireFormat) -> list[SpecError]:
@@ -118,7 +134,7 @@ class _ProjectorChecks:
         """State and event names become attributes of the generated machine: none may shadow another."""
         projector = self.projector
         # The generated machine also has a `raise_<code>` method per anomaly, and `call_tool_name` and `raised`.
-        generated = {"raise_" + rule.anomaly for rule in projector.rules if rule.anomaly} | {"call_tool_name", "raised"}
+        generated = {"raise_" + code for rule in projector.rules for code in rule.codes} | {"call_tool_name", "raised"}
         named = [(state.name, state.mark) for state in projector.states] + [(event.name, event.mark) for event in projector.events]
         for name, mark in named:
             if keyword.iskeyword(name) or name in _RESERVED_NAMES or name in generated:
@@ -156,6 +172,8 @@ class _ProjectorChecks:
                 self.error(state.mark, f"state '{state.name}' needs a status: only the initial state has no operation")
             if state.at_end is not None and state.at_end not in self.codes:
                 self.unknown(("states", state.name, "at_end"), "diagnostic", state.at_end, self.codes)
+            if state.absorbing and (state.final or state.at_end is None):
+                self.error(state.mark, f"absorbing state '{state.name}' is a dead end diagnosed at the end: it needs at_end, and cannot be final")
             if state.final and (state.requires_verification or state.at_end):
                 self.error(state.mark, f"final state '{state.name}' is settled: it cannot require verification or raise at_end")
 
@@ -209,9 +227,9 @@ class _ProjectorChecks:
     def rules(self) -> dict[tuple[str, str], list[Rule]]:
         """Check each rule on its own; return the rules whose names resolve, by (state, event)."""
         rules_by_pair: dict[tuple[str, str], list[Rule]] = {}
-        for index, rule in enumerate(self.projector.rules):
-            if self._rule_references_resolve(index, rule):
-                self._rule_behaviour(index, rule)
+        for rule in self.projector.rules:
+            if self._rule_references_resolve(rule.place, rule):
+                self._rule_behaviour(rule.place, rule)
                 rules_by_pair.setdefault((rule.source, rule.event), []).append(rule)
         return rules_by_pair
 
@@ -221,12 +239,13 @@ class _ProjectorChecks:
             self.unknown(("rules", index, "from"), "state", rule.source, self.state_names)
         if rule.event not in self.event_names:
             self.unknown(("rules", index, "on"), "event", rule.event, self.event_names)
-        if (rule.target is None) == (rule.anomaly is None):
-            self.error(rule.mark, "a rule needs exactly one of 'to' (a transition) or 'anomaly' (a diagnostic)")
+        if rule.target is None and rule.anomaly is None:
+            self.error(rule.mark, "a rule needs 'to' (a transition), 'anomaly' (a diagnostic), or both (the state moves and the diagnostic is raised)")
         if rule.target is not None and rule.target not in self.state_names:
             self.unknown(("rules", index, "to"), "state", rule.target, self.state_names)
-        if rule.anomaly is not None and rule.anomaly not in self.codes:
-            self.unknown(("rules", index, "anomaly"), "diagnostic", rule.anomaly, self.codes)
+        for code in rule.codes:
+            if code not in self.codes:
+                self.unknown(("rules", index, "anomaly"), "diagnostic", code, self.codes)
         return len(self.errors) == before
 
     def _rule_behaviour(self, index: int, rule: Rule) -> None:
@@ -241,13 +260,15 @@ class _ProjectorChecks:
             self._transition(index, rule, source, self.state_of[rule.target], opens)
 
     def _transition(self, index: int, rule: Rule, source: State, target: State, opens: bool) -> None:
-        if rule.target == self.projector.initial:
+        if source.absorbing and rule.target != rule.source and rule.anomaly is None:
+            self.error(self.file.mark(("rules", index, "to")), f"absorbing state '{rule.source}' is left only by an anomaly: a plain transition cannot move it to '{rule.target}'")
+        elif rule.target == self.projector.initial:
             self.error(self.file.mark(("rules", index, "to")), f"no rule may return to the initial state '{rule.target}': an operation, once created, exists")
-        elif source.final and rule.target != rule.source:
-            self.error(rule.mark, f"final state '{rule.source}' is settled: its rules must be anomalies, not a transition to '{rule.target}'")
+        elif source.final and rule.target != rule.source and rule.anomaly is None:
+            self.error(rule.mark, f"final state '{rule.source}' is settled: only an anomaly may move it (to '{rule.target}'), not a plain transition")
         elif source.status is None and not opens:
             self.error(rule.mark, f"only a call (tool_call.role: call) can create an operation; '{rule.event}' cannot leave '{rule.source}'")
-        elif source.status is not None and opens and rule.target != rule.source:
+        elif source.status is not None and opens and rule.target != rule.source and rule.anomaly is None:
             self.error(rule.mark, f"a call for an existing operation cannot move '{rule.source}' to '{target.name}'")
         elif self.kind_of[rule.event].content_kind is None and target.final and rule.target != rule.source:
             self.error(rule.mark, f"'{rule.event}' is an action event: it carries no result, so it cannot settle an operation ('{target.name}' is final)")
@@ -289,7 +310,7 @@ class _ProjectorChecks:
         for state in projector.states:
             if state.name not in reachable:
                 self.error(state.mark, f"unreachable state '{state.name}': no transition leads to it from '{projector.initial}'")
-            elif not state.final and not (_closure({state.name}, transitions) & finals):
+            elif not state.final and not state.absorbing and not (_closure({state.name}, transitions) & finals):
                 self.error(state.mark, f"trap state '{state.name}': it is not final and no transition leads from it to a final state")
 
     def diagnostics(self) -> None:
@@ -305,6 +326,13 @@ class _ProjectorChecks:
         for index, check in enumerate(projector.row_checks):
             if check.anomaly not in self.codes:
                 self.unknown(("ledger_anomalies", "rows", index, "raise"), "diagnostic", check.anomaly, self.codes)
+        for key in ("duplicate_id", "foreign_row"):
+            code = getattr(projector, key)
+            if code is not None and code not in self.codes:
+                self.unknown(("ledger_anomalies", key), "diagnostic", code, self.codes)
+        for index, code in enumerate(projector.listed_last):
+            if code not in self.codes:
+                self.unknown(("diagnostic_order", "last", index), "diagnostic", code, self.codes)
 
 
 def _closure(start: set[str], edges: set[tuple[str, str]]) -> set[str]:

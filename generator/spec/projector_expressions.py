@@ -58,7 +58,7 @@ def compile_projector(file: LoadedFile, projector: Projector, wire: WireFormat) 
         when = compiled(file, ("ledger_anomalies", "rows", index, "when"), row_env, errors, condition=True)
         if when is not None:
             mark = file.mark(("ledger_anomalies", "rows", index))
-            checks.append(RowCheck(when=(when[0], when[1]), anomaly=item["raise"], mark=mark, needs=needs(when[0], "row")))
+            checks.append(RowCheck(when=(when[0], when[1]), anomaly=item["raise"], mark=mark, needs=needs(when[0], "row"), skip=item.get("skip", False)))
     hidden = None
     if "replay" in data:
         # A row is hidden or not by what it holds alone (the explorers judge a row by itself).

@@ -93,7 +93,9 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
             ActionKind(kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS))
             for kind, when, key in projector.action_events
         ),
-        "row_checks": tuple(RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS)) for check in projector.row_checks),
+        "row_checks": tuple(
+            RowCheck(check.anomaly, needed_attributes(wire, check.needs), function_of(check.when[1], ROW_PARAMETERS), check.skip) for check in projector.row_checks
+        ),
         "hidden": hidden_check(projector, wire),
         "hidden_probes": hidden_probes_of(projector),
         "probes": probes_of(projector),
@@ -138,7 +140,7 @@ def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) 
         partial_attribute=wire.field(wire.partial_flag).attribute,
         terminal_statuses=frozenset(wire.terminal_statuses),
         terminal_flag=(wire.field(wire.terminal_flag_field).attribute, wire.terminal_flag_key),
-        step={key: (rule.next_state, rule.anomaly) for rule in projector.rules for key in rule_steps(rule)},
+        step={key: (rule.next_state, rule.step_anomaly) for rule in projector.rules for key in rule_steps(rule)},
         state_status={state.name: state.status for state in projector.states},
         settled_states=frozenset(state.name for state in projector.states if state.final),
         verification_states=frozenset(state.name for state in projector.states if state.requires_verification),
@@ -148,6 +150,10 @@ def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) 
         after_terminal_diagnostic=projector.after_terminal_anomaly,
         high_water_diagnostic=rules.high_water_diagnostic,
         directive=projector.directive,
+        duplicate_id_diagnostic=projector.duplicate_id,
+        foreign_row_diagnostic=projector.foreign_row,
+        operations_first=projector.operations_first,
+        listed_last=frozenset(projector.listed_last),
     )
 
 

@@ -57,6 +57,15 @@ class Subject:
         return tuple(letter.name for letter in self.alphabet.representatives if _oracle_blind(self, letter))
 
 
+def packaged_oracle(edition: str) -> Callable[..., Any]:
+    """The packaged oracle's `decide` for an edition of maka's contract (spec/invariants.yaml `packaged_oracle`)."""
+    if edition == "recovery-facts":
+        from .oracle_recovery import decide_recovery
+
+        return decide_recovery
+    return decide
+
+
 def _oracle_blind(subject: Subject, letter: Letter) -> bool:
     # The walk's reading of a tool event has five parts (walk_reads.reading); the oracle's names no tool.
     view = projector_view(subject.table, subject.model)(letter)

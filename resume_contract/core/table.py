@@ -38,11 +38,13 @@ class ActionKind(msgspec.Struct, frozen=True):
 
 
 class RowCheck(msgspec.Struct, frozen=True):
-    """A diagnostic `code` at every committed row where `when` (row, first, fact) holds; `needs` as ActionKind's."""
+    """A diagnostic `code` at every committed row where `when` (row, first, fact) holds; `needs` as ActionKind's;
+    with `skip`, such a row takes no part in tool state, and is not replayed."""
 
     code: str
     needs: tuple[tuple[str, str | None], ...] | None
     when: Callable[[Any, Any, Any], bool]
+    skip: bool = False
 
 
 class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
@@ -57,8 +59,9 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     terminal_statuses: frozenset[str]
     # (attribute of an object field, key): the event is terminal when that key holds `true`
     terminal_flag: tuple[str, str]
-    # (state, event kind, result names the call's tool) -> (next state, anomaly diagnostic or None)
-    step: Mapping[tuple[str, str, bool], tuple[str, str | None]]
+    # (state, event kind, result names the call's tool) -> (next state, anomaly diagnostic or None): an anomaly
+    # keeps the state unless the rule moves it too; one that raises several diagnostics holds a tuple of them
+    step: Mapping[tuple[str, str, bool], tuple[str, Any]]
     # (content kind, error flag) -> event kind
     event_kinds: Mapping[tuple[str, bool], str]
     state_status: Mapping[str, str | None]
@@ -91,14 +94,23 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     # Rows that exercise those expressions, for the explorers (generator/expr/probes.py): (name, the row's fields
     # as JSON text, whether a run's first row is read through it), each explored as a letter of its own
     probes: tuple[tuple[str, str, bool], ...] = ()
+    # spec/projector.yaml `ledger_anomalies`: the diagnostic of a row repeating an earlier row's event id, and of
+    # another run's row (None: the reader refuses the ledger); such a row takes no part in tool state
+    duplicate_id_diagnostic: str | None = None
+    foreign_row_diagnostic: str | None = None
+    # `diagnostic_order`: the diagnostics of operations open at the end before those raised in ledger order, and
+    # the codes listed after every other
+    operations_first: bool = False
+    listed_last: frozenset[str] = frozenset()
 
     @cached_property
     def anomalies(self) -> frozenset[str]:
         """The diagnostics raised for one event out of place: every rule's anomaly, an event after the terminal one,
         and the row checks'."""
-        codes = {anomaly for _, anomaly in self.step.values() if anomaly is not None} | {check.code for check in self.row_checks}
+        codes = {code for _, anomaly in self.step.values() for code in anomaly_codes(anomaly)} | {check.code for check in self.row_checks}
         if self.hidden is not None and self.hidden.code:
             codes.add(self.hidden.code)
+        codes.update(code for code in (self.duplicate_id_diagnostic, self.foreign_row_diagnostic) if code)
         return frozenset(codes) | {self.after_terminal_diagnostic}
 
     @cached_property
@@ -122,3 +134,8 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     def reads_runs(self) -> bool:
         """Whether the walk reads the run's first event: the contract has facts, or tests of rows."""
         return bool(self.facts or self.kind_guards or self.action_kinds or self.row_checks or self.hidden)
+
+
+def anomaly_codes(anomaly: Any) -> tuple[str, ...]:
+    """The diagnostics of a step's anomaly (`ProjectorTable.step`): none, its code, or its codes."""
+    return () if anomaly is None else (anomaly,) if type(anomaly) is str else anomaly

@@ -166,7 +166,7 @@ class Walk:
                 trace.append((state, kind, names_match))  # type: ignore[arg-type]
             target, anomaly = step[(state, kind, names_match)]  # type: ignore[index]  # (a kind_error is there when a flag is)
             if anomaly is not None:
-                anomaly_at_(self, index, anomaly, event.id, call_id, tool_name, operation, names_match)
+                anomaly_at_(self, index, anomaly, event.id, call_id, tool_name, operation, names_match, target)
             elif operation is None:
                 # The spec's checks guarantee only a call leaves a status-less state.
                 if copy_arguments and type(args) is msgspec.Raw:
@@ -226,6 +226,8 @@ class Walk:
         for operation in later.operations.values():
             operation.index += self._next_index
             operation.call_index += rows
+            if operation.standing:
+                operation.standing = [index + rows for index in operation.standing]
             if operation.response_index >= 0:
                 operation.response_index += rows
         self.operations.update(later.operations)
@@ -279,18 +281,23 @@ class Walk:
         table = self.table
         verification_states = table.verification_states
         at_end = table.at_end
-        diagnostics = list(self.diagnostics)
-        if expected_high_water is not None and expected_high_water != high_water:
-            detail = {EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water}
-            diagnostics.insert(0, _diagnostic(table, table.high_water_diagnostic, detail=detail))
         present = {operation.state for operation in self.operations.values()}  # (a few states, whatever the operations)
         requires_verification = not verification_states.isdisjoint(present)
+        at_the_end = []
         if not present.isdisjoint(at_end):
             for call_id, operation in self.operations.items():
                 end_code = at_end.get(operation.state)
                 if end_code is not None:
-                    diagnostics.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
+                    at_the_end.append(_diagnostic(table, end_code, event_id=operation.call_event_id, tool_call_id=call_id, tool_name=operation.tool_name))
+        # In the contract's order (spec/projector.yaml `diagnostic_order`)
+        diagnostics = at_the_end + self.diagnostics if table.operations_first else self.diagnostics + at_the_end
         diagnostics += self.replay_diagnostics
+        if table.listed_last:
+            last = table.listed_last
+            diagnostics = [d for d in diagnostics if d.code not in last] + [d for d in diagnostics if d.code in last]
+        if expected_high_water is not None and expected_high_water != high_water:
+            detail = {EXPECTED_HIGH_WATER: expected_high_water, ACTUAL_HIGH_WATER: high_water}
+            diagnostics.insert(0, _diagnostic(table, table.high_water_diagnostic, detail=detail))
         raised = {table.diagnostics[diagnostic.code][0] for diagnostic in diagnostics}
         reasons = tuple(reason for reason in table.reason_order if reason in raised)
         disposition: Disposition = "safe_replay" if not reasons and not requires_verification else "blocked"
@@ -313,16 +320,13 @@ class Walk:
         `rows_without(skip)` the rows walked but those at the indexes in `skip`, a sorted array of unique
         int64 (`replay_runtime_events`)."""
         verdict = self.verdict(high_water, expected_high_water)
-        settled_states = self.table.settled_states
         not_replayed = array("q")  # besides self.not_replayed
         tool_operations: list[ToolOperation] = []
         for call_id, operation in self.operations.items():
             tool_operations.append(self._tool_operation(call_id, operation))
-            if operation.state not in settled_states or operation.response_index < 0:
-                # Calls and results are replayed only as matched pairs.
-                not_replayed.append(operation.call_index)
-                if operation.response_index >= 0:
-                    not_replayed.append(operation.response_index)
+            if operation.response_index < 0:
+                not_replayed.append(operation.call_index)  # calls and results are replayed only as matched pairs
+                not_replayed.extend(operation.standing or ())
         operations: Sequence[ToolOperation] = tuple(tool_operations)
         if self.store is not None:  # a walk with a store stored every operation: they are read back from it, in order
             from .operation_store import StoredOperations, encode_records, tool_operation_of

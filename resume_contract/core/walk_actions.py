@@ -13,6 +13,7 @@ from msgspec import UNSET
 from ..errors import ExpressionFailed
 from .columns import column
 from .plan import Diagnostic
+from .table import anomaly_codes
 from .wire import as_json, holds_any
 
 if TYPE_CHECKING:
@@ -44,20 +45,25 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
 
 def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[str]:
     """The codes of the row checks `event` fails, in the spec's order (`what` names a check in an error)."""
+    return [check.code for check in failing(checks, event, run, what)]
+
+
+def failing(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[RowCheck]:
+    """The row checks `event` fails, in the spec's order (`what` names a check in an error)."""
     if run is None:
         return []
     row = None
-    codes = []
+    failed_checks = []
     for check in checks:
         if holds_any(event, check.needs):
             if row is None:
                 row = as_json(event)
             try:
                 if check.when(row, run.first, run.fact):
-                    codes.append(check.code)
+                    failed_checks.append(check)
             except ExpressionFailed as failed:
                 raise ExpressionFailed(f"{what.format(code=check.code)}, at event {event.id!r}: {failed}") from None
-    return codes
+    return failed_checks
 
 
 def rows_tested(names: tuple[str, ...] | None, events: Sequence[Any], first_index: int) -> frozenset[int]:
@@ -104,7 +110,11 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     if index > walk.terminal_index:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
     if table.row_checks:
-        walk.diagnostics += [diagnostic(table, code, event_id=event.id) for code in checked(table.row_checks, event, walk.run)]
+        failed = failing(table.row_checks, event, walk.run)
+        walk.diagnostics += [diagnostic(table, check.code, event_id=event.id) for check in failed]
+        if any(check.skip for check in failed):
+            walk.not_replayed.append(index)  # no part in tool state, nor in the replay
+            return True
     if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
         return False
     action = action_of(table.action_kinds, event, walk.run)
@@ -117,12 +127,11 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     if walk.trace is not None:
         walk.trace.append((state, kind, True))
     target, anomaly = walk.reads.step[(state, kind, True)]
-    if anomaly is not None or operation is None:
-        if operation is None:
-            walk._unopened.append(hash(call_id))  # (named with nothing open: see Walk.suspects)
-        if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
-            walk.diagnostics.append(diagnostic(table, anomaly, event_id=event.id, tool_call_id=call_id))
-    else:
+    if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
+        walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in anomaly_codes(anomaly)]
+    if operation is None:
+        walk._unopened.append(hash(call_id))  # (named with nothing open: see Walk.suspects)
+    elif anomaly is None or target != state:  # (an anomaly may move the state too)
         operation.state = target
         if target in walk._storable:
             walk._settled.append(call_id)
@@ -130,20 +139,29 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
 
 
 def anomaly_at(
-    walk: Any, index: int, code: str, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None, names_match: bool
+    walk: Any, index: int, anomaly: Any, event_id: str, call_id: str, tool_name: str | None, operation: OpenOperation | None,
+    names_match: bool, target: str | None = None,
 ) -> None:
-    """The event at `index` is an anomaly: it is not replayed, and diagnosed. `operation` is its call id's open
-    operation, if any; when the result names another tool than its call, the detail says which."""
+    """The event at `index` is an anomaly (`anomaly`: its diagnostic, or a tuple of them), diagnosed. `operation` is
+    its call id's open operation, if any; when the result names another tool than its call, the detail says which.
+    It is not replayed, unless its rule moves the operation to `target` too: then it stands with the operation's
+    call, replayed once the operation has its response."""
     if operation is None:
         walk._unopened.append(walk.call_id_hash(call_id))  # (the hash walk.py names, as its loops record it)
+    if operation is not None and target is not None and target != operation.state:
+        operation.state = target
+        if target in walk._storable:
+            walk._settled.append(call_id)
+        operation.standing = [*(operation.standing or ()), index]  # replayed with the call: once it has its response
+    else:
+        walk.not_replayed.append(index)
     misnamed = None if names_match else operation
-    walk.not_replayed.append(index)
     detail = None
     if misnamed is not None:
         detail = {"callToolName": misnamed.tool_name, "responseToolName": tool_name}
-    walk.diagnostics.append(
-        diagnostic(walk.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail)
-    )
+    walk.diagnostics += [
+        diagnostic(walk.table, code, event_id=event_id, tool_call_id=call_id, tool_name=tool_name, detail=detail) for code in anomaly_codes(anomaly)
+    ]
 
 
 def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, event_id: str, is_error: bool, hidden: bool) -> None:

@@ -104,6 +104,9 @@ class OpenOperation(msgspec.Struct, gc=False):
     response_event_id: str | None = None
     response_is_error: bool | None = None
     call_hidden: bool = False  # its call is a hidden row (spec/projector.yaml `replay.hidden`): never replayed
+    # the indexes of later calls and results of its id that an anomaly let stand (a rule moving the state):
+    # replayed, as the call is, only once the operation has its response
+    standing: list[int] | None = None
 
 
 TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it

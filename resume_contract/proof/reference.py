@@ -21,7 +21,7 @@ _CALL_TOOL = "call_tool"
 _OTHER_TOOL = "other_tool"
 
 
-class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, str | None]]):
+class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, Any]]):
     """(state, event kind, names match) -> (next state, anomaly), each answer computed by the machine class.
 
     With `memoize`, each distinct step asks the class once: the machine is started afresh in the given state
@@ -31,21 +31,22 @@ class MachineSteps(Mapping[tuple[str, str, bool], tuple[str, str | None]]):
     def __init__(self, contract: Contract, memoize: bool = False) -> None:
         self._machine = contract.machine_class()
         self._keys = contract.table.step
-        self._cache: dict[tuple[str, str, bool], tuple[str, str | None]] | None = {} if memoize else None
+        self._cache: dict[tuple[str, str, bool], tuple[str, Any]] | None = {} if memoize else None
 
-    def __getitem__(self, key: tuple[str, str, bool]) -> tuple[str, str | None]:
+    def __getitem__(self, key: tuple[str, str, bool]) -> tuple[str, Any]:
         if self._cache is not None:
             if key not in self._cache:
                 self._cache[key] = self._ask(key)
             return self._cache[key]
         return self._ask(key)
 
-    def _ask(self, key: tuple[str, str, bool]) -> tuple[str, str | None]:
+    def _ask(self, key: tuple[str, str, bool]) -> tuple[str, Any]:
         state, kind, names_match = key
         machine = self._machine(start_value=state, call_tool_name=_CALL_TOOL)
         machine.send(kind, tool_name=_CALL_TOOL if names_match else _OTHER_TOOL)
         (current,) = machine.configuration
-        return current.id, (machine.raised[0] if machine.raised else None)
+        raised = machine.raised
+        return current.id, (None if not raised else raised[0] if len(raised) == 1 else tuple(raised))
 
     def __iter__(self) -> Iterator[tuple[str, str, bool]]:
         return iter(self._keys)

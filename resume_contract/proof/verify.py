@@ -19,7 +19,16 @@ from dataclasses import dataclass
 
 from ..contract import Contract, active
 from ..core.explore import Alphabet
-from ..core.invariants import Subject, SubtreeResult, Violation, checked_alphabet, merge, shortest_first, verify_subtree
+from ..core.invariants import (
+    Subject,
+    SubtreeResult,
+    Violation,
+    checked_alphabet,
+    merge,
+    packaged_oracle,
+    shortest_first,
+    verify_subtree,
+)
 from ..core.table import ProjectorTable
 from ..system.interrupts import stoppable_pool
 from .continuation_verify import ContinuationResult, verify_continuation
@@ -59,7 +68,8 @@ def generated_subject(contract: Contract) -> Subject:
     """The generated code of `contract`: its table, its decoding model and its python-statemachine class, checked
     against the oracle its spec names (the packaged Phase 0 one when it names none)."""
     machine = functools.partial(build_resume_plan_with_machine, contract=contract)
-    subject = Subject(contract.table, contract.model, contract.table.anomalies, machine=machine)
+    edition = packaged_oracle(getattr(contract.catalog, "PACKAGED_ORACLE", "tool-boundary"))
+    subject = Subject(contract.table, contract.model, contract.table.anomalies, machine=machine, oracle=edition)
     oracle_file = contract.file(contract.catalog.ORACLE)  # a regular file inside the project, never through a link
     if oracle_file is None or contract.root is None:
         return subject
