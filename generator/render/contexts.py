@@ -22,7 +22,7 @@ from .continuation_crash_contexts import catalog_context as continuation_crash_c
 from .continuation_crash_contexts import contract_context as continuation_crash_contract_context
 from .continuation_crash_contexts import lifecycle_context as continuation_crash_lifecycle_context
 from .continuation_crash_contexts import tests_context as continuation_crash_tests_context
-from .projector_contexts import table_context
+from .projector_contexts import rule_result, scan_context, table_context
 from .row_schema import render_schema
 
 # The generated Python package sits one level down, so pytest can collect generated/tests/ without ever
@@ -224,7 +224,8 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
             for e in projector.events
         ],
         "fact_rows": [[md_code(name), md_code(text)] for name, (text, _) in projector.facts],
-        "row_check_rows": [[md_code(c.when[0]), md_code(c.anomaly)] for c in projector.row_checks],
+        "row_check_rows": [[md_code(c.when[0]), md_code(c.anomaly) + (" (the row takes no part in tool state, nor in the replay)" if c.skip else "")] for c in projector.row_checks],
+        **scan_context(projector),
         "hidden_test": md_code(projector.hidden.when[0]) if projector.hidden else None,
         "hidden_code": md_code(projector.hidden.anomaly) if projector.hidden and projector.hidden.anomaly else None,
         "rule_rows": [
@@ -232,7 +233,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
                 md_code(r.source),
                 md_code(r.event),
                 md_code(r.when) if r.when else "always",
-                f"-> {md_code(r.target)}" if r.target else f"anomaly {md_code(r.anomaly or '')} ({md_code(reasons_of[r.anomaly or ''])})",
+                rule_result(r, reasons_of),
             ]
             for r in projector.rules
         ],

@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, py, py_call, py_expression
-from ..spec.model import Spec
+from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_code, py, py_call, py_expression
+from ..spec.model import Projector, Rule, Spec
 from ..spec.projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 from ..spec.tables import event_kinds_of, needed_attributes, table_of
 from .walk_loop import walk_loop_source
@@ -106,4 +106,24 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
         "action_kinds": actions,
         "row_checks": checks,
         "probes": py(table_of(spec).probes, 0, TOP_LEVEL_LEAD),
+    }
+
+
+def rule_result(rule: Rule, reasons_of: dict[str, str]) -> str:
+    """CONTRACT.md's cell for what a rule does: its move, its anomaly's diagnostics (and their reasons), or both."""
+    parts = [f"-> {md_code(rule.target)}"] if rule.target else []
+    if rule.codes:
+        reasons = ", ".join(dict.fromkeys(md_code(reasons_of[code]) for code in rule.codes))
+        parts.append(f"anomaly {', '.join(md_code(code) for code in rule.codes)} ({reasons})")
+    return " and ".join(parts)
+
+
+def scan_context(projector: Projector) -> dict[str, Any]:
+    """CONTRACT.md's account of the ledger scan (rows diagnosed, not refused) and of the diagnostics' order."""
+    scan = (("duplicate_id", projector.duplicate_id, "a row holding an earlier row's event id"), ("foreign_row", projector.foreign_row, "a row of another run"))
+    return {
+        "ledger_scan": [f"{what} raises {md_code(code)}" for _, code, what in scan if code],
+        "operations_first": projector.operations_first,
+        "moving_anomalies": any(rule.anomaly is not None and rule.target not in (None, rule.source) for rule in projector.rules),
+        "listed_last": ", ".join(md_code(code) for code in projector.listed_last),
     }

@@ -16,6 +16,7 @@ from .gcpause import gc_paused
 from .plan import ResumePlan
 from .table import ProjectorTable
 from .walk import Trace, Walk
+from .walk_actions import flag_rows
 
 
 def project(
@@ -39,6 +40,7 @@ def project(
     all_rows = tuple(rows)
     walk = Walk(table, trace)
     with gc_paused():
+        flag_rows(walk, events)
         walk.feed(events, 0)
         return walk.plan(len(events), expected_high_water, all_rows, lambda skip: _without(all_rows, skip))
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW
+
 
 class ToolContentRead(msgspec.Struct, frozen=True):
     """Which attributes of a tool content kind's struct the projection reads (spec/runtime_event.yaml). (A struct:
@@ -112,6 +114,11 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
             codes.add(self.hidden.code)
         codes.update(code for code in (self.duplicate_id_diagnostic, self.foreign_row_diagnostic) if code)
         return frozenset(codes) | {self.after_terminal_diagnostic}
+
+    @cached_property
+    def tolerated(self) -> frozenset[str]:
+        """The corruption kinds the contract diagnoses instead (the reader flags such rows rather than refuse)."""
+        return frozenset(kind for kind, code in ((DUPLICATE_EVENT_ID, self.duplicate_id_diagnostic), (FOREIGN_ROW, self.foreign_row_diagnostic)) if code)
 
     @cached_property
     def never_ran_statuses(self) -> frozenset[str]:

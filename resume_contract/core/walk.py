@@ -24,7 +24,7 @@ from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Dispositio
 from .run_facts import RunView, for_run
 from .table import ProjectorTable
 from .walk_actions import anomaly_at as anomaly_at_
-from .walk_actions import answered, rows_hidden, rows_tested, walk_row
+from .walk_actions import answered, flag, rows_hidden, rows_tested, walk_row
 from .walk_actions import diagnostic as _diagnostic
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -83,6 +83,9 @@ class Walk:
         # Indexes of events the provider must not see again; every other event is replayed as it stands. Eight
         # bytes a row: a ledger of partial rows, never replayed, costs little more than a plain one.
         self.not_replayed = array("q")
+        # Rows the contract diagnoses rather than refuses (spec/projector.yaml ledger_anomalies duplicate_id and
+        # foreign_row): index -> diagnostic; such a row takes no part in tool state, and is replayed as it stands
+        self.flagged: dict[int, str] = {}
         self.terminal_event_id: str | None = None
         self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found
         if first is not None and table.reads_runs:
@@ -98,7 +101,8 @@ class Walk:
         if self.run is None and self.table.reads_runs and events:
             self._read_run(events[0])
         loop = self.table.loop
-        if loop is not None and self.trace is None and type(self.reads.step) is dict:
+        flagged = self.flagged and any(first_index <= index < first_index + len(events) for index in self.flagged)
+        if loop is not None and self.trace is None and type(self.reads.step) is dict and not flagged:
             loop(self, events, first_index)  # (which finds the terminal event as it comes to it)
         else:
             if self.terminal_event_id is None:
@@ -112,6 +116,8 @@ class Walk:
         where: list[tuple[int, int, int]] = []
         rows = 0
         for chunk in chunks:
+            if getattr(chunk, "flagged", None):
+                flag(self, chunk.flagged)  # type: ignore[attr-defined]
             self.feed(chunk.events, chunk.first_index)
             where.append((chunk.first_index, chunk.offset, len(chunk.data)))
             rows += len(chunk.events)
@@ -136,8 +142,12 @@ class Walk:
         copy_arguments = self.copy_arguments
         tested = rows_tested(table.tested_fields, events, first_index)  # the rows a test of the contract may judge
         hidden_rows = rows_hidden(self, events, first_index, partials)
+        flagged = self.flagged
 
         for index, event, partial in zip(count(first_index), events, partials):
+            if flagged and index in flagged:
+                self.diagnostics.append(_diagnostic(table, flagged[index], event_id=event.id))
+                continue  # (no part in tool state; replayed as it stands)
             if partial:
                 not_replayed.append(index)
                 continue

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
-from ..errors import ExpressionFailed
+from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, ExpressionFailed
 from .columns import column
 from .plan import Diagnostic
 from .table import anomaly_codes
@@ -99,6 +99,33 @@ def rows_hidden(walk: Any, events: Sequence[Any], first_index: int, partials: Se
     )
     walk.not_replayed.extend(sorted(found))
     return found
+
+
+def flag(walk: Any, kinds: dict[int, str]) -> None:
+    """Flag rows the reader found (ledger index -> corruption kind) as the contract's diagnostics."""
+    codes = {DUPLICATE_EVENT_ID: walk.table.duplicate_id_diagnostic, FOREIGN_ROW: walk.table.foreign_row_diagnostic}
+    for index, kind in kinds.items():
+        code = codes.get(kind)
+        if code is None:
+            raise ValueError(f"row {index}: {kind} is not a diagnostic of this contract")
+        walk.flagged.setdefault(index, code)
+
+
+def flag_rows(walk: Any, events: Sequence[Any]) -> None:
+    """Flag, among a whole prefix held in memory, the rows repeating an earlier row's event id and those of
+    another run than the first row's, when the contract diagnoses them (the reader refused them otherwise)."""
+    table = walk.table
+    if table.duplicate_id_diagnostic is not None:
+        seen: set[str] = set()
+        for index, event in enumerate(events):
+            if event.id in seen:
+                walk.flagged.setdefault(index, table.duplicate_id_diagnostic)
+            seen.add(event.id)
+    if table.foreign_row_diagnostic is not None and events:
+        run = (events[0].session_id, events[0].run_id)
+        for index, event in enumerate(events):
+            if (event.session_id, event.run_id) != run:
+                walk.flagged.setdefault(index, table.foreign_row_diagnostic)
 
 
 def walk_row(walk: Any, event: Any, index: int) -> bool:

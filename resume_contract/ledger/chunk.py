@@ -17,6 +17,9 @@ class Chunk(msgspec.Struct):  # (a struct: a dataclass costs every command a mil
     events: list[Any]
     _lines: list[bytes] | None = None
     _starts: list[int] | None = None
+    # Rows the contract diagnoses rather than refuses (spec/projector.yaml ledger_anomalies): ledger index ->
+    # corruption kind (duplicate_event_id, foreign_row); None: none here
+    flagged: dict[int, str] | None = None
 
     @property
     def lines(self) -> list[bytes]:

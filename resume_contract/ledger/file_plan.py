@@ -26,7 +26,7 @@ from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, CHUNKS_AT_HAND, StrPath, file_reader
 from .chunk import Chunk
 from .committed_file import absolute, open_committed, path_text, run_identity
-from .reader import RunIdentity, scan_ledger
+from .reader import RepeatedIds, RunIdentity, scan_ledger
 
 
 class PlannedFile:
@@ -187,7 +187,9 @@ def walk_ledger(
     every row must carry (None: the first row's). `observe`, when given, is
     shown every checked chunk, in order, once or (when the file is walked twice) twice; it is not used with
     parts, so a caller that observes walks in one process."""
-    walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 and observe is None else None
+    # (a contract that diagnoses repeated ids or another run's rows is walked in one process: its reader flags them)
+    parts = processes > 1 and observe is None and not contract.table.tolerated
+    walk = _walk_parts(source, run, chunk_bytes, processes, contract) if parts else None
     if walk is None and source.identity[2] <= CHUNKS_AT_HAND * chunk_bytes:
         # A small ledger: its operations stay in the walk (a few thousand at most), and a store would encode,
         # keep and hand back each one, and walk again when a call id is named twice.
@@ -221,12 +223,18 @@ def _walk_file(
     source: PlannedFile, walk: Walk, run: RunIdentity | None, chunk_bytes: int, contract: Contract, observe: Callable[[Chunk], None] | None
 ) -> Walk:
     """Feed the whole file to `walk`, chunk by chunk, noting where each chunk lies."""
-    chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, model=contract.model, chunk_bytes=chunk_bytes)
+    tolerate = contract.table.tolerated
+    chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, model=contract.model, chunk_bytes=chunk_bytes, tolerate=tolerate)
     if observe is not None:
         chunks = _observed(chunks, observe)
     if source.identity[2] <= chunk_bytes:
         chunks = _held(chunks, source)
-    source.chunks, source.rows = walk.feed_chunks(chunks)
+    try:
+        source.chunks, source.rows = walk.feed_chunks(chunks)
+    except RepeatedIds as repeated:  # (the contract diagnoses them: walked again, those rows flagged)
+        walk = Walk(contract.table, walk.trace, walk.store and type(walk.store)(), walk.keep, not walk.copy_arguments)
+        chunks = scan_ledger(source.path, source.read_at, source.identity[2], run=run, model=contract.model, chunk_bytes=chunk_bytes, tolerate=tolerate, duplicates=repeated.indexes)
+        source.chunks, source.rows = walk.feed_chunks(_held(chunks, source) if source.identity[2] <= chunk_bytes else chunks)
     return walk
 
 

@@ -132,6 +132,20 @@ def _decode_untyped(value: Any) -> Any:
         return None  # not provable here: the row is read again key by key
 
 
+def repeated_id_indexes(hashes: array | list[array], chunks: Callable[[], Iterable[Chunk]]) -> list[int]:
+    """The index of every event whose id an earlier event holds, in order (`first_repeated_id`'s hashes and chunks)."""
+    repeated = repeated_hashes(hashes)
+    seen: set[str] = set()
+    found: list[int] = []
+    for chunk in chunks() if repeated else ():
+        for index, event in enumerate(chunk.events):
+            if hash(event.id) in repeated:
+                if event.id in seen:
+                    found.append(chunk.first_index + index)
+                seen.add(event.id)
+    return found
+
+
 def first_repeated_id(hashes: array | list[array], chunks: Callable[[], Iterable[Chunk]]) -> tuple[Chunk, int, int] | None:
     """The first event whose id an earlier event holds, as (its chunk, its index there, the earlier event's
     line), or None. `hashes` are a 64-bit hash of every event's id; only when one repeats are the ledger's

@@ -31,11 +31,20 @@ from ..core.wire import MAX_NESTING, WireModel, too_deep
 from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, LedgerCorruption, RowRefused
 from .bytes import CHUNK_BYTES, CHUNKS_AT_HAND, ReadAt, StrPath, check_tail, check_utf8, check_utf8_after, chunk_ends
 from .chunk import Chunk, split_rows
-from .proofs import check_duplicate_keys, first_repeated_id, keys_proven, typed_keys
+from .proofs import check_duplicate_keys, first_repeated_id, keys_proven, repeated_id_indexes, typed_keys
 
 _EVENT_IDS = column("id")
 
 RunIdentity = tuple[str, str]  # (sessionId, runId) every row must carry
+
+
+class RepeatedIds(Exception):
+    """The ledger's event ids repeat, which the contract diagnoses (`tolerate` holds duplicate_event_id): read it
+    again with `duplicates=indexes`, the index of every row holding an earlier row's id."""
+
+    def __init__(self, indexes: frozenset[int]) -> None:
+        super().__init__(f"{len(indexes)} rows repeat an earlier row's event id")
+        self.indexes = indexes
 
 
 class CommittedLedger(msgspec.Struct, frozen=True):
@@ -59,33 +68,61 @@ def scan_ledger(
     run: RunIdentity | None = None,
     model: WireModel | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    tolerate: frozenset[str] = frozenset(),
+    duplicates: frozenset[int] | None = None,
 ) -> Iterator[Chunk]:
     """The chunks of a committed ledger, each fully checked, in order; raises LedgerCorruption.
 
     A consumer must not trust what it built from the chunks until the iterator is exhausted: the checks
     over the whole ledger (rows of another run, repeated event ids) end it. `run` is the (sessionId, runId)
     every row must carry (the run directory's); without it, the first row's.
+
+    The kinds in `tolerate` (FOREIGN_ROW, DUPLICATE_EVENT_ID) are the contract's diagnostics, not corruption:
+    such rows are flagged in their chunk (`Chunk.flagged`) for the walk. Repeated ids are known only at the end:
+    then RepeatedIds ends the iterator, to be read again with `duplicates` (their indexes) flagged.
     """
     if model is None:
         model = active_contract().model
     if size == 0:
         return
     check_tail(path, read_at, size, chunk_bytes)
+    if duplicates is not None:
+        for chunk in scan_rows(path, read_at, size, None, run=run, model=model, chunk_bytes=chunk_bytes, tolerate=tolerate):
+            _flag(chunk, duplicates, DUPLICATE_EVENT_ID)
+            yield chunk
+        return
     if size <= CHUNKS_AT_HAND * chunk_bytes:
         # A small ledger: its event ids are kept, and compared as they are (a hash of each in an int64 array costs
         # about 1,200 instructions an event, to convert it there and back); only a repeat is looked for again.
         ids: list[str] = []
         with gc_paused():
-            for chunk in scan_rows(path, read_at, size, None, run=run, model=model, chunk_bytes=chunk_bytes):
+            for chunk in scan_rows(path, read_at, size, None, run=run, model=model, chunk_bytes=chunk_bytes, tolerate=tolerate):
                 ids += _EVENT_IDS(chunk.events)
                 yield chunk
         if len(set(ids)) != len(ids):
-            check_unique_ids(path, read_at, size, array("q", map(hash, ids)), model, chunk_bytes)
+            _check_ids(path, read_at, size, array("q", map(hash, ids)), model, chunk_bytes, tolerate)
         return
     id_hashes = array("q")
     with gc_paused():
-        yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes)
-    check_unique_ids(path, read_at, size, id_hashes, model, chunk_bytes)
+        yield from scan_rows(path, read_at, size, id_hashes, run=run, model=model, chunk_bytes=chunk_bytes, tolerate=tolerate)
+    _check_ids(path, read_at, size, id_hashes, model, chunk_bytes, tolerate)
+
+
+def _check_ids(path: StrPath, read_at: ReadAt, size: int, hashes: array, model: WireModel, chunk_bytes: int, tolerate: frozenset[str]) -> None:
+    if DUPLICATE_EVENT_ID not in tolerate:
+        check_unique_ids(path, read_at, size, hashes, model, chunk_bytes)
+        return
+    repeated = repeated_id_indexes(hashes, lambda: _rechunk(path, read_at, size, model, chunk_bytes))
+    if repeated:
+        raise RepeatedIds(frozenset(repeated))
+
+
+def _flag(chunk: Chunk, indexes: frozenset[int], kind: str) -> None:
+    """Flag the chunk's rows whose ledger index is in `indexes` as `kind`."""
+    end = chunk.first_index + len(chunk.events)
+    found = [index for index in indexes if chunk.first_index <= index < end] if indexes else ()
+    if found:
+        chunk.flagged = {**(chunk.flagged or {}), **dict.fromkeys(found, kind)}
 
 
 def scan_rows(
@@ -98,6 +135,7 @@ def scan_rows(
     run: RunIdentity | None,
     model: WireModel,
     chunk_bytes: int = CHUNK_BYTES,
+    tolerate: frozenset[str] = frozenset(),
 ) -> Iterator[Chunk]:
     """The checked chunks of the rows from byte `start` (a row start) to `end` (a row end), as `scan_ledger`
     gives them but for its checks over the whole ledger: the torn tail, and repeated event ids (a 64-bit hash
@@ -116,7 +154,9 @@ def scan_rows(
         if chunk.events:
             if run is None:
                 run = (chunk.events[0].session_id, chunk.events[0].run_id)
-            if foreign is None:
+            if FOREIGN_ROW in tolerate:
+                _flag(chunk, _foreign_indexes(chunk, run), FOREIGN_ROW)
+            elif foreign is None:
                 foreign = _first_foreign(path, chunk, run, whose)
             if id_hashes is not None:
                 id_hashes.extend(map(hash, _EVENT_IDS(chunk.events)))
@@ -223,6 +263,11 @@ def _decode_row_by_row(path: StrPath, first_index: int, offset: int, lines: list
     return events
 
 
+def _foreign_indexes(chunk: Chunk, run: RunIdentity) -> frozenset[int]:
+    session_id, run_id = run
+    return frozenset(chunk.first_index + index for index, event in enumerate(chunk.events) if event.session_id != session_id or event.run_id != run_id)
+
+
 def _first_foreign(path: StrPath, chunk: Chunk, run: RunIdentity, whose: str) -> LedgerCorruption | None:
     events = chunk.events
     session_id, run_id = run
@@ -266,13 +311,20 @@ def _rechunk(path: StrPath, read_at: ReadAt, size: int, model: WireModel, chunk_
 
 
 def decode_rows(
-    path: StrPath, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES
+    path: StrPath, data: bytes, *, run: RunIdentity | None = None, model: WireModel | None = None, chunk_bytes: int = CHUNK_BYTES,
+    tolerate: frozenset[str] = frozenset(),
 ) -> tuple[tuple[Any, ...], tuple[msgspec.Raw, ...]]:
-    """(events, rows) of a whole ledger's bytes, or LedgerCorruption (see `scan_ledger`)."""
+    """(events, rows) of a whole ledger's bytes, or LedgerCorruption (see `scan_ledger`). Rows the contract
+    diagnoses rather than refuses (`tolerate`) are read as any row: the walk finds them again."""
     view = memoryview(data)
     events: list[Any] = []
     rows: list[msgspec.Raw] = []
-    for chunk in scan_ledger(path, lambda at, length: bytes(view[at : at + length]), len(data), run=run, model=model, chunk_bytes=chunk_bytes):
+    read_at = lambda at, length: bytes(view[at : at + length])  # noqa: E731
+    try:
+        chunks = list(scan_ledger(path, read_at, len(data), run=run, model=model, chunk_bytes=chunk_bytes, tolerate=tolerate))
+    except RepeatedIds as repeated:
+        chunks = list(scan_ledger(path, read_at, len(data), run=run, model=model, chunk_bytes=chunk_bytes, tolerate=tolerate, duplicates=repeated.indexes))
+    for chunk in chunks:
         events += chunk.events
         rows += map(msgspec.Raw, chunk.lines)
     return tuple(events), tuple(rows)

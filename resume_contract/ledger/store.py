@@ -78,8 +78,8 @@ def read_ledger(
     path = Path(path)
     with open_committed(path, refuse_live=refuse_live, workspace=workspace, directory_fd=directory_fd) as fd:
         data = read_all(fd)
-    model = (contract or active()).model
-    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()), model=model)
+    contract = contract or active()
+    events, rows = decode_rows(path, data, run=run or run_identity(path.absolute()), model=contract.model, tolerate=contract.table.tolerated)
     return CommittedLedger(path, events, rows)
 
 

@@ -1,0 +1,186 @@
+"""Recovery facts and the ledger scan (maka-history step 06; docs/language.md): anomalies that move an operation,
+rows the contract diagnoses rather than the reader refusing them, lane conflicts that take a row out of tool
+state, absorbing states, and the order of a plan's diagnostics.
+
+A tool test on frozen inputs: the contract is the gallery's step 06 (examples/maka-history, base + patches, never
+spec/), and every expectation below is written by hand from the step's text and its rules, not computed by the
+code under test. A ledger planned short (in memory, one chunk) and long (past the reader's chunks, where repeated
+ids are found from hashes after the walk and the file is walked again) must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False}
+MARKER = {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}
+
+
+@pytest.fixture(scope="module")
+def project(gallery_step: Any) -> Path:
+    return gallery_step("06-recovery-facts")  # type: ignore[no-any-return]
+
+
+def user(event_id: str, **more: Any) -> dict[str, Any]:
+    return {**ROW, "id": event_id, "role": "user", "author": "user", "content": {"kind": "text", "text": "go"}, **more}
+
+
+def call(event_id: str, call_id: str, **more: Any) -> dict[str, Any]:
+    return {**ROW, "id": event_id, "role": "model", "author": "agent", "content": {"kind": "function_call", "id": call_id, "name": "Bash", "args": {}}, **more}
+
+
+def result(event_id: str, call_id: str) -> dict[str, Any]:
+    return {**ROW, "id": event_id, "role": "tool", "author": "tool", "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {}}}
+
+
+def system(event_id: str, actions: dict[str, Any], call_id: str, operation: str = "op-1") -> dict[str, Any]:
+    return {**ROW, "id": event_id, "role": "system", "author": "system", "actions": actions, "refs": {"operationId": operation, "toolCallId": call_id}}
+
+
+def dispatch(event_id: str, call_id: str) -> dict[str, Any]:
+    return system(event_id, {"toolDispatch": {"operationId": "op-1", "providerToolCallId": call_id, "toolName": "Bash"}}, call_id)
+
+
+def recovery(event_id: str, call_id: str, kind: str, **payload: Any) -> dict[str, Any]:
+    return system(event_id, {"toolRecovery": {"kind": f"maka.tool.{kind}", "version": 1, "payload": payload}}, call_id)
+
+
+def plan(project: Path, rows: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(project), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def summary(decided: dict[str, Any]) -> tuple[str, list[tuple[str, str | None]], list[str], list[tuple[str, str]], bool]:
+    return (
+        decided["disposition"],
+        [(d["code"], d.get("eventId")) for d in decided["diagnostics"]],
+        [row["id"] for row in decided["replayRuntimeEvents"]],
+        [(o["toolCallId"], o["status"]) for o in decided["operations"]],
+        decided["requiresVerification"],
+    )
+
+
+def test_a_second_response_corrupts_the_operation_and_stands_with_its_pair(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), result("r2", "a")], tmp_path)
+    # The operation's diagnostic (at the end) before the scan's (at the row); both responses stand with the call.
+    assert summary(decided) == (
+        "blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "r2")], ["u", "c", "r1", "r2"], [("a", "corruption")], False,
+    )
+
+
+def test_a_second_call_of_an_open_operation_is_replayed_with_neither(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c1", "a"), call("c2", "a")], tmp_path)
+    assert summary(decided) == ("blocked", [("tool_recovery_corruption", "c1"), ("tool_ledger_corruption", "c2")], ["u"], [("a", "corruption")], False)
+
+
+def test_a_response_naming_no_call_is_diagnosed_twice_and_its_unmatched_result_last(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), result("r", "x"), call("c", "a")], tmp_path)
+    assert summary(decided) == (
+        "blocked", [("pending_tool_result", "c"), ("tool_ledger_corruption", "r"), ("unmatched_tool_result", "r")], ["u"], [("a", "indeterminate")], True,
+    )
+
+
+def test_a_lane_conflict_takes_the_row_out_of_tool_state_and_the_replay(project: Path, tmp_path: Path) -> None:
+    rows = [user("u"), call("c", "a", actions={"toolDispatch": {"providerToolCallId": "a"}}), result("r", "a")]
+    decided = plan(project, rows, tmp_path)
+    # The call is in two lanes: it opens nothing, so its response names no call.
+    assert summary(decided) == (
+        "blocked", [("semantic_lane_conflict", "c"), ("tool_ledger_corruption", "r"), ("unmatched_tool_result", "r")], ["u"], [], False,
+    )
+
+
+def test_a_parked_decision_parks_the_operation_without_asking_for_verification(project: Path, tmp_path: Path) -> None:
+    rows = [
+        user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"),
+        recovery("k", "a", "reconcile_result", observation="diverged"), recovery("p", "a", "recovery_decision", disposition="parked"),
+    ]
+    decided = plan(project, rows, tmp_path)
+    assert summary(decided) == ("blocked", [("tool_recovery_parked", "c")], ["u", "d", "k", "p"], [("a", "parked")], False)
+
+
+def test_a_completed_decision_after_the_outcome_keeps_it_settled(project: Path, tmp_path: Path) -> None:
+    rows = [
+        user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"), recovery("k", "a", "reconcile_result", observation="matches"),
+        result("r", "a"), recovery("f", "a", "recovery_decision", disposition="completed", outcomeEventId="r"),
+    ]
+    decided = plan(project, rows, tmp_path)
+    assert summary(decided) == ("safe_replay", [], ["u", "c", "d", "k", "r", "f"], [("a", "succeeded")], False)
+
+
+def test_a_dispatch_naming_no_call_corrupts_the_ledger_and_opens_nothing(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u", actions=MARKER), dispatch("d", "a")], tmp_path)
+    assert summary(decided) == ("blocked", [("tool_ledger_corruption", "d"), ("tool_recovery_corruption", "d")], ["u", "d"], [], False)
+
+
+def test_a_repeated_event_id_is_a_diagnostic_and_the_row_takes_no_part(project: Path, tmp_path: Path) -> None:
+    # The second r1 would corrupt the operation if it were walked: it is not; it is replayed as it stands.
+    decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), result("r1", "a")], tmp_path)
+    assert summary(decided) == ("blocked", [("duplicate_event_id", "r1")], ["u", "c", "r1", "r1"], [("a", "succeeded")], False)
+
+
+def test_a_row_of_another_run_is_a_diagnostic(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u"), call("c", "a", runId="other"), result("r", "a")], tmp_path)
+    assert summary(decided) == (
+        "blocked", [("tool_ledger_corruption", "c"), ("tool_ledger_corruption", "r"), ("unmatched_tool_result", "r")], ["u", "c"], [], False,
+    )
+
+
+def test_a_long_ledger_is_planned_as_a_short_one(project: Path, tmp_path: Path) -> None:
+    """Past CHUNKS_AT_HAND chunks: ids are kept as hashes, a repeat is found after the walk, and the file is
+    walked again with the repeated rows flagged; operations go to the store and come back in order."""
+    filler = [item for n in range(10000) for item in (call(f"fc{n}", f"f{n}"), result(f"fr{n}", f"f{n}"))]
+    rows = [user("u"), call("c", "a"), result("r1", "a"), *filler, result("r1", "a"), call("x", "b", runId="other"), call("c2", "a")]
+    assert sum(len(json.dumps(row)) + 1 for row in rows) > 16 * (1 << 18)  # (CHUNKS_AT_HAND * CHUNK_BYTES)
+    decided = plan(project, rows, tmp_path)
+    disposition, diagnostics, replay, operations, verification = summary(decided)
+    assert (disposition, verification) == ("blocked", False)
+    assert diagnostics == [("tool_recovery_corruption", "c"), ("duplicate_event_id", "r1"), ("tool_ledger_corruption", "x"), ("tool_ledger_corruption", "c2")]
+    assert replay == ["u", "c", "r1", *(row["id"] for row in filler), "r1", "x", "c2"]
+    assert operations[0] == ("a", "corruption") and len(operations) == 10001
+
+
+def test_without_the_scan_the_reader_refuses_a_repeated_id(gallery_step: Any, tmp_path: Path) -> None:
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in [user("u"), user("u")]), encoding="utf-8")
+    root = gallery_step("05-permission-closers")
+    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(root), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
+    assert done.returncode == 3 and "duplicate_event_id" in done.stderr and done.stdout == "", done.stderr
+
+
+def _generate_with(project: Path, tmp_path: Path, old: str, new: str) -> subprocess.CompletedProcess[str]:
+    copy = tmp_path / "project"
+    shutil.copytree(project / "spec", copy / "spec")
+    spec = copy / "spec" / "projector.yaml"
+    source = spec.read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    spec.write_text(source.replace(old, new), encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(copy), "generate"], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("    at_end: tool_recovery_parked\n", "", "spec/projector.yaml:48:3: absorbing state 'parked' is a dead end diagnosed at the end: it needs at_end"),
+        (
+            "  - {from: [indeterminate, dispatched], on: recovery_parked, to: parked}\n",
+            "  - {from: [indeterminate, dispatched], on: recovery_parked, to: parked}\n  - {from: parked, on: tool_dispatch, to: dispatched}\n",
+            "absorbing state 'parked' is left only by an anomaly: a plain transition cannot move it to 'dispatched'",
+        ),
+        ("  last: [unmatched_tool_result]\n", "  last: [no_such_code]\n", "unknown diagnostic 'no_such_code'"),
+        ("  duplicate_id: duplicate_event_id\n", "  duplicate_id: duplicate_id\n", "unknown diagnostic 'duplicate_id'"),
+    ],
+)
+def test_the_new_constructs_are_checked_at_generate(project: Path, tmp_path: Path, old: str, new: str, message: str) -> None:
+    done = _generate_with(project, tmp_path, old, new)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "project" / "generated").exists()
