@@ -187,9 +187,7 @@ def walk_ledger(
     every row must carry (None: the first row's). `observe`, when given, is
     shown every checked chunk, in order, once or (when the file is walked twice) twice; it is not used with
     parts, so a caller that observes walks in one process."""
-    # (a contract that diagnoses repeated ids or another run's rows is walked in one process: its reader flags them)
-    parts = processes > 1 and observe is None and not contract.table.tolerated
-    walk = _walk_parts(source, run, chunk_bytes, processes, contract) if parts else None
+    walk = _walk_parts(source, run, chunk_bytes, processes, contract) if processes > 1 and observe is None else None
     if walk is None and source.identity[2] <= CHUNKS_AT_HAND * chunk_bytes:
         # A small ledger: its operations stay in the walk (a few thousand at most), and a store would encode,
         # keep and hand back each one, and walk again when a call id is named twice.
