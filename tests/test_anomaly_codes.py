@@ -20,14 +20,19 @@ from resume_contract.contract import build_resume_plan
 PROJECTOR = load_spec_file(Path(__file__).resolve().parent.parent / "spec" / "projector.yaml", "spec/projector.yaml")[0].data
 
 
+def _names(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else value  # (a rule's `from`, `on` and `anomaly` may be lists)
+
+
 def raised_by(state: str, event: str, when: str | None = None) -> str:
-    """The diagnostic code spec/projector.yaml raises for an event in a state ('at_end': at the ledger's end)."""
+    """The diagnostic code spec/projector.yaml raises for an event in a state ('at_end': at the ledger's end); of
+    a rule raising several, the first."""
     if state == "ledger":
         return PROJECTOR["ledger_anomalies"][event]
     if event == "at_end":
         return PROJECTOR["states"][state]["at_end"]
-    rule = next(r for r in PROJECTOR["rules"] if (r["from"], r["on"], r.get("when")) in ((state, event, when), (state, event, None)))
-    return rule["anomaly"]
+    rule = next(r for r in PROJECTOR["rules"] if state in _names(r["from"]) and event in _names(r["on"]) and r.get("when") in (when, None))
+    return _names(rule["anomaly"])[0]
 
 
 UNMATCHED = raised_by("absent", "function_response")

@@ -10,13 +10,14 @@ from statemachine import StateChart, StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 
 
-def _step_table_read_from_class() -> dict[tuple[str, str, bool], tuple[str, str | None]]:
-    table: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
+def _step_table_read_from_class() -> dict[tuple[str, str, bool], tuple[str, str | tuple[str, ...] | None]]:
+    table: dict[tuple[str, str, bool], tuple[str, str | tuple[str, ...] | None]] = {}
     for state in ToolOperationMachine.states:
         for transition in state.transitions:
             guards = [spec.func for spec in transition.cond]
             actions = [spec.func for spec in transition.on if not spec.is_convention]
-            anomaly = actions[0].removeprefix("raise_") if actions else None
+            codes = tuple(action.removeprefix("raise_") for action in actions)
+            anomaly = None if not codes else codes[0] if len(codes) == 1 else codes  # (a rule may raise several)
             matches = {"name_matches": (True,), "name_differs": (False,)}[guards[0]] if guards else (True, False)
             for event in transition.events:
                 for names_match in matches:
