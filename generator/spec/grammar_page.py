@@ -115,7 +115,7 @@ def _key(key: str, value: dict[str, Any], root: dict[str, Any], depth: int, seen
     if nested is None and listed is None and isinstance(resolved.get("additionalProperties"), dict) and _has_keys(resolved["additionalProperties"], root):
         nested = {"additionalProperties": resolved["additionalProperties"], "propertyNames": resolved.get("propertyNames", {})}
     if (nested is not None or listed is not None) and ref in seen:
-        return [_with_comment(f"{indent}{key}: {ref.removeprefix('#/$defs/')}  (as above)", resolved)]  # type: ignore[union-attr]
+        return [_with_comment(f"{indent}{key}: {ref.removeprefix('#/$defs/')}  (as above)", resolved)]
     inner_seen = seen | ({ref} if ref else set())
     if listed is not None:
         return [_with_comment(f"{indent}{key}:  # a list of", resolved, joined=True)] + _list_item(listed, root, depth + 1, inner_seen)
