@@ -122,17 +122,45 @@ def test_a_dispatch_naming_no_call_corrupts_the_ledger_and_opens_nothing(project
     assert summary(decided) == ("blocked", [("tool_ledger_corruption", "d"), ("tool_recovery_corruption", "d")], ["u", "d"], [], False)
 
 
+def test_a_second_response_naming_another_tool_is_not_replayed(project: Path, tmp_path: Path) -> None:
+    other = {**result("r2", "a"), "content": {"kind": "function_response", "id": "a", "name": "Write", "result": {}}}
+    decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), other], tmp_path)
+    assert summary(decided) == ("blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "r2")], ["u", "c", "r1"], [("a", "corruption")], False)
+
+
+@pytest.mark.parametrize("disposition", ["banana", None, 5])
+def test_a_decision_that_neither_parks_nor_completes_is_a_lane_conflict(disposition: Any, project: Path, tmp_path: Path) -> None:
+    rows = [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"), result("r", "a"), recovery("f", "a", "recovery_decision", disposition=disposition)]
+    decided = plan(project, rows, tmp_path)
+    assert summary(decided) == ("blocked", [("semantic_lane_conflict", "f")], ["u", "c", "d", "r"], [("a", "succeeded")], False)
+
+
 def test_a_repeated_event_id_is_a_diagnostic_and_the_row_takes_no_part(project: Path, tmp_path: Path) -> None:
-    # The second r1 would corrupt the operation if it were walked: it is not; it is replayed as it stands.
-    decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), result("r1", "a")], tmp_path)
-    assert summary(decided) == ("blocked", [("duplicate_event_id", "r1")], ["u", "c", "r1", "r1"], [("a", "succeeded")], False)
+    # The second r1 would corrupt the operation if it were walked: it is not, and (a result pairing with nothing) is
+    # not replayed; a text row repeating an id would be.
+    decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), result("r1", "a"), user("u")], tmp_path)
+    assert summary(decided) == ("blocked", [("duplicate_event_id", "r1"), ("duplicate_event_id", "u")], ["u", "c", "r1", "u"], [("a", "succeeded")], False)
 
 
 def test_a_row_of_another_run_is_a_diagnostic(project: Path, tmp_path: Path) -> None:
     decided = plan(project, [user("u"), call("c", "a", runId="other"), result("r", "a")], tmp_path)
     assert summary(decided) == (
-        "blocked", [("tool_ledger_corruption", "c"), ("tool_ledger_corruption", "r"), ("unmatched_tool_result", "r")], ["u", "c"], [], False,
+        "blocked", [("tool_ledger_corruption", "c"), ("tool_ledger_corruption", "r"), ("unmatched_tool_result", "r")], ["u"], [], False,
     )
+
+
+def test_continue_plan_refuses_a_ledger_whose_first_row_is_another_runs(project: Path, tmp_path: Path) -> None:
+    """The continuation judges rows by the first one's run: a ledger of another run's rows is not this run's."""
+    ledger = tmp_path / "sessions" / "s" / "runs" / "r" / "runtime-events.jsonl"
+    ledger.parent.mkdir(parents=True)
+    rows = [user("u", runId="x"), call("c", "a", runId="x"), result("r", "a") | {"runId": "x"}]
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"ledgerReadable": True, "terminalRepairSucceeded": True, "sourceCwd": "/w", "currentCwd": "/w", "sourceWorkspaceIdentity": "w", "currentWorkspaceIdentity": "w", "backgroundOperationsSettled": True, "availableToolNames": ["Bash"], "continuationIdentity": {"invocationId": "i2", "runId": "r2", "turnId": "t2"}}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "resume_contract", "--root", str(project), "continue-plan", str(ledger), "--facts", str(facts), "--json"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 3 and "foreign_row" in done.stderr and done.stdout == "", (done.returncode, done.stdout, done.stderr)
 
 
 def test_a_long_ledger_is_planned_as_a_short_one(project: Path, tmp_path: Path) -> None:
@@ -145,7 +173,7 @@ def test_a_long_ledger_is_planned_as_a_short_one(project: Path, tmp_path: Path) 
     disposition, diagnostics, replay, operations, verification = summary(decided)
     assert (disposition, verification) == ("blocked", False)
     assert diagnostics == [("tool_recovery_corruption", "c"), ("duplicate_event_id", "r1"), ("tool_ledger_corruption", "x"), ("tool_ledger_corruption", "c2")]
-    assert replay == ["u", "c", "r1", *(row["id"] for row in filler), "r1", "x", "c2"]
+    assert replay == ["u", "c", "r1", *(row["id"] for row in filler), "c2"]  # (the second call stands with the pair)
     assert operations[0] == ("a", "corruption") and len(operations) == 10001
 
 
@@ -178,9 +206,23 @@ def _generate_with(project: Path, tmp_path: Path, old: str, new: str) -> subproc
         ),
         ("  last: [unmatched_tool_result]\n", "  last: [no_such_code]\n", "unknown diagnostic 'no_such_code'"),
         ("  duplicate_id: duplicate_event_id\n", "  duplicate_id: duplicate_id\n", "unknown diagnostic 'duplicate_id'"),
+        (
+            "  - {from: absent, on: function_call, to: indeterminate}\n",
+            "  - {from: absent, on: function_call, to: indeterminate, anomaly: protocol_marker_invalid}\n",
+            "an anomaly creates no operation: from 'absent' a rule raising one cannot also move to 'indeterminate'",
+        ),
     ],
 )
 def test_the_new_constructs_are_checked_at_generate(project: Path, tmp_path: Path, old: str, new: str, message: str) -> None:
     done = _generate_with(project, tmp_path, old, new)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "project" / "generated").exists()
+
+
+def test_diff_of_the_step_with_itself_finds_nothing(project: Path, tmp_path: Path) -> None:
+    """A rule that moves and raises is compared as what it is: nothing changed, nothing reported."""
+    shutil.copytree(project / "spec", tmp_path / "copy" / "spec")
+    done = subprocess.run(
+        [sys.executable, "-m", "resume_contract", "--root", str(project), "diff", str(tmp_path / "copy" / "spec"), str(project / "spec")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "0 changes" in done.stdout, done.stdout + done.stderr

@@ -83,12 +83,18 @@ class ProjectorChanges:
             if old != new:
                 where = (self.base.location("projector", "facts", name) if old else None, self.head.location("projector", "facts", name) if new else None)
                 self.add(rules.FACT_CHANGED, f"fact '{name}': {old or '(none)'} -> {new or '(none)'}", *where, values=(old, new))
-        old_checks = {(check.when[0], check.anomaly): check for check in base.row_checks}
-        new_checks = {(check.when[0], check.anomaly): check for check in head.row_checks}
+        old_checks = {(check.when[0], check.anomaly, check.skip): check for check in base.row_checks}
+        new_checks = {(check.when[0], check.anomaly, check.skip): check for check in head.row_checks}
         for key in old_checks.keys() - new_checks.keys():
-            self.add(rules.ROW_CHECK_CHANGED, f"row check removed: {key[0]} raises {key[1]}", old_checks[key].mark, None, values=key)
+            self.add(rules.ROW_CHECK_CHANGED, f"row check removed: {key[0]} raises {key[1]}{' (skip)' * key[2]}", old_checks[key].mark, None, values=key if key[2] else key[:2])
         for key in sorted(new_checks.keys() - old_checks.keys()):
-            self.add(rules.ROW_CHECK_CHANGED, f"row check added: {key[0]} raises {key[1]}", None, new_checks[key].mark, values=key)
+            self.add(rules.ROW_CHECK_CHANGED, f"row check added: {key[0]} raises {key[1]}{' (skip)' * key[2]}", None, new_checks[key].mark, values=key if key[2] else key[:2])
+        # The ledger scan (rows diagnosed rather than refused) and the diagnostics' order: judged by the ledgers.
+        for name in ("duplicate_id", "foreign_row", "operations_first", "listed_last"):
+            if (before := getattr(base, name)) != (after := getattr(head, name)):
+                place = ("ledger_anomalies", name) if name in ("duplicate_id", "foreign_row") else ("diagnostic_order",)
+                marks = (self.base.location("projector", *place), self.head.location("projector", *place))
+                self.add(rules.ROW_CHECK_CHANGED, f"{name}: {before} -> {after}", *marks, values=(name, before, after))
         old_hidden, new_hidden = (None if p.hidden is None else (p.hidden.when[0], p.hidden.anomaly) for p in (base, head))
         if old_hidden != new_hidden:
             said = [f"{hidden[0]} (a half-hidden pair raises {hidden[1] or 'nothing'})" if hidden else "(none)" for hidden in (old_hidden, new_hidden)]
@@ -141,16 +147,21 @@ class ProjectorChanges:
         base, head = named(self.base.projector.rules), named(self.head.projector.rules)
         for key in self._keyed(rules.RULE_REMOVED, rules.RULE_ADDED, "rule", base, head, lambda k: base[k].mark, lambda k: head[k].mark):
             old, new = base[key], head[key]
-            if old.anomaly is not None and new.target is not None:
-                self.add(rules.RULE_ANOMALY_BECAME_TRANSITION, f"{key}: anomaly {old.anomaly} -> transition to {new.target}", old.mark, new.mark)
-            elif old.target is not None and new.anomaly is not None:
-                self.add(rules.RULE_TRANSITION_BECAME_ANOMALY, f"{key}: transition to {old.target} -> anomaly {new.anomaly}", old.mark, new.mark)
-            elif old.target != new.target:
+            if old.anomaly is not None and new.anomaly is None:
+                self.add(rules.RULE_ANOMALY_BECAME_TRANSITION, f"{key}: anomaly {', '.join(old.codes)} -> transition to {new.target}", old.mark, new.mark)
+            elif old.anomaly is None and new.anomaly is not None:
+                self.add(rules.RULE_TRANSITION_BECAME_ANOMALY, f"{key}: transition to {old.target} -> anomaly {', '.join(new.codes)}", old.mark, new.mark)
+            elif old.target != new.target:  # (an anomaly may move the state too: where to is compared as a transition's)
                 self.add(rules.RULE_RETARGETED, f"{key}: transition to {old.target} -> {new.target}", old.mark, new.mark)
-            elif old.anomaly != new.anomaly and not self.renames.diagnostic_follows(old.anomaly, new.anomaly):
-                self.add(rules.RULE_ANOMALY_CHANGED, f"{key}: anomaly {old.anomaly} -> {new.anomaly}", old.mark, new.mark)
+            if old.anomaly is not None and new.anomaly is not None and _codes_changed_by(self.renames, old.codes, new.codes):
+                self.add(rules.RULE_ANOMALY_CHANGED, f"{key}: anomaly {', '.join(old.codes)} -> {', '.join(new.codes)}", old.mark, new.mark)
         if [k for k in base if k in head] != [k for k in head if k in base]:
             self.add(rules.RULES_REORDERED, "the same rules are listed in another order", self.base.location("projector", "rules"), self.head.location("projector", "rules"))
+
+
+def _codes_changed_by(renames: Renames, old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """Whether a rule's diagnostics changed other than by renames the review follows."""
+    return len(old) != len(new) or any(a != b and not renames.diagnostic_follows(a, b) for a, b in zip(old, new))
 
 
 def _matches(event: EventKind) -> tuple[object, ...]:

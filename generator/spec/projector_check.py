@@ -256,7 +256,9 @@ class _ProjectorChecks:
         names_a_result = tool_call is not None and not opens and tool_call.tool_name is not None
         if rule.when is not None and (source.status is None or not names_a_result):
             self.error(self.file.mark(("rules", index, "when")), f"'when: {rule.when}' compares a result's tool name with its call's: it needs a result event that names a tool (tool_call.tool_name) from a state with a status")
-        if rule.target is not None:
+        if rule.target is not None and rule.anomaly is not None and source.status is None:
+            self.error(self.file.mark(("rules", index, "to")), f"an anomaly creates no operation: from '{rule.source}' a rule raising one cannot also move to '{rule.target}'")
+        elif rule.target is not None:
             self._transition(index, rule, source, self.state_of[rule.target], opens)
 
     def _transition(self, index: int, rule: Rule, source: State, target: State, opens: bool) -> None:

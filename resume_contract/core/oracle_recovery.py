@@ -49,9 +49,12 @@ def lane_conflict(row: dict[str, Any]) -> bool:
     if "toolRecovery" in actions:
         fact = actions["toolRecovery"] if isinstance(actions["toolRecovery"], dict) else {}
         version = fact.get("version")
+        payload = fact.get("payload")
+        decided = payload.get("disposition") if isinstance(payload, dict) else None
         return (
             "content" in row or type(version) not in (int, float) or version != 1 or fact.get("kind") not in RECOVERY_KINDS
             or not isinstance(refs.get("operationId"), str) or not isinstance(refs.get("toolCallId"), str)
+            or (fact.get("kind") == RECOVERY_KINDS[1] and decided not in ("parked", "completed"))
         )
     return kind in (CALL, RESPONSE) and "actions" in row and any(key != "stateDelta" for key in actions)
 
@@ -66,8 +69,7 @@ def recovery_fact(row: dict[str, Any]) -> tuple[str, str] | None:
     if fact["kind"] == RECOVERY_KINDS[0]:
         return call_id, "reconcile"
     payload = fact.get("payload")
-    parked = isinstance(payload, dict) and payload.get("disposition") == "parked"
-    return call_id, "parked" if parked else "completed"
+    return call_id, str(payload["disposition"]) if isinstance(payload, dict) else ""  # (parked or completed: else a lane conflict)
 
 
 class _Story:
@@ -153,9 +155,11 @@ def _action(story: _Story | None, what: str) -> bool:
     return True
 
 
-def _again(story: _Story, index: int, dropped: set[int]) -> None:
-    """A call or response out of place: it corrupts the operation and stands with it, unless it was corrupt."""
-    if story.status == "corruption":
+def _again(story: _Story, index: int, dropped: set[int], misnamed: bool = False) -> None:
+    """A call or response out of place: it corrupts the operation and stands with it, unless it was corrupt (or
+    is a response naming another tool than the call)."""
+    if story.status == "corruption" or misnamed:
+        story.corrupt()
         dropped.add(index)
     else:
         story.corrupt()
@@ -174,7 +178,7 @@ def _response(story: _Story | None, index: int, row: Any, dropped: set[int]) -> 
         story.answer = index
         story.status = "failed" if row.failed else "succeeded"
         return False
-    _again(story, index, dropped)
+    _again(story, index, dropped, misnamed=story.name != row.name)
     return True
 
 

@@ -24,7 +24,7 @@ from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Dispositio
 from .run_facts import RunView, for_run
 from .table import ProjectorTable
 from .walk_actions import anomaly_at as anomaly_at_
-from .walk_actions import answered, flag, rows_hidden, rows_tested, walk_row
+from .walk_actions import answered, flag, flagged_row, rows_hidden, rows_tested, walk_row
 from .walk_actions import diagnostic as _diagnostic
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -146,8 +146,8 @@ class Walk:
 
         for index, event, partial in zip(count(first_index), events, partials):
             if flagged and index in flagged:
-                self.diagnostics.append(_diagnostic(table, flagged[index], event_id=event.id))
-                continue  # (no part in tool state; replayed as it stands)
+                flagged_row(self, event, index)
+                continue
             if partial:
                 not_replayed.append(index)
                 continue

@@ -111,6 +111,14 @@ def flag(walk: Any, kinds: dict[int, str]) -> None:
         walk.flagged.setdefault(index, code)
 
 
+def flagged_row(walk: Any, event: Any, index: int) -> None:
+    """A row the contract diagnoses rather than the reader refusing it (`flag`): its diagnostic; it takes no part in
+    tool state, and a call or result (pairing with nothing) is not replayed, any other row as it stands."""
+    walk.diagnostics.append(diagnostic(walk.table, walk.flagged[index], event_id=event.id))
+    if getattr(event.content, "KIND", None) in walk.table.tool_contents:
+        walk.not_replayed.append(index)
+
+
 def flag_rows(walk: Any, events: Sequence[Any]) -> None:
     """Flag, among a whole prefix held in memory, the rows repeating an earlier row's event id and those of
     another run than the first row's, when the contract diagnoses them (the reader refused them otherwise)."""
@@ -179,7 +187,10 @@ def anomaly_at(
         operation.state = target
         if target in walk._storable:
             walk._settled.append(call_id)
-        operation.standing = [*(operation.standing or ()), index]  # replayed with the call: once it has its response
+        if names_match:  # replayed with the call, once it has its response (a result naming another tool: never)
+            operation.standing = [*(operation.standing or ()), index]
+        else:
+            walk.not_replayed.append(index)
     else:
         walk.not_replayed.append(index)
     misnamed = None if names_match else operation
