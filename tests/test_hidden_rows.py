@@ -9,7 +9,6 @@ same ledger is planned short (in memory) and long (past the reader's chunks), wh
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gallery_ledgers import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False}
@@ -39,14 +39,6 @@ def call(event_id: str, call_id: str, hidden: bool = False) -> dict[str, Any]:
 def result(event_id: str, call_id: str, hidden: bool = False) -> dict[str, Any]:
     row = {**ROW, "id": event_id, "role": "tool", "author": "tool", "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {}}}
     return {**row, "modelVisibility": "hidden"} if hidden else row
-
-
-def plan(project: Path, rows: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
-    ledger = tmp_path / "runtime-events.jsonl"
-    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(project), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
-    assert done.returncode in (0, 1), done.stderr
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def summary(decided: dict[str, Any]) -> tuple[str, list[tuple[str, str | None]], list[str], list[tuple[str, str]]]:

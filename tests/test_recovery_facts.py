@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gallery_ledgers import plan
 
 ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False}
 MARKER = {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}
@@ -50,14 +51,6 @@ def dispatch(event_id: str, call_id: str) -> dict[str, Any]:
 
 def recovery(event_id: str, call_id: str, kind: str, **payload: Any) -> dict[str, Any]:
     return system(event_id, {"toolRecovery": {"kind": f"maka.tool.{kind}", "version": 1, "payload": payload}}, call_id)
-
-
-def plan(project: Path, rows: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
-    ledger = tmp_path / "runtime-events.jsonl"
-    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(project), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
-    assert done.returncode in (0, 1), done.stderr
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def summary(decided: dict[str, Any]) -> tuple[str, list[tuple[str, str | None]], list[str], list[tuple[str, str]], bool]:

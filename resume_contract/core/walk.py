@@ -84,7 +84,7 @@ class Walk:
         # bytes a row: a ledger of partial rows, never replayed, costs little more than a plain one.
         self.not_replayed = array("q")
         # Rows the contract diagnoses rather than refuses (spec/projector.yaml ledger_anomalies duplicate_id and
-        # foreign_row): index -> diagnostic; such a row takes no part in tool state, and is replayed as it stands
+        # foreign_row): index -> diagnostic; such a row takes no part in tool state (walk_actions.flagged_row)
         self.flagged: dict[int, str] = {}
         self.terminal_event_id: str | None = None
         self.terminal_index = sys.maxsize  # the terminal event's index in the prefix, once found

@@ -183,14 +183,13 @@ def anomaly_at(
     call, replayed once the operation has its response."""
     if operation is None:
         walk._unopened.append(walk.call_id_hash(call_id))  # (the hash walk.py names, as its loops record it)
-    if operation is not None and target is not None and target != operation.state:
-        operation.state = target
+    moves = operation is not None and target is not None and target != operation.state
+    if moves:
+        operation.state = target  # type: ignore[union-attr]
         if target in walk._storable:
             walk._settled.append(call_id)
-        if names_match:  # replayed with the call, once it has its response (a result naming another tool: never)
-            operation.standing = [*(operation.standing or ()), index]
-        else:
-            walk.not_replayed.append(index)
+    if moves and names_match:  # replayed with the call, once it has its response (a result naming another tool: never)
+        operation.standing = [*(operation.standing or ()), index]  # type: ignore[union-attr]
     else:
         walk.not_replayed.append(index)
     misnamed = None if names_match else operation

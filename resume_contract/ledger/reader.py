@@ -327,13 +327,9 @@ def decode_rows(
     if chunks and (chunks[0].flagged or {}).get(0) == FOREIGN_ROW:
         # The walk of events in memory judges rows by the first one's run: a ledger whose first row is another
         # run's is not this run's ledger at all (refused, as without the contract's scan).
-        raise LedgerCorruption(path, 1, 0, FOREIGN_ROW, f"the first row belongs to session {events_of(chunks)[0]!r}, run {events_of(chunks)[1]!r}, not the run it is read as")
+        first = chunks[0].events[0]
+        raise LedgerCorruption(path, 1, 0, FOREIGN_ROW, f"the first row belongs to session {first.session_id!r}, run {first.run_id!r}, not the run it is read as")
     for chunk in chunks:
         events += chunk.events
         rows += map(msgspec.Raw, chunk.lines)
     return tuple(events), tuple(rows)
-
-
-def events_of(chunks: list[Chunk]) -> tuple[str, str]:
-    first = chunks[0].events[0]
-    return first.session_id, first.run_id
