@@ -101,6 +101,16 @@ def test_a_parked_decision_parks_the_operation_without_asking_for_verification(p
     assert summary(decided) == ("blocked", [("tool_recovery_parked", "c")], ["u", "d", "k", "p"], [("a", "parked")], False)
 
 
+def test_the_on_call_text_does_not_call_a_parked_call_never_run(project: Path, tmp_path: Path) -> None:
+    """A parked operation was dispatched (its tool started): nothing says it had no effect."""
+    rows = [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"), recovery("p", "a", "recovery_decision", disposition="parked")]
+    ledger = tmp_path / "runtime-events.jsonl"
+    ledger.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(project), "plan", str(ledger)], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "tool_recovery_parked" in done.stdout, done.stdout + done.stderr
+    assert "never ran" not in done.stdout and "had no effect" not in done.stdout, done.stdout
+
+
 def test_a_completed_decision_after_the_outcome_keeps_it_settled(project: Path, tmp_path: Path) -> None:
     rows = [
         user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"), recovery("k", "a", "reconcile_result", observation="matches"),

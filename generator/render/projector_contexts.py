@@ -50,6 +50,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
                 ("foreign_row_diagnostic", table.foreign_row_diagnostic),
                 ("operations_first", table.operations_first),
                 ("listed_last", Code(f"frozenset({py(tuple(sorted(table.listed_last)))})") if table.listed_last else None),
+                ("absorbing_states", Code(f"frozenset({py(tuple(sorted(table.absorbing_states)))})") if table.absorbing_states else None),
             ) if value
         ],
     }

@@ -154,6 +154,7 @@ def projector_table(projector: Projector, rules: LedgerRules, wire: WireFormat) 
         foreign_row_diagnostic=projector.foreign_row,
         operations_first=projector.operations_first,
         listed_last=frozenset(projector.listed_last),
+        absorbing_states=frozenset(state.name for state in projector.states if state.absorbing),
     )
 
 

@@ -104,6 +104,9 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     # the codes listed after every other
     operations_first: bool = False
     listed_last: frozenset[str] = frozenset()
+    # States the contract calls `absorbing` (a dead end diagnosed at the end: parked, corruption): the tool may
+    # well have run, so a call left there is no call that never ran
+    absorbing_states: frozenset[str] = frozenset()
 
     @cached_property
     def anomalies(self) -> frozenset[str]:
@@ -126,7 +129,7 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         not_dispatched), so nothing is to be inspected."""
         return frozenset(
             status for state, status in self.state_status.items()
-            if status is not None and state not in self.verification_states and state not in self.settled_states
+            if status is not None and state not in self.verification_states and state not in self.settled_states and state not in self.absorbing_states
         )
 
     @cached_property
