@@ -50,7 +50,7 @@ def test_a_call_then_a_response_naming_another_tool_is_an_anomaly() -> None:
     machine.call_tool_name = "write_file"
     machine.send("function_call", tool_name="write_file")
     machine.send("function_response", tool_name="delete_file")
-    assert machine.raised == [names.MISNAMED]
+    assert machine.raised == list(names.MISNAMED)
     assert [state.id for state in machine.configuration] == ["indeterminate"]
     machine.send("function_response", tool_name="write_file")
     assert [state.id for state in machine.configuration] == ["succeeded"]

@@ -9,15 +9,19 @@ from pathlib import Path
 import msgspec
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from resume_contract_generated import catalog
 from resume_contract_generated.projector_table import TABLE
 from resume_contract_generated.runtime_event import RuntimeEvent
 
 from resume_contract.contract import build_resume_plan, event_from_wire
 from resume_contract.core.invariants import replay_problem, replayed_indexes
-from resume_contract.core.oracle import decide
+from resume_contract.core.invariants import packaged_oracle
 from resume_contract.core.plan_json import plan_json
 from resume_contract.ledger.file_plan import plan_ledger
 from resume_contract.proof.reference import build_resume_plan_with_machine
+
+# The packaged oracle, in the edition of maka's contract the live spec names (spec/invariants.yaml packaged_oracle).
+decide = packaged_oracle(getattr(catalog, "PACKAGED_ORACLE", "tool-boundary"))
 
 CALL_IDS = [f"call-{n}" for n in range(12)]
 TOOLS = ["read", "write", "delete"]

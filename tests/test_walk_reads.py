@@ -38,8 +38,9 @@ def test_a_step_mapping_of_its_own_is_asked_only_for_the_steps_a_walk_takes() ->
 
     call = '{"kind":"function_call","id":"c%d","name":"write","args":{}}'
     result = '{"kind":"function_response","id":"c%d","name":"write","result":{}}'
-    rows = [_row(0, call % 0), _row(1, result % 0), _row(2, call % 1), _row(3, result % 1), _row(4, result % 1)]
-    events = [contract.model.decoder.decode(row) for row in rows * 10]  # (40 of them repeat an id: anomalies too)
+    # (ten times over, each row its own event id: 40 of them repeat a call id, anomalies too)
+    rows = [row for k in range(10) for row in (_row(5 * k, call % 0), _row(5 * k + 1, result % 0), _row(5 * k + 2, call % 1), _row(5 * k + 3, result % 1), _row(5 * k + 4, result % 1))]
+    events = [contract.model.decoder.decode(row) for row in rows]
     traced: list[tuple[str, str, bool]] = []
     expected = project(events, table, trace=traced)
     assert project(events, msgspec.structs.replace(table, step=Steps())) == expected

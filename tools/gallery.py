@@ -36,8 +36,10 @@ def manifest() -> dict[str, Any]:
 
 
 def written(through: str | None = None) -> list[dict[str, Any]]:
-    """The written steps in order (up to `through`, when given)."""
+    """The written steps in order (up to `through`, when given; "base": none)."""
     steps = [step for step in manifest()["steps"] if step["patch"]]
+    if through == "base":  # the contract before the first step
+        return []
     if through is not None:
         names = [step["step"] for step in steps]
         if through not in names:
