@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -145,3 +146,32 @@ def gallery_step(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pa
 
     return at
 
+
+
+def refusing_contract() -> Any:
+    """The packaged contract with no ledger scan (`ledger_anomalies` without `duplicate_id`/`foreign_row`, as the seed's
+    contract was): the reader refuses a repeated event id or another run's row as corruption. For tests of the reader,
+    which hold whatever the live spec declares."""
+    import msgspec
+
+    from resume_contract.contract import active
+
+    contract = active()
+    table = msgspec.structs.replace(contract.table, duplicate_id_diagnostic=None, foreign_row_diagnostic=None)
+    return msgspec.structs.replace(contract, table=table)
+
+
+def diagnosing_contract() -> Any:
+    """The packaged contract with a ledger scan (`ledger_anomalies.duplicate_id: duplicate_event_id`, `foreign_row:
+    foreign_run_row`, codes chosen here), whatever the live spec declares."""
+    import msgspec
+
+    from resume_contract.contract import active
+
+    contract = active()
+    reason = contract.table.reason_order[0]
+    codes = {"duplicate_event_id": (reason, "an event id repeats"), "foreign_run_row": (reason, "a row of another run")}
+    table = msgspec.structs.replace(
+        contract.table, diagnostics={**contract.table.diagnostics, **codes}, duplicate_id_diagnostic="duplicate_event_id", foreign_row_diagnostic="foreign_run_row"
+    )
+    return msgspec.structs.replace(contract, table=table)

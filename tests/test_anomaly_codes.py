@@ -24,30 +24,55 @@ def _names(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else value  # (a rule's `from`, `on` and `anomaly` may be lists)
 
 
-def raised_by(state: str, event: str, when: str | None = None) -> str:
-    """The diagnostic code spec/projector.yaml raises for an event in a state ('at_end': at the ledger's end); of
-    a rule raising several, the first."""
+def _rule(state: str, event: str, when: str | None = None) -> dict:
+    return next(r for r in PROJECTOR["rules"] if state in _names(r["from"]) and event in _names(r["on"]) and r.get("when") in (when, None))
+
+
+def raised_by(state: str, event: str, when: str | None = None) -> list[str]:
+    """The diagnostic codes spec/projector.yaml raises, in order, for an event in a state ('at_end': at the ledger's
+    end; state 'ledger': a ledger anomaly)."""
     if state == "ledger":
-        return PROJECTOR["ledger_anomalies"][event]
+        return [PROJECTOR["ledger_anomalies"][event]]
     if event == "at_end":
-        return PROJECTOR["states"][state]["at_end"]
-    rule = next(r for r in PROJECTOR["rules"] if state in _names(r["from"]) and event in _names(r["on"]) and r.get("when") in (when, None))
-    return _names(rule["anomaly"])[0]
+        return [PROJECTOR["states"][state]["at_end"]]
+    return _names(_rule(state, event, when)["anomaly"])
+
+
+def moved_to(state: str, event: str) -> str:
+    """The state a rule moves an operation to (a rule with `to` and `anomaly` both moves and raises)."""
+    return _rule(state, event)["to"]
+
+
+def at_end_of(state: str) -> list[str]:
+    return raised_by(state, "at_end")
 
 
 UNMATCHED = raised_by("absent", "function_response")
 UNMATCHED_ERROR = raised_by("absent", "function_response_error")
 MISNAMED = raised_by("indeterminate", "function_response", "name_differs")
 MISNAMED_ERROR = raised_by("indeterminate", "function_response_error", "name_differs")
-PENDING = raised_by("indeterminate", "at_end")
-CALL_AGAIN_WHILE_OPEN = raised_by("indeterminate", "function_call")
-CALL_AGAIN_AFTER_OK = raised_by("succeeded", "function_call")
-CALL_AGAIN_AFTER_ERROR = raised_by("failed", "function_call")
-OK_AFTER_OK = raised_by("succeeded", "function_response")
-ERROR_AFTER_OK = raised_by("succeeded", "function_response_error")
-OK_AFTER_ERROR = raised_by("failed", "function_response")
-ERROR_AFTER_ERROR = raised_by("failed", "function_response_error")
+PENDING = at_end_of("indeterminate")
 AFTER_TERMINAL = raised_by("ledger", "after_terminal")
+
+
+def conflict(state: str, event: str) -> tuple[list[str], list[str], str]:
+    """A second call or response on an operation in `state`: the row's diagnostics, the operation's at its end
+    (the state the rule moved it to), and that state's status."""
+    target = moved_to(state, event)
+    return raised_by(state, event), at_end_of(target), PROJECTOR["states"][target]["status"]
+
+
+def ordered(operations: list[tuple[str, str]], in_ledger: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The plan's diagnostics in the spec's `diagnostic_order`: the operations' (raised at the ledger's end) first
+    or after those raised in ledger order, and the codes it names `last` after everything."""
+    order = PROJECTOR.get("diagnostic_order", {})
+    both = operations + in_ledger if order.get("first") == "operations" else in_ledger + operations
+    last = order.get("last", [])
+    return [d for d in both if d[0] not in last] + [d for d in both if d[0] in last]
+
+
+def _at(codes: list[str], event_id: str) -> list[tuple[str, str]]:
+    return [(code, event_id) for code in codes]
 
 
 def _ledger(events, spelled: str):
@@ -69,23 +94,31 @@ def _ledger(events, spelled: str):
     return built
 
 
+def _conflict_case(spelled: str, state: str, event: str, settled: bool = True):
+    """A call `a` (settled or not) and a conflicting third (or second) row: the row's diagnostics in ledger order, the
+    operation's at its end on its call e1."""
+    row_codes, end_codes, status = conflict(state, event)
+    row = "e3" if settled else "e2"
+    return (spelled, ordered(_at(end_codes, "e1"), _at(row_codes, row)), ["dangling_tool_state"], [status])
+
+
 CASES = [
     # ledger, [(code, eventId)], reasons, statuses
-    ("ok:a", [(UNMATCHED, "e1")], ["dangling_tool_state"], []),
-    ("err:a", [(UNMATCHED_ERROR, "e1")], ["dangling_tool_state"], []),
-    ("call:a ok:a/delete", [(MISNAMED, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a err:a/delete", [(MISNAMED_ERROR, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a call:a", [(CALL_AGAIN_WHILE_OPEN, "e2"), (PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("call:a ok:a call:a", [(CALL_AGAIN_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a err:a call:a", [(CALL_AGAIN_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a ok:a ok:a", [(OK_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a ok:a err:a", [(ERROR_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a err:a ok:a", [(OK_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a err:a err:a", [(ERROR_AFTER_ERROR, "e3")], ["dangling_tool_state"], ["failed"]),
-    ("call:a ok:a ok:a/delete", [(OK_AFTER_OK, "e3")], ["dangling_tool_state"], ["succeeded"]),
-    ("call:a", [(PENDING, "e1")], ["dangling_tool_state"], ["indeterminate"]),
-    ("text end text", [(AFTER_TERMINAL, "e3")], ["ledger_sequence_violation"], []),
-    ("end call:a", [(AFTER_TERMINAL, "e2"), (PENDING, "e2")], ["dangling_tool_state", "ledger_sequence_violation"], ["indeterminate"]),
+    ("ok:a", ordered([], _at(UNMATCHED, "e1")), ["dangling_tool_state"], []),
+    ("err:a", ordered([], _at(UNMATCHED_ERROR, "e1")), ["dangling_tool_state"], []),
+    ("call:a ok:a/delete", ordered(_at(PENDING, "e1"), _at(MISNAMED, "e2")), ["dangling_tool_state"], ["indeterminate"]),
+    ("call:a err:a/delete", ordered(_at(PENDING, "e1"), _at(MISNAMED_ERROR, "e2")), ["dangling_tool_state"], ["indeterminate"]),
+    _conflict_case("call:a call:a", "indeterminate", "function_call", settled=False),
+    _conflict_case("call:a ok:a call:a", "succeeded", "function_call"),
+    _conflict_case("call:a err:a call:a", "failed", "function_call"),
+    _conflict_case("call:a ok:a ok:a", "succeeded", "function_response"),
+    _conflict_case("call:a ok:a err:a", "succeeded", "function_response_error"),
+    _conflict_case("call:a err:a ok:a", "failed", "function_response"),
+    _conflict_case("call:a err:a err:a", "failed", "function_response_error"),
+    _conflict_case("call:a ok:a ok:a/delete", "succeeded", "function_response"),
+    ("call:a", _at(PENDING, "e1"), ["dangling_tool_state"], ["indeterminate"]),
+    ("text end text", _at(AFTER_TERMINAL, "e3"), ["ledger_sequence_violation"], []),
+    ("end call:a", ordered(_at(PENDING, "e2"), _at(AFTER_TERMINAL, "e2")), ["dangling_tool_state", "ledger_sequence_violation"], ["indeterminate"]),
     ("call:a ok:a end", [], [], ["succeeded"]),
     ("call:a err:a end", [], [], ["failed"]),
 ]
@@ -102,5 +135,5 @@ def test_anomaly(events, spelled: str, diagnostics, reasons, statuses) -> None:
 
 def test_a_high_water_mismatch_comes_first(events) -> None:
     plan = build_resume_plan(_ledger(events, "call:a"), expected_high_water=5)
-    assert [d.code for d in plan.diagnostics] == ["runtime_offset_mismatch", PENDING]
+    assert [d.code for d in plan.diagnostics] == ["runtime_offset_mismatch", *PENDING]
     assert list(plan.rejection_reasons) == ["runtime_offset_mismatch", "dangling_tool_state"]

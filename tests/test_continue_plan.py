@@ -366,9 +366,10 @@ def test_latest_names_the_run_it_picked_in_text_and_json(tmp_path: Path, run_cli
     code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json")
     assert code == 0 and out.startswith(f"--latest:      run run-b (the newest interrupted run of session {SESSION})\n")
     runs = workspace / "sessions" / SESSION / "runs"
-    (runs / "run-b" / "runtime-events.jsonl").write_text((runs / "run-b" / "runtime-events.jsonl").read_text().splitlines()[0] + "\n" + json.dumps(
-        {"id": "event-9", "sessionId": SESSION, "invocationId": "invocation-1", "runId": "run-b", "turnId": "turn-1", "ts": 9, "partial": False,
-         "role": "model", "author": "agent", "content": {"kind": "function_call", "id": "call-1", "name": "Bash", "args": {}}}) + "\n")
+    user, terminal = (runs / "run-b" / "runtime-events.jsonl").read_text().splitlines()
+    call = {"id": "event-9", "sessionId": SESSION, "invocationId": "invocation-1", "runId": "run-b", "turnId": "turn-1", "ts": 9, "partial": False,
+            "role": "model", "author": "agent", "content": {"kind": "function_call", "id": "call-1", "name": "Bash", "args": {}}}
+    (runs / "run-b" / "runtime-events.jsonl").write_text(f"{user}\n{json.dumps(call)}\n{terminal}\n")  # a call left pending, the run's end after it
     code, out, _ = _latest(run_cli, workspace, tmp_path / "host.json")
     command = f"resume-contract plan --workspace {workspace} --session {SESSION} --run run-b"
     assert code == 1 and f"; `{command}` says why and what to do.\n" in out  # the picked run's Phase 0 plan

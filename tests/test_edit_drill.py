@@ -3,6 +3,10 @@
 tools/edit_drill.py rewords the directive and a failpoint boundary on one copy of the repository, regenerates
 and runs the full suite there (the other edits, a new failpoint and a new diagnostic, take a few minutes each:
 `.venv/bin/python tools/edit_drill.py`). Skipped inside the suite the drill itself runs.
+
+The Phase 0 edits find what they change by its key, so they apply to the live spec whatever it says. The review
+edits of the continuation decision are tests of `diff`: they are made on the frozen Phase 1 spec
+(tests/frozen_spec/), so the live contract's evolution (its cwd check became a diagnostic) never breaks them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+FROZEN = REPO / "tests" / "frozen_spec"
 sys.path.insert(0, str(REPO / "tools"))
 from edit_drill import NESTED, main  # noqa: E402
 
@@ -36,18 +41,27 @@ def test_every_edit_still_applies_to_the_live_spec(tmp_path: Path) -> None:
 
     for edit in EDITS:  # each on its own copy: the drill runs each edit alone (two may touch the same lines)
         copy = tmp_path / edit.name
-        for name in ("spec", "resume_contract"):
-            shutil.copytree(REPO / name, copy / name)
+        if edit.review_class is None:
+            for name in ("spec", "resume_contract"):
+                shutil.copytree(REPO / name, copy / name)
+        else:
+            _frozen_phase1(copy)
         edit.apply(copy)  # raises EditDoesNotApply, naming the file and the text it looked for
 
 
+def _frozen_phase1(root: Path) -> None:
+    shutil.copytree(FROZEN / "spec", root / "spec")
+    for name in ("continuation.yaml", "lifecycle.yaml"):
+        shutil.copyfile(FROZEN / "phase1" / name, root / "spec" / name)
+
+
 def _sides(tmp_path: Path, edit_name: str) -> tuple[Path, Path]:
-    """The live spec (base) and the live spec with one continuation edit made (head), as the drill's diff sees them."""
+    """The frozen Phase 1 spec (base) and it with one continuation edit made (head), as the drill's diff sees them."""
     from edit_drill import EDITS
 
     base, head = tmp_path / "base", tmp_path / "head"
-    shutil.copytree(REPO / "spec", base / "spec")
-    shutil.copytree(REPO / "spec", head / "spec")
+    _frozen_phase1(base)
+    _frozen_phase1(head)
     next(edit for edit in EDITS if edit.name == edit_name).apply(head)
     return base, head
 

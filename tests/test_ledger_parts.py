@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from conftest import diagnosing_contract, refusing_contract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from resume_contract_generated.projector_table import TABLE
@@ -202,12 +203,34 @@ def test_a_corrupt_part_is_reported_as_the_whole_ledger_reports_it(case: str, tm
     path = tmp_path / "ledger.jsonl"
     path.write_bytes(data)
     offset = sum(len(line) + 1 for line in lines[:bad])
+    refusing = refusing_contract()  # a contract whose reader refuses a repeated id or another run's row
     with pytest.raises(LedgerCorruption) as whole:
-        plan_ledger(path)
+        plan_ledger(path, contract=refusing)
     with pytest.raises(LedgerCorruption) as in_parts:
-        plan_in_parts(path, data, [4, 8], monkeypatch)
+        plan_in_parts(path, data, [4, 8], monkeypatch, contract=refusing)
     assert (in_parts.value.kind, in_parts.value.line, in_parts.value.offset) == (kind, bad + 1, offset)
     assert str(in_parts.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("case", ["foreign_row in the middle part", "duplicate_event_id across parts"])
+def test_a_row_the_contract_diagnoses_is_planned_in_parts_as_whole(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a contract whose ledger scan diagnoses a repeated id or another run's row, the plan in parts is the whole
+    ledger's: blocked, on that row (parts repeating an id are declined: the repeat is found from the whole ledger)."""
+    kind, bad = CORRUPT_PARTS[case]
+    lines = [json.dumps(wire_row(index, "user", ""), separators=(",", ":")).encode() for index in range(12)]
+    if kind == "foreign_row":
+        lines[bad] = json.dumps(wire_row(bad, "user", "", session="other"), separators=(",", ":")).encode()
+    else:
+        lines[bad] = lines[bad].replace(b'"id":"e11"', b'"id":"e2"')
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    diagnosing = diagnosing_contract()
+    code = diagnosing.table.foreign_row_diagnostic if kind == "foreign_row" else diagnosing.table.duplicate_id_diagnostic
+    in_parts, joined = plan_in_parts(path, path.read_bytes(), [4, 8], monkeypatch, contract=diagnosing)
+    assert joined == (kind == "foreign_row")
+    assert plan_json(in_parts) == plan_json(plan_ledger(path, contract=diagnosing))
+    assert [d.code for d in in_parts.diagnostics] == [code] and in_parts.disposition == "blocked"
+    assert in_parts.diagnostics[0].event_id == f"e{bad}" if kind == "foreign_row" else "e2"
 
 
 def test_cuts_are_row_starts_before_a_user_row_near_each_middle(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,8 +14,7 @@ from resume_contract_generated.projector_table import TABLE
 from resume_contract_generated.runtime_event import RuntimeEvent
 
 from resume_contract.contract import build_resume_plan, event_from_wire
-from resume_contract.core.invariants import replay_problem, replayed_indexes
-from resume_contract.core.invariants import packaged_oracle
+from resume_contract.core.invariants import packaged_oracle, replay_problem, replayed_indexes
 from resume_contract.core.plan_json import plan_json
 from resume_contract.ledger.file_plan import plan_ledger
 from resume_contract.proof.reference import build_resume_plan_with_machine

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import refusing_contract
 from resume_contract_generated.catalog import CORRUPTION_KINDS as SPEC_CORRUPTION_KINDS
 
 from resume_contract.errors import (
@@ -202,7 +203,7 @@ def test_each_kind_of_corruption_is_found_at_its_line_and_offset(tmp_path: Path,
     path.write_bytes(GOOD + bad_row + GOOD.replace(b'"ok"', b'"after"'))
     before = _fingerprint(path)
     with pytest.raises(LedgerCorruption) as caught:
-        read_ledger(path)
+        read_ledger(path, contract=refusing_contract())  # (a repeated id is corruption unless the contract diagnoses it)
     assert (caught.value.kind, caught.value.line, caught.value.offset) == (kind, 2, len(GOOD))
     assert detail in caught.value.detail
     assert _fingerprint(path) == before

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import diagnosing_contract, refusing_contract
 
 from resume_contract.contract import build_resume_plan
 from resume_contract.errors import LedgerCorruption
 from resume_contract.ledger.store import read_ledger
-from resume_contract.ledger.workspace import read_run
+from resume_contract.ledger.workspace import plan_run, read_run
 
 
 def row(event_id: str, content: dict | None = None, *, session: str = "s1", run: str = "r1", **extra) -> dict:
@@ -127,20 +128,30 @@ def test_a_repeated_key_at_any_depth_is_corruption_at_its_line_and_byte(tmp_path
 
 def test_a_row_of_another_run_is_foreign_in_a_bare_file(tmp_path: Path) -> None:
     first = line(text("u"))
-    found = corruption(write(tmp_path / "ledger.jsonl", first, line(text("v", run="r2"))))
+    found = corruption(write(tmp_path / "ledger.jsonl", first, line(text("v", run="r2"))), contract=refusing_contract())
     assert (found.kind, found.line, found.offset) == ("foreign_row", 2, len(first))
     assert "run 'r2'" in found.detail and "the ledger's first row" in found.detail
 
 
-def test_a_row_of_another_run_is_foreign_in_a_workspace(tmp_path: Path, run_cli) -> None:
+def test_a_row_of_another_run_is_foreign_in_a_workspace(tmp_path: Path) -> None:
     path = write(tmp_path / "sessions" / "s1" / "runs" / "r1" / "runtime-events.jsonl", line(text("u", session="s9", run="r9")))
-    code, out, err = run_cli("plan", "--workspace", str(tmp_path), "--session", "s1", "--run", "r1")
-    assert (code, out) == (3, "")
-    assert f"{path}:1: byte offset 0: foreign_row: " in err and "the run directory is session 's1', run 'r1'" in err
+    with pytest.raises(LedgerCorruption) as caught:
+        plan_run(tmp_path, "s1", "r1", contract=refusing_contract())
+    assert f"{path}:1: byte offset 0: foreign_row: " in str(caught.value) and "the run directory is session 's1', run 'r1'" in str(caught.value)
     # Planned by its path, a file in a run directory is held to that directory too; copied out, to its first row.
-    assert run_cli("plan", str(path))[0] == 3
+    assert corruption(path, contract=refusing_contract()).kind == "foreign_row"
     alone = write(tmp_path / "copy.jsonl", path.read_bytes())
-    assert run_cli("plan", str(alone))[0] == 0
+    assert read_ledger(alone, contract=refusing_contract()).events[0].id == "u"
+
+
+def test_a_contract_that_diagnoses_another_runs_rows_plans_them_blocked(tmp_path: Path) -> None:
+    """Under a contract whose ledger scan names a diagnostic for another run's row (`ledger_anomalies.foreign_row`),
+    the row is that diagnostic of a plan that blocks, found where the refusing reader finds it."""
+    diagnosed = diagnosing_contract()
+    write(tmp_path / "sessions" / "s1" / "runs" / "r1" / "runtime-events.jsonl", line(text("u")), line(text("v", session="s9", run="r9")))
+    plan = plan_run(tmp_path, "s1", "r1", contract=diagnosed)
+    assert plan.disposition == "blocked"
+    assert [(d.code, d.event_id) for d in plan.diagnostics] == [(diagnosed.table.foreign_row_diagnostic, "v")]
 
 
 def test_an_undeclared_key_or_a_null_in_a_declared_field_is_a_schema_violation(tmp_path: Path) -> None:

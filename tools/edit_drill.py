@@ -51,47 +51,108 @@ def _replace(root: Path, name: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def _lines(root: Path, name: str) -> list[str]:
+    return (root / name).read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _write(root: Path, name: str, lines: list[str]) -> None:
+    (root / name).write_text("".join(lines), encoding="utf-8")
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The index after the last line of the YAML block that starts at `start` (the lines indented deeper)."""
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def _key_line(lines: list[str], key: str, name: str, after: int = 0) -> int:
+    found = next((index for index in range(after, len(lines)) if lines[index].startswith(key)), None)
+    if found is None:
+        raise EditDoesNotApply(f"{name}: no line starts with {key!r}")
+    return found
+
+
+# The Phase 0 edits find what they change by its key (the directive, the third failpoint, a rule that raises an
+# anomaly), never by the contract's wording: a reworded or evolved contract still takes them.
 def reword_directive(root: Path) -> None:
-    _replace(root, "spec/projector.yaml", "Do not retry the tool call immediately.", "Never retry the tool call immediately.")
+    # One more sentence at the end of the directive, whatever it says and however it is written.
+    lines = _lines(root, "spec/projector.yaml")
+    start = _key_line(lines, "directive:", "spec/projector.yaml")
+    end = _block_end(lines, start)
+    text = lines[end - 1].rstrip("\n")
+    quote = text[-1] if text[-1] in "'\"" else ""  # a quoted one-line directive: the sentence goes inside
+    lines[end - 1] = f"{text[: len(text) - len(quote)]} Check first.{quote}\n"
+    _write(root, "spec/projector.yaml", lines)
 
 
 def reword_boundary(root: Path) -> None:
-    _replace(root, "spec/failpoints.yaml", "boundary: Tool implementation in progress", "boundary: Tool implementation is running")
+    # The third failpoint's boundary, reworded (a word added at its end).
+    lines = _lines(root, "spec/failpoints.yaml")
+    boundaries = [index for index, line in enumerate(lines) if line.lstrip().startswith("boundary: ")]
+    if len(boundaries) < 3:
+        raise EditDoesNotApply("spec/failpoints.yaml: fewer than three `boundary:` lines")
+    lines[boundaries[2]] = lines[boundaries[2]].rstrip("\n") + ", reworded\n"
+    _write(root, "spec/failpoints.yaml", lines)
 
 
 def add_failpoint(root: Path) -> None:
-    _replace(
-        root, "spec/failpoints.yaml",
-        "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n",
-        "    boundary: Continuation-run creation\n    committed_prefix: after_terminal_event\n"
-        "  - id: P12\n    boundary: Continuation run created, not yet started\n    committed_prefix: after_terminal_event\n",
-    )
+    # A new failpoint after the last one, at the last one's committed prefix; the run loop hits it where the
+    # continuation run has been created.
+    lines = _lines(root, "spec/failpoints.yaml")
+    entries = [index for index, line in enumerate(lines) if line.lstrip().startswith("- id: P")]
+    if not entries:
+        raise EditDoesNotApply("spec/failpoints.yaml: no `- id: P...` entry")
+    last = entries[-1]
+    end = _block_end(lines, last)
+    indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
+    number = 1 + max(int(lines[index].split("- id: P", 1)[1].split()[0]) for index in entries)
+    prefix = next((line.split(":", 1)[1].strip() for line in lines[last:end] if line.lstrip().startswith("committed_prefix:")), None)
+    if prefix is None:
+        raise EditDoesNotApply("spec/failpoints.yaml: the last failpoint has no committed_prefix")
+    lines[end:end] = [f"{indent}- id: P{number}\n", f"{indent}  boundary: Continuation run created, not yet started\n", f"{indent}  committed_prefix: {prefix}\n"]
+    _write(root, "spec/failpoints.yaml", lines)
     _replace(
         root, "resume_contract/crash/runloop.py",
         '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n',
         '        (run_dir.parent / f"{final.run_id}-continuation").mkdir(exist_ok=True)\n'
-        '        failpoints.hit("P12")  # the continuation run exists; it has not started\n',
+        f'        failpoints.hit("P{number}")  # the continuation run exists; it has not started\n',
     )
 
 
 def add_diagnostic(root: Path) -> None:
-    # A response whose outcome contradicts the committed one gets its own, more specific diagnostic.
-    _replace(root, "spec/projector.yaml",
-             "  - {from: succeeded, on: function_response_error, anomaly: duplicate_tool_result}\n",
-             "  - {from: succeeded, on: function_response_error, anomaly: conflicting_tool_result}\n")
-    _replace(root, "spec/projector.yaml",
-             "  - {from: failed, on: function_response, anomaly: duplicate_tool_result}\n",
-             "  - {from: failed, on: function_response, anomaly: conflicting_tool_result}\n")
-    _replace(root, "spec/projector.yaml",
-             "  event_after_terminal:\n",
-             "  conflicting_tool_result:\n    reason: dangling_tool_state\n"
-             "    message: function_response contradicts the outcome already committed for the tool call\n"
-             "  event_after_terminal:\n")
-    _replace(root, "spec/decisions.yaml",
-             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, event_after_terminal, unexpected_tool_dispatch, protocol_marker_invalid]",
-             "anomalies: [unmatched_tool_result, tool_name_mismatch, duplicate_tool_call, duplicate_tool_result, conflicting_tool_result, event_after_terminal, unexpected_tool_dispatch, protocol_marker_invalid]")
+    # The last one-line rule that raises one anomaly without moving the state now raises a new, more specific
+    # diagnostic of the same reason (and is a reference difference wherever the old one is).
+    from resume_contract_generator.spec.loader import load_spec_file
+
+    data = load_spec_file(root / "spec" / "projector.yaml", "spec/projector.yaml")[0].data
+    lines = _lines(root, "spec/projector.yaml")
+    rules = [index for index, line in enumerate(lines) if line.startswith("  - {") and " anomaly: " in line and " to: " not in line and line.rstrip().endswith("}")]
+    rules = [index for index in rules if lines[index].rstrip()[:-1].rsplit(" anomaly: ", 1)[1].isidentifier()]
+    if not rules:
+        raise EditDoesNotApply("spec/projector.yaml: no one-line rule raising one anomaly without `to`")
+    old = lines[rules[-1]].rstrip()[:-1].rsplit(" anomaly: ", 1)[1]
+    lines[rules[-1]] = lines[rules[-1]].replace(f" anomaly: {old}}}", " anomaly: conflicting_tool_result}")
+    at = _key_line(lines, "diagnostics:", "spec/projector.yaml") + 1
+    lines[at:at] = [
+        "  conflicting_tool_result:\n", f"    reason: {data['diagnostics'][old]['reason']}\n",
+        "    message: a row contradicts what is already committed for the tool call\n",
+    ]
+    _write(root, "spec/projector.yaml", lines)
+    decisions = _lines(root, "spec/decisions.yaml")
+    for index, line in enumerate(decisions):
+        if line.lstrip().startswith("anomalies: [") and f" {old}," in line.replace("[", " "):
+            decisions[index] = line.replace(f"{old},", f"{old}, conflicting_tool_result,", 1) if f"{old}," in line else line
+    _write(root, "spec/decisions.yaml", decisions)
 
 
+# The continuation edits are written for the frozen Phase 1 spec (tests/frozen_spec/phase1: the cwd check parks), where
+# tests/test_edit_drill.py checks `diff` classes each as it says; on a live spec that no longer reads so, the drill
+# says the edit does not apply.
 _CWD_MOVED_PARKS = """\
     cwd_moved:
       summary: a continuation in another working directory parks
@@ -125,14 +186,14 @@ _CWD_TRAILING_SLASH_CONTINUES = """\
 
 _CWD_CHECK = """\
   - name: cwd
-    when: normalise_path(input.sourceCwd) != normalise_path(input.currentCwd)
+    when: [{differ: [input.sourceCwd, input.currentCwd], normalise: normalised_cwd}]
     diagnostic: workspace_cwd_mismatch
     detail: {sourceCwd: input.sourceCwd, currentCwd: input.currentCwd}
 """
 
 _WORKSPACE_IDENTITY_CHECK = """\
   - name: workspace_identity
-    when: input.sourceWorkspaceIdentity != input.currentWorkspaceIdentity
+    when: [{differ: [input.sourceWorkspaceIdentity, input.currentWorkspaceIdentity]}]
     diagnostic: workspace_identity_mismatch
     detail: {sourceWorkspaceIdentity: input.sourceWorkspaceIdentity, currentWorkspaceIdentity: input.currentWorkspaceIdentity}
 """
@@ -154,7 +215,7 @@ def cwd_reported(root: Path) -> None:
 def cwd_exact(root: Path) -> None:
     # A new parking check after the normalised one: the working directory must be spelt as the source spelt it.
     _replace(root, "spec/continuation.yaml", _CWD_CHECK, _CWD_CHECK
-             + "  - name: cwd_exact\n    when: input.sourceCwd != input.currentCwd\n    diagnostic: workspace_cwd_not_exact\n")
+             + "  - name: cwd_exact\n    when: [{differ: [input.sourceCwd, input.currentCwd]}]\n    diagnostic: workspace_cwd_not_exact\n")
     _replace(root, "spec/continuation.yaml",
              "  workspace_identity_mismatch: {reason: workspace_identity_mismatch,",
              "  workspace_cwd_not_exact: {reason: workspace_cwd_not_exact, message: the working directory is not spelt as the source's}\n"
@@ -193,10 +254,10 @@ def no_edit(root: Path) -> None:
 
 EDITS = [
     Edit("none", "nothing (the baseline: the suite must pass on the unedited copy)", no_edit),
-    Edit("reword-directive", 'projector.yaml: "Do not retry" becomes "Never retry"', reword_directive),
-    Edit("reword-boundary", "failpoints.yaml: P3's boundary is reworded", reword_boundary),
-    Edit("add-failpoint", "failpoints.yaml: a new failpoint P12; runloop.py: its hook", add_failpoint),
-    Edit("add-diagnostic", "projector.yaml + decisions.yaml: conflicting_tool_result for a response contradicting the committed outcome", add_diagnostic),
+    Edit("reword-directive", "projector.yaml: a sentence added to the directive", reword_directive),
+    Edit("reword-boundary", "failpoints.yaml: the third failpoint's boundary is reworded", reword_boundary),
+    Edit("add-failpoint", "failpoints.yaml: a failpoint after the last one; runloop.py: its hook", add_failpoint),
+    Edit("add-diagnostic", "projector.yaml + decisions.yaml: the last one-line anomaly rule raises a new diagnostic, conflicting_tool_result", add_diagnostic),
     Edit("cwd-reported", "continuation.yaml: another working directory is reported, not parked", cwd_reported, "weakens-safety"),
     Edit("cwd-exact", "continuation.yaml: a new parking check, the working directory spelt as the source's", cwd_exact, "tightens"),
     Edit("checks-swapped", "continuation.yaml: the workspace identity is checked before the working directory", checks_swapped, "breaking"),

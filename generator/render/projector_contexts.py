@@ -30,7 +30,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "partial_attribute": py(table.partial_attribute),
         "terminal_statuses": py(spec.wire.terminal_statuses),
         "terminal_flag": py(table.terminal_flag),
-        "states": py(tuple(state.name for state in spec.projector.states)),
+        "states": py(tuple(state.name for state in spec.projector.states), 0, len("STATES: tuple[str, ...] = ")),
         "step": py(dict(table.step), 0, TOP_LEVEL_LEAD),
         "step_type": "tuple[str, str | None]" if all(type(anomaly) is not tuple for _, anomaly in table.step.values()) else "tuple[str, str | tuple[str, ...] | None]",
         "event_kinds": py(dict(table.event_kinds), 0, TOP_LEVEL_LEAD),

@@ -15,7 +15,7 @@ import types
 from typing import Any
 
 from ..environment import ENVIRONMENT
-from ..literals import Code, py, py_expression
+from ..literals import LINE_WIDTH, Code, py, py_expression
 from .model import WireField, WireFormat
 
 MODULE_PATH = "resume_contract_generated/runtime_event.py"
@@ -61,7 +61,10 @@ def _field_line(field: WireField) -> str:
         return line
     if options == ["default=UNSET"]:
         return f"{line} = UNSET"
-    return f"{line} = msgspec.field({', '.join(options)})"
+    whole = f"{line} = msgspec.field({', '.join(options)})"
+    if len(whole) + 4 <= LINE_WIDTH:  # (the template indents a field by 4)
+        return whole
+    return f"{line} = msgspec.field(\n        {', '.join(options)},\n    )"
 
 
 def module_context(wire: WireFormat) -> dict[str, Any]:

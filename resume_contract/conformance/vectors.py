@@ -72,7 +72,7 @@ class _Planner:
         self.alphabet: Alphabet = checked_alphabet(self.table, self.model)
 
     def plan(self, rows: bytes, expected_high_water: int | None = None, trace: list | None = None) -> ResumePlan:
-        events, raws = decode_rows(Path("vector.jsonl"), rows, model=self.model)
+        events, raws = decode_rows(Path("vector.jsonl"), rows, model=self.model, tolerate=self.table.tolerated)
         return project(events, self.table, expected_high_water, trace, raws)
 
 
@@ -102,7 +102,7 @@ def build_vectors(spec: Spec, depth: int = DEFAULT_DEPTH) -> list[Vector | Conti
             )
     vectors += _explored(planner, depth)
     corruption = _corruption(spec, planner)
-    vectors += corruption
+    vectors += corruption + _diagnosed(planner)
     continuation = build_continuation_vectors(spec, {vector.expect["corruption"]: vector.rows for vector in corruption})
     return [*vectors, *continuation, *build_planner_vectors(spec)]
 
@@ -188,10 +188,23 @@ def _recipes(planner: _Planner) -> dict[str, tuple[str, bytes]]:
     }
 
 
+def _diagnosed(planner: _Planner) -> list[Vector]:
+    """The corruption recipes of the kinds the contract diagnoses instead (`ledger_anomalies.duplicate_id`,
+    `foreign_row`): each an anomaly vector, the plan its diagnostic blocks."""
+    recipes = _recipes(planner)
+    vectors = []
+    for kind in sorted(planner.table.tolerated):
+        description, rows = recipes[kind]
+        vectors.append(Vector(f"anomaly-ledger-{kind}", "anomaly", f"{description}: the contract's diagnostic", rows, None, pinned(planner.plan(rows))))
+    return vectors
+
+
 def _corruption(spec: Spec, planner: _Planner) -> list[Vector]:
     vectors = []
     recipes = _recipes(planner)
     for kind, meaning in spec.ledger_rules.corruption_kinds:
+        if kind in planner.table.tolerated:
+            continue  # the contract's diagnostic, not a refusal (`_diagnosed`)
         if kind not in recipes:
             raise VectorError(f"no vector can be made for corruption kind '{kind}' ({meaning}): the reader does not know it")
         description, rows = recipes[kind]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..contract import packaged_spec_dir
 from ..core import oracle as packaged_oracle
+from ..core import oracle_recovery
 from ..core.spec_layout import OPTIONAL_SPEC_FILES, SCHEMA_DIR, SPEC_DIR, SPEC_FILES
 from ..crash.harness import PACKAGED_RUN_LOOP
 from ..errors import ResumeContractError
@@ -161,10 +162,32 @@ def _project_files(version: str) -> dict[str, bytes]:
         1,
     ).encode("utf-8")
     files[RUN_LOOP] = PACKAGED_RUN_LOOP.read_bytes()
-    files[ORACLE] = Path(str(packaged_oracle.__file__)).read_bytes()
+    files[ORACLE] = _oracle_source(invariants)
     for relative, template in _PROJECT_FILES:
         files[relative] = (TEMPLATES / template).read_text(encoding="utf-8").replace("@VERSION@", version).encode("utf-8")
     return files
+
+
+def _oracle_source(invariants: str) -> bytes:
+    """The packaged oracle in the edition the packaged spec names (`packaged_oracle:` in spec/invariants.yaml), as
+    the ONE file a project owns: the second edition (oracle_recovery.py) builds on the first, so it is written
+    after it, without its imports of it, and its `decide_recovery` is the file's `decide`."""
+    first = Path(str(packaged_oracle.__file__)).read_bytes()
+    if "\npackaged_oracle: recovery-facts\n" not in invariants:
+        return first
+    second = Path(str(oracle_recovery.__file__)).read_text(encoding="utf-8")
+    dropped = (  # (the first edition imports these too)
+        "from __future__ import annotations\n\n",
+        "from collections.abc import Sequence\n",
+        "from typing import Any\n\n",
+        "from .oracle import CALL, PROTOCOL, RESPONSE, OracleDecision, reading\n",
+    )
+    for line in dropped:
+        if line not in second:
+            raise InitRefused(f"the packaged oracle_recovery.py no longer reads `{line.strip()}`: a broken installation")
+        second = second.replace(line, "", 1)
+    edition = "\n\n# -- the second edition (maka-history step 06), over the first " + "-" * 50 + "\n" + second
+    return first + edition.encode("utf-8") + b"\n\ndecide = decide_recovery  # noqa: F811 (the edition the spec names)\n"
 
 
 def _language_files(version: str) -> dict[str, bytes]:
