@@ -8,7 +8,9 @@ dispatched under the tool-boundary protocol), so a project given the first editi
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,8 @@ import pytest
 
 ROW = {"sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t", "ts": 1, "partial": False}
 MARKER = {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}
+# A dispatch carries the SHA-256 of its call's tool and arguments as JSON with sorted keys (maka's canonicalArgsHash).
+BASH_NO_ARGS = "sha256:" + hashlib.sha256(json.dumps({"toolName": "Bash", "args": {}}, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +46,7 @@ def _rows(*decision: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = [
         {**ROW, "id": "u", "role": "user", "author": "user", "content": {"kind": "text", "text": "go"}, "actions": MARKER},
         {**ROW, "id": "c", "role": "model", "author": "agent", "content": {"kind": "function_call", "id": "a", "name": "Bash", "args": {}}},
-        _system("d", {"toolDispatch": {"operationId": "op-1", "providerToolCallId": "a", "toolName": "Bash"}}, "a"),
+        _system("d", {"toolDispatch": {"operationId": "op-1", "providerToolCallId": "a", "toolName": "Bash", "canonicalArgsHash": BASH_NO_ARGS}}, "a"),
     ]
     for disposition in decision:
         payload = {"kind": "maka.tool.recovery_decision", "version": 1, "payload": {"disposition": disposition}}

@@ -63,3 +63,49 @@ def test_an_ordering_comparison_spells_its_literal_and_the_number_after_it() -> 
         ('name "m"', {"name": "m"}, False),
         ("name other", {"name": "explore-other"}, False),
     ]
+
+
+# -- well-formed action rows (generator/expr/witness.py) ----------------------------------------------------------
+LANE = (
+    "has(row.actions.toolDispatch) && (has(row.content) || kind(row.actions.toolDispatch.operationId) != \"string\""
+    " || row.refs.toolCallId != row.actions.toolDispatch.providerToolCallId)"
+)
+OTHER_LANE = 'has(row.actions.toolRecovery) && (row.actions.toolRecovery.version != 1 || has(row.content))'
+
+
+def _no_value(node: object) -> object:
+    raise AssertionError("nothing to evaluate here")
+
+
+def test_a_witness_makes_the_actions_test_hold_and_its_lanes_checks_fail_and_leaves_other_lanes_alone() -> None:
+    from resume_contract_generator.expr.witness import witness
+
+    fields = witness({"actions": {"toolDispatch": {"providerToolCallId": "a"}}}, [DISPATCH[0]], [LANE, OTHER_LANE], _no_value)
+    assert fields == {
+        "actions": {"toolDispatch": {"providerToolCallId": "a", "operationId": "explore-operationId"}},
+        "refs": {"toolCallId": "a"},
+    }
+
+
+def test_a_witness_gives_a_literal_an_equality_asks_for_and_keeps_a_value_already_in_a_list() -> None:
+    from resume_contract_generator.expr.witness import witness
+
+    held = witness({}, ['has(row.fact) && row.fact.kind == "decision" && row.fact.disposition != "parked"'], [], _no_value)
+    assert held == {"fact": {"kind": "decision", "disposition": "explore-other"}}
+    kept = witness({"fact": {"kind": "decision"}}, [], ['!(row.fact.kind in ["observation", "decision"])'], _no_value)
+    assert kept == {"fact": {"kind": "decision"}}
+
+
+def test_a_witness_takes_a_value_that_reads_no_row_from_the_evaluator() -> None:
+    from resume_contract_generator.expr.witness import witness
+
+    fields = witness({}, [], ['row.hash != sha256_json(call.args)', "row.tool != call.name"], lambda node: f"value at {node.at}")
+    assert fields == {"hash": "value at (1, 13)", "tool": "value at (1, 13)"}
+
+
+def test_the_call_a_well_formed_probe_agrees_with_is_the_explorers_first_call() -> None:
+    from resume_contract_generator.spec.witnesses import EXPLORED_CALL
+
+    from resume_contract.core.explore import CALL_IDS, TOOLS
+
+    assert (EXPLORED_CALL["id"], EXPLORED_CALL["name"], EXPLORED_CALL["args"]) == (CALL_IDS[0], TOOLS[0], {})

@@ -10,6 +10,7 @@ ids are found from hashes after the walk and the file is walked again) must agre
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -45,8 +46,18 @@ def system(event_id: str, actions: dict[str, Any], call_id: str, operation: str 
     return {**ROW, "id": event_id, "role": "system", "author": "system", "actions": actions, "refs": {"operationId": operation, "toolCallId": call_id}}
 
 
-def dispatch(event_id: str, call_id: str) -> dict[str, Any]:
-    return system(event_id, {"toolDispatch": {"operationId": "op-1", "providerToolCallId": call_id, "toolName": "Bash"}}, call_id)
+# The hash maka's dispatch carries of its call (`call` below: Bash, no arguments): SHA-256 of the call's tool and
+# arguments as JSON with sorted keys, no spaces (read off the reference's SQLite runs, e.g. T_P5).
+def _hash(tool: str) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps({"toolName": tool, "args": {}}, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+BASH_NO_ARGS = _hash("Bash")
+
+
+def dispatch(event_id: str, call_id: str, tool: str = "Bash", args_hash: str = BASH_NO_ARGS) -> dict[str, Any]:
+    fields = {"operationId": "op-1", "providerToolCallId": call_id, "toolName": tool, "canonicalArgsHash": args_hash}
+    return system(event_id, {"toolDispatch": fields}, call_id)
 
 
 def recovery(event_id: str, call_id: str, kind: str, **payload: Any) -> dict[str, Any]:
@@ -129,6 +140,33 @@ def test_a_second_response_naming_another_tool_is_not_replayed(project: Path, tm
     other = {**result("r2", "a"), "content": {"kind": "function_response", "id": "a", "name": "Write", "result": {}}}
     decided = plan(project, [user("u"), call("c", "a"), result("r1", "a"), other], tmp_path)
     assert summary(decided) == ("blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "r2")], ["u", "c", "r1"], [("a", "corruption")], False)
+
+
+def test_a_dispatch_of_the_call_it_names_dispatches_it(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a")], tmp_path)
+    assert summary(decided) == ("blocked", [("pending_tool_result", "c")], ["u", "d"], [("a", "indeterminate")], True)
+
+
+def test_a_dispatch_of_another_tool_corrupts_the_operation_twice_over(project: Path, tmp_path: Path) -> None:
+    # maka's identity_conflict and, its hash being of another tool than the call's, its canonical_args_hash_conflict.
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a", tool="Write", args_hash=_hash("Write"))], tmp_path)
+    assert summary(decided) == (
+        "blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "d")], ["u", "d"], [("a", "corruption")], False,
+    )
+    # Of another tool, with the call's own hash: the identity conflict alone.
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a", tool="Write")], tmp_path)
+    assert summary(decided)[1] == [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d")]
+
+
+@pytest.mark.parametrize("args_hash", ["sha256:" + "0" * 64, BASH_NO_ARGS.upper(), None])
+def test_a_dispatch_whose_hash_is_not_its_calls_corrupts_the_operation(args_hash: Any, project: Path, tmp_path: Path) -> None:
+    rows = [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a", args_hash=args_hash), result("r", "a")]
+    decided = plan(project, rows, tmp_path)
+    # Corrupt for good: the response after it settles nothing (it is diagnosed, and not replayed; nor is the call).
+    assert summary(decided) == (
+        "blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "r")],
+        ["u", "d"], [("a", "corruption")], False,
+    )
 
 
 @pytest.mark.parametrize("disposition", ["banana", None, 5])

@@ -117,7 +117,7 @@ def test_the_manifest_holds_every_kind_of_case_and_satisfies_its_schema(vectors:
     assert {f"corruption-{kind}" for kind in CORRUPTION_KINDS if kind not in TABLE.tolerated} <= ids
     assert {f"anomaly-ledger-{kind}" for kind in TABLE.tolerated} <= ids  # the kinds the contract diagnoses instead
     assert {case["kind"] for case in manifest["cases"]} == {"canonical", "high-water", "table", "anomaly", "corruption", "explored", "letter"}
-    assert sum(len(data) for data in _files(vectors).values()) < 2_000_000
+    assert sum(len(data) for data in _files(vectors).values()) < 3_000_000  # (2.1 MB for maka's contract at step 08)
     for case in manifest["cases"]:
         assert (vectors / case["ledger"]).is_file()
 

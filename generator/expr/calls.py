@@ -93,6 +93,8 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         if not compiler.js and type_.kind not in ("string", "bool", "int", "json"):
             raise _fail(node.arguments[0], f"string() takes a string, a bool or an int under `semantics: strict`, not {type_}")
         return f"_x.string({source}, {compiler.js})", STRING
+    if name == "sha256_json":
+        return f"_x.sha256_json({source})", STRING
     return f"_x.normalise_path({source})", STRING
 
 

@@ -42,6 +42,12 @@ def compile_condition(text: str, env: Environment) -> Compiled:
     return Compiled(compiler.condition(_parsed(text)), BOOL)
 
 
+def compile_node(node: n.Node, env: Environment) -> Compiled:
+    """A node of a parsed expression, compiled alone (probes evaluate a part of a test)."""
+    source, type_ = _Compiler(env).visit(node)
+    return Compiled(source, type_)
+
+
 MAX_DEPTH = 64  # Python refuses source nested 200 parentheses deep; each level of an expression may add two
 
 

@@ -10,7 +10,7 @@ import msgspec
 
 from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_code, py, py_call, py_expression
 from ..spec.model import Projector, Rule, Spec
-from ..spec.projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
+from ..spec.projector_expressions import CALL_PARAMETERS, FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 from ..spec.tables import event_kinds_of, needed_attributes, table_of
 from .walk_loop import walk_loop_source
 
@@ -80,7 +80,17 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
                 ("needs", needed_attributes(wire, kind.needs)),
                 ("when", function(f"_when_{kind.name}", ROW_PARAMETERS, when[1])),
                 ("key", function(f"_key_{kind.name}", ROW_PARAMETERS, key[1])),
-            ],
+            ]
+            + (
+                [
+                    ("against_call", tuple(
+                        (check.anomaly, function(f"_against_call_{kind.name}_{number}", CALL_PARAMETERS, check.when[1]))
+                        for number, check in enumerate(kind.against_call)
+                    )),
+                    ("conflict_to", kind.conflict_to),
+                ]
+                if kind.against_call else []
+            ),
             indent=4,
         )
         for kind, when, key in projector.action_events

@@ -177,15 +177,14 @@ class State:
 
 @dataclass(frozen=True, repr=False)
 class EventKind:
-    """A class of committed events that drives an operation: a tool content kind (split by `when`, a test of the
-    run's facts), or, without `content_kind`, an action event told by `when` over the row, naming its operation
-    by `key`. Compiled parts are (text, Python source)."""
+    """A class of committed events that drives an operation: a tool content kind (split by `when`, a test of the run's
+    facts), or, without `content_kind`, an action event told by `when` over the row, naming its operation by `key`."""
 
     def __repr__(self) -> str:
-        # The fields an event kind always had, then only the tests it has: a review finding's fingerprint hashes
-        # this text, so a finding a waiver accepted keeps its fingerprint.
+        # The fields an event kind always had, then only the tests it has (a finding's fingerprint hashes this text)
         fields = [f"{name}={getattr(self, name)!r}" for name in ("name", "description", "content_kind", "is_error", "mark")]
         fields += [f"{name}={getattr(self, name)[0]!r}" for name in ("when", "key") if getattr(self, name) is not None]
+        fields += [f"against_call={[(c.when[0], c.anomaly) for c in self.against_call]!r}, conflict_to={self.conflict_to!r}"] if self.against_call else []
         return f"EventKind({', '.join(fields)})"
 
     name: str
@@ -195,8 +194,10 @@ class EventKind:
     mark: Mark
     when: tuple[str, str] | None = None
     key: tuple[str, str] | None = None
-    # the optional top-level fields one of which an action event's row holds (None: any row may be one)
-    needs: tuple[str, ...] | None = None
+    needs: tuple[str, ...] | None = None  # the top-level fields one of which an action event's row holds (None: any)
+    # `against_call`: its checks of its operation's call (each that holds raises), and the state they move it to
+    against_call: tuple[RowCheck, ...] = ()
+    conflict_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -285,7 +286,8 @@ class Projector:
         codes = [code for rule in self.rules for code in rule.codes] + [self.after_terminal_anomaly]
         hidden = [self.hidden.anomaly] if self.hidden is not None and self.hidden.anomaly else []
         ledger = [code for code in (self.duplicate_id, self.foreign_row) if code]
-        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks] + hidden + ledger))
+        against_call = [check.anomaly for kind in self.events for check in kind.against_call]
+        return tuple(dict.fromkeys(codes + [check.anomaly for check in self.row_checks] + hidden + ledger + against_call))
 
     def state(self, name: str) -> State:
         return next(state for state in self.states if state.name == name)

@@ -28,6 +28,10 @@ from .model import EventKind, Projector, RowCheck, WireFormat
 FACT_PARAMETERS = ("first",)
 GUARD_PARAMETERS = ("fact",)
 ROW_PARAMETERS = ("row", "first", "fact")
+CALL_PARAMETERS = ("row", "call", "first", "fact")
+# An action event's operation's call, as the walk recorded it (its call id, tool name and arguments): what an
+# `against_call` check compares the row with
+CALL = object_type("call", {"id": (STRING, False), "name": (STRING, False), "args": (JSON, False)})
 
 
 def event_type(wire: WireFormat) -> Type:
@@ -52,7 +56,8 @@ def compile_projector(file: LoadedFile, projector: Projector, wire: WireFormat) 
     fact_type = object_type("fact", fact_types)
     guard_env = Environment({"fact": fact_type}, semantics)
     row_env = Environment({"row": event, "first": event, "fact": fact_type}, semantics)
-    events = tuple(_event_kind(file, kind, guard_env, row_env, errors) for kind in projector.events)
+    call_env = Environment({"row": event, "call": CALL, "first": event, "fact": fact_type}, semantics)
+    events = tuple(_against_call(file, projector, _event_kind(file, kind, guard_env, row_env, errors), call_env, errors) for kind in projector.events)
     checks: list[RowCheck] = []
     for index, item in enumerate(data.get("ledger_anomalies", {}).get("rows", [])):
         when = compiled(file, ("ledger_anomalies", "rows", index, "when"), row_env, errors, condition=True)
@@ -92,3 +97,27 @@ def _event_kind(file: LoadedFile, kind: EventKind, guard_env: Environment, row_e
     if when is None or key is None:
         return kind
     return dataclasses.replace(kind, when=(when[0], when[1]), key=(key[0], key[1]), needs=needs(when[0], "row"))
+
+
+def _against_call(file: LoadedFile, projector: Projector, kind: EventKind, call_env: Environment, errors: list[SpecError]) -> EventKind:
+    """An action event's `against_call: {to: STATE, checks: [{when: EXPR, raise: CODE}]}`, compiled and checked."""
+    item = file.data["events"][kind.name].get("against_call")
+    if item is None:
+        return kind
+    path = ("events", kind.name, "against_call")
+    if kind.content_kind is not None:
+        errors.append(SpecError(file.mark(path), "only an action event (no content_kind) is checked against its operation's call: a result's tool name is the rules' `when: name_differs`"))
+        return kind
+    statuses = {state.name: state.status for state in projector.states}
+    if statuses.get(item["to"]) is None:
+        known = ", ".join(name for name, status in statuses.items() if status is not None)
+        errors.append(SpecError(file.mark(path + ("to",)), f"'{item['to']}' is not a state an operation can be in; the states with a status are [{known}]"))
+    codes = [diagnostic.code for diagnostic in projector.diagnostics]
+    checks = []
+    for index, check in enumerate(item["checks"]):
+        if check["raise"] not in codes:
+            errors.append(SpecError(file.mark(path + ("checks", index, "raise")), f"unknown diagnostic '{check['raise']}'; the diagnostics are [{', '.join(codes)}]"))
+        when = compiled(file, path + ("checks", index, "when"), call_env, errors, condition=True)
+        if when is not None:
+            checks.append(RowCheck(when=(when[0], when[1]), anomaly=check["raise"], mark=file.mark(path + ("checks", index))))
+    return dataclasses.replace(kind, against_call=tuple(checks), conflict_to=item["to"])

@@ -19,7 +19,8 @@ from ..expr.probes import probe_rows, read_fields
 from .compiled import function_of
 from .decoder import load_module, needed_attributes
 from .model import Decision, EventKind, LedgerRules, Projector, Rule, Spec, WireFormat
-from .projector_expressions import FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
+from .projector_expressions import CALL_PARAMETERS, FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
+from .witnesses import well_formed_probes
 
 
 def rule_steps(rule: Rule) -> tuple[tuple[str, str, bool], ...]:
@@ -90,7 +91,10 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
         "facts": {name: function_of(source, FACT_PARAMETERS) for name, (_, source) in projector.facts},
         "kind_guards": tuple((shape, kind.name, function_of(kind.when[1], GUARD_PARAMETERS)) for shape, kind in guarded if kind.when is not None),
         "action_kinds": tuple(
-            ActionKind(kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS))
+            ActionKind(
+                kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS),
+                tuple((check.anomaly, function_of(check.when[1], CALL_PARAMETERS)) for check in kind.against_call), kind.conflict_to,
+            )
             for kind, when, key in projector.action_events
         ),
         "row_checks": tuple(
@@ -127,6 +131,8 @@ def probes_of(projector: Projector) -> tuple[tuple[str, str, bool], ...]:
     if projector.hidden is not None:
         tests.append(projector.hidden.when[0])
     rows = probe_rows(actions, {name: text for name, (text, _) in projector.facts}, tests)
+    named = {name for name, _, _ in rows}
+    rows += [probe for probe in well_formed_probes(projector) if probe[0] not in named]
     return tuple((name, json.dumps(fields, separators=(",", ":"), ensure_ascii=False), first) for name, fields, first in rows)
 
 

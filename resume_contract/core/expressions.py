@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ExpressionFailed
 from .continuation_functions import normalised_cwd
-from .javascript import is_truthy, to_number, to_string
+from .javascript import canonical_json, is_truthy, to_number, to_string
 
 __all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
@@ -236,6 +236,13 @@ def normalise_path(value: Any) -> Any:
     if value.__class__ is not str:
         raise ExpressionFailed(f"normalise_path of {_kind(value)}")
     return normalised_cwd(value)
+
+
+def sha256_json(value: Any) -> str:
+    """`sha256:` and the SHA-256 (hex) of the value's canonical JSON (`javascript.canonical_json`)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def text_test(operator: str, value: Any, part: Any) -> bool:

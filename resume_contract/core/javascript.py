@@ -93,3 +93,42 @@ def json_parse(text: str) -> Any:
     import json  # (here: a contract that parses no JSON string loads no `json`)
 
     return json.loads(text, parse_constant=_refuse_constant, parse_int=float)
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _quoted(text: str) -> str:
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:  # a control character; a lone surrogate (well-formed JSON.stringify)
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def canonical_json(value: Any) -> str:
+    """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`),
+    and no spaces: the canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value.__class__ is int:
+        return str(value) if abs(value) < 2**53 else number_to_string(to_number(value))
+    if value.__class__ is float:
+        return "null" if math.isnan(value) or math.isinf(value) else number_to_string(value)
+    if value.__class__ is str:
+        return _quoted(value)
+    if value.__class__ is list:
+        return "[" + ",".join(map(canonical_json, value)) + "]"
+    if value.__class__ is dict:
+        keys = sorted(value, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(f"{_quoted(key)}:{canonical_json(value[key])}" for key in keys) + "}"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")

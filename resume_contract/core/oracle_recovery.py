@@ -13,17 +13,21 @@ tool-boundary marker, the high-water, hidden rows):
   or response whose actions hold more than stateDelta) is a lane conflict: it blocks, and takes no part in tool
   state nor in the replay;
 - a call id's story: its first call opens it (not dispatched under the protocol, else in doubt); its dispatch
-  marks it started; its first response naming its tool settles it; a reconcile result may follow the dispatch; a
+  marks it started, if it names the call's tool and the hash of the call's tool and arguments (else it corrupts
+  the operation); its first response naming its tool settles it; a reconcile result may follow the dispatch; a
   parked decision parks an unsettled operation, a completed one confirms a settled one; a second call, dispatch or
   response, or a fact out of that order, corrupts the operation for good; a fact or response naming no call
   blocks;
 - parked and corrupt operations block without asking for verification; an operation in doubt asks for it;
 - calls are replayed only with their operation's response, and so are the later calls and responses that
-  corrupted it; a response naming no call, or another tool, or one on an operation already corrupt, is not.
+  corrupted it (not when the pair is hidden, or half of it); a response naming no call, or another tool, or one
+  on an operation already corrupt, is not.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,8 +79,8 @@ def recovery_fact(row: dict[str, Any]) -> tuple[str, str] | None:
 class _Story:
     """One call id's operation as its rows tell it."""
 
-    def __init__(self, call: int, name: Any, waits_for_dispatch: bool) -> None:
-        self.call, self.name = call, name
+    def __init__(self, call: int, name: Any, waits_for_dispatch: bool, args: Any = None) -> None:
+        self.call, self.name, self.args = call, name, args
         self.status = "not_dispatched" if waits_for_dispatch else "indeterminate"
         self.dispatched = False
         self.answer: int | None = None
@@ -109,10 +113,10 @@ def decide_recovery(rows: Sequence[dict[str, Any]], expected_high_water: int | N
         fact = recovery_fact(raw)
         story = stories.get(row.dispatch if row.dispatch is not None else fact[0] if fact else row.call_id)
         if row.dispatch is not None or fact is not None:
-            blocked = _action(story, "dispatch" if fact is None else fact[1]) or blocked
+            blocked = _action(story, "dispatch" if fact is None else fact[1], raw) or blocked
         elif row.tool == CALL:
             if story is None:
-                stories[row.call_id] = _Story(index, row.name, under_protocol)
+                stories[row.call_id] = _Story(index, row.name, under_protocol, (raw.get("content") or {}).get("args"))
             else:
                 blocked = True
                 _again(story, index, dropped)
@@ -134,12 +138,31 @@ def decide_recovery(rows: Sequence[dict[str, Any]], expected_high_water: int | N
     )
 
 
-def _action(story: _Story | None, what: str) -> bool:
+def _of_its_call(story: _Story, dispatch: Any) -> bool:
+    """Whether a dispatch is of its operation's call: the same tool, and `canonicalArgsHash` the SHA-256 of the
+    call's tool and arguments as JSON with sorted keys (an integral number written as an integer, as JavaScript
+    writes it)."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        return [plain(item) for item in value] if isinstance(value, list) else value
+
+    text = json.dumps(plain({"toolName": story.name, "args": story.args}), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return bool(dispatch.get("toolName") == story.name and dispatch.get("canonicalArgsHash") == "sha256:" + hashlib.sha256(text.encode()).hexdigest())
+
+
+def _action(story: _Story | None, what: str, raw: dict[str, Any]) -> bool:
     """A dispatch or recovery fact for `story`'s operation (None: it names no call). True: it blocks."""
     if story is None:
         return True
     settled = story.status in ("succeeded", "failed")
     if what == "dispatch" and story.status in ("not_dispatched", "indeterminate") and not story.dispatched:
+        if not _of_its_call(story, raw["actions"]["toolDispatch"]):
+            story.corrupt()
+            return True
         story.dispatched = True
         story.status = "indeterminate"
         return False
@@ -189,7 +212,9 @@ def _replay(
     kept: set[int] = set(dropped)
     for story in stories.values():
         if story.answer is None:
-            kept.update([story.call, *story.standing])
+            kept.add(story.call)
+        if story.answer is None or read[story.call].hidden or read[story.answer].hidden:
+            kept.update(story.standing)  # they stand with the call: replayed only with a pair that is
     # A pair half hidden: its visible half is not replayed either, and it blocks.
     unpaired = {
         story.answer if read[story.call].hidden else story.call

@@ -336,7 +336,8 @@ class Walk:
             tool_operations.append(self._tool_operation(call_id, operation))
             if operation.response_index < 0:
                 not_replayed.append(operation.call_index)  # calls and results are replayed only as matched pairs
-                not_replayed.extend(operation.standing or ())
+            if operation.standing and (operation.response_index < 0 or operation.call_hidden or operation.response_hidden):
+                not_replayed.extend(operation.standing)  # rows standing with the call: replayed with a replayed pair only
         operations: Sequence[ToolOperation] = tuple(tool_operations)
         if self.store is not None:  # a walk with a store stored every operation: they are read back from it, in order
             from .operation_store import StoredOperations, encode_records, tool_operation_of

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
+import msgspec
+from msgspec import UNSET, to_builtins
 
 from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, ExpressionFailed
 from .columns import column
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
     from .walk_reads import OpenOperation
 
 
-def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[str, str] | None:
-    """(event kind, the operation's call id) of the first action kind `event` is, or None. A key that is not a
-    string names no operation: the row is not that kind."""
+def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[ActionKind, str] | None:
+    """(the first action kind `event` is, the operation's call id), or None. A key that is not a string names no
+    operation: the row is not that kind."""
     if run is None:
         return None
     row = None
@@ -37,10 +38,28 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
             if action.when(row, run.first, run.fact):
                 key = action.key(row, run.first, run.fact)
                 if type(key) is str:
-                    return action.kind, key
+                    return action, key
         except ExpressionFailed as failed:
             raise ExpressionFailed(f"event kind '{action.kind}', at event {event.id!r}: {failed}") from None
     return None
+
+
+def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None) -> list[str]:
+    """The codes of `action`'s checks of its operation's call that `event` fails, in order. The call is what the
+    walk recorded of it: its id, tool name and arguments (as JSON)."""
+    if run is None:
+        return []
+    args = operation.args
+    call = {"id": call_id, "name": operation.tool_name, "args": msgspec.json.decode(args) if type(args) is msgspec.Raw else to_builtins(args)}
+    row = as_json(event)
+    codes = []
+    for code, when in action.against_call:
+        try:
+            if when(row, call, run.first, run.fact):
+                codes.append(code)
+        except ExpressionFailed as failed:
+            raise ExpressionFailed(f"event kind '{action.kind}''s check raising {code}, at event {event.id!r}: {failed}") from None
+    return codes
 
 
 def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[str]:
@@ -155,13 +174,18 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     action = action_of(table.action_kinds, event, walk.run)
     if action is None:
         return False
-    kind, call_id = action
+    kind, call_id = action[0].kind, action[1]
     # An action event takes its operation's step, neither creating one (the spec's checks hold that) nor settling it.
     operation = walk.operations.get(call_id)
     state = table.initial_state if operation is None else operation.state
     if walk.trace is not None:
         walk.trace.append((state, kind, True))
     target, anomaly = walk.reads.step[(state, kind, True)]
+    if anomaly is None and operation is not None and action[0].against_call:
+        conflicts = against_call(action[0], event, operation, call_id, walk.run)
+        if conflicts:  # the row disagrees with its operation's call: raised, and the operation moves on to conflict
+            walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in conflicts]
+            target = action[0].conflict_to
     if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
         walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in anomaly_codes(anomaly)]
     if operation is None:
@@ -217,6 +241,7 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
     operation.response_index = index
     operation.response_event_id = event_id
     operation.response_is_error = is_error
+    operation.response_hidden = hidden
 
 
 

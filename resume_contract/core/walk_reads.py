@@ -104,6 +104,7 @@ class OpenOperation(msgspec.Struct, gc=False):
     response_event_id: str | None = None
     response_is_error: bool | None = None
     call_hidden: bool = False  # its call is a hidden row (spec/projector.yaml `replay.hidden`): never replayed
+    response_hidden: bool = False  # so is the result that settled it
     # the indexes of later calls and results of its id that an anomaly let stand (a rule moving the state):
     # replayed, as the call is, only once the operation has its response
     standing: list[int] | None = None
