@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resume_contract.core.collation import locale_compare_key
-from resume_contract.core.javascript import is_truthy, json_parse, number_to_string, to_string
+from resume_contract.core.javascript import canonical_json, is_truthy, json_parse, number_to_string, to_string
 
 HERE = Path(__file__).parent / "node_fixtures"
 FIXTURE = json.loads((HERE / "javascript.json").read_text(encoding="utf-8"))
@@ -55,6 +55,26 @@ def test_string_and_truthiness_of_json_values_are_javascripts() -> None:
 def test_json_parse_accepts_what_javascript_accepts_and_nothing_else() -> None:
     for text, accepted in FIXTURE["parse"]:
         assert _parses(text) is accepted, text[:40]
+
+
+def test_canonical_json_is_javascripts_stringify_with_sorted_keys_on_the_frozen_values() -> None:
+    for text, theirs in FIXTURE["canonical"]:
+        assert canonical_json(json.loads(text)) == theirs, text
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@needs_node
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_JSON, min_size=1, max_size=50))
+def test_canonical_json_agrees_with_node_on_random_values(values: list[object]) -> None:
+    texts = [json.dumps(value) for value in values]
+    assert [canonical_json(value) for value in values] == _ask_node({"canonical": texts})["canonical"]
 
 
 def test_locale_compare_orders_the_frozen_ids_as_node() -> None:

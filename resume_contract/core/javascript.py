@@ -114,16 +114,10 @@ def _quoted(text: str) -> str:
 def canonical_json(value: Any) -> str:
     """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`),
     and no spaces: the canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
-    if value is None:
+    if value.__class__ is float and not math.isfinite(value):
         return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value.__class__ is int:
-        return str(value) if abs(value) < 2**53 else number_to_string(to_number(value))
-    if value.__class__ is float:
-        return "null" if math.isnan(value) or math.isinf(value) else number_to_string(value)
+    if value is None or value.__class__ in (bool, int, float):
+        return to_string(value)  # (String(x) and JSON.stringify write a finite number, null, true and false alike)
     if value.__class__ is str:
         return _quoted(value)
     if value.__class__ is list:

@@ -19,6 +19,12 @@ _NUMBERS = [1.5e-7, 1e21, 1e20, 123e-20, 0.1, 0.3, 1e-6, 1e-7, 2.0**53 + 2, 5e-3
 # JSON values as refs keys may hold them.
 _VALUES = ["null", "true", "false", "0", "-0", "1.5e-7", "1e21", '""', '"x"', '"\\ud83d"', "[]", "[0]", "[null]", "[1,[2,null],{}]", "{}", '{"a":1}', "1" + "0" * 400, "0.0"]
 _PARSE = ['{"a":NaN}', '{"a":Infinity}', '{"a":-Infinity}', '{"a":1e400}', '{"a":' + "1" * 5000 + "}", "\ufeff{}", '{"a":1}\r', " {} ", '{"a":1,"a":2}', '{"a":"\\ud800"}', "{'a':1}", '{"a":01}', '{"a":1.}', '{"a":"\t"}', "null", "[1,]"]
+# Values whose canonical JSON (maka's canonicalArgsHash) is written as JavaScript writes it: key order by UTF-16 code
+# unit, numbers, escapes, lone surrogates.
+_CANONICAL = [
+    '{"toolName":"Bash","args":{"command":"echo tool-1"}}', '{"b":1,"a":[1.0,2.5,1e21,-0,1e-7,123456789012345678901]}',
+    '{"\\ud83d\\ude00":1,"\\uffff":2,"\\u00e9":3,"z":null,"A":true}', '["\\u0001\\u001f\\"\\\\\\/\\u2028\\ud800x"]', '{"a":{"c":{},"b":[]}}', "0.1", '""',
+]
 # Ids as the reference writes them, and the pairs the approximation got wrong.
 _PAIRS = [["chunk-1", "chunk_1"], ["rt_event_88", "rt_event97"], ["a", "B"], ["B", "a"], ["a", "A"], ["item-10", "item-9"], ["x.1", "x-1"], ["é", "f"], ["a\u0000", "a"]]
 
@@ -34,7 +40,7 @@ def _requests() -> dict[str, list]:
         a = "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 10)))
         b = a[: generator.randint(0, len(a))] + "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 4)))
         pairs.append([a, b])
-    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs}
+    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs, "canonical": _CANONICAL}
 
 
 def ask_node(request: dict[str, list]) -> dict[str, list]:
