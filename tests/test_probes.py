@@ -109,3 +109,16 @@ def test_the_call_a_well_formed_probe_agrees_with_is_the_explorers_first_call() 
     from resume_contract.core.explore import CALL_IDS, TOOLS
 
     assert (EXPLORED_CALL["id"], EXPLORED_CALL["name"], EXPLORED_CALL["args"]) == (CALL_IDS[0], TOOLS[0], {})
+
+
+# -- which rows a test can hold for (generator/expr/needs.py): the walk tests only those ----------------------------
+def test_a_test_needs_a_field_it_asks_has_of_or_compares_with_a_value_that_is_not_null() -> None:
+    from resume_contract_generator.expr.needs import needs
+
+    assert needs('has(row.actions.toolDispatch) && !has(row.content)', "row") == ("actions.toolDispatch",)
+    assert needs('row.modelVisibility == "hidden"', "row") == ("modelVisibility",)  # absent, it reads null
+    assert needs('row.fact.kind in ["a", "b"]', "row") == ("fact",)
+    assert needs('has(row.actions) && has(row.content) && row.content.kind == "x"', "row") == ("actions",)  # the first
+    # Any row may hold for these: a null among the values, an inequality, a name that is not the row's.
+    for text in ('row.a in ["x", null]', 'row.a != "x"', 'row.a == null', 'first.a == "x"', '!has(row.a)'):
+        assert needs(text, "row") is None, text

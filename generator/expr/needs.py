@@ -3,7 +3,8 @@ that have one of them (a row without any is known not to match, unread). A field
 one (`F.K`), as far as `has()` names it.
 
     needs('has(row.actions.toolDispatch) && !has(row.content)', 'row')   # ('actions.toolDispatch',)
-    needs('row.kind == "action"', 'row')                                  # None: any row may match
+    needs('row.kind == "action"', 'row')                                  # ('kind',): absent, it reads null
+    needs('row.kind != "action"', 'row')                                  # None: any row may match
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def _needs(node: n.Node, name: str) -> tuple[str, ...] | None:
     if isinstance(node, n.Call) and node.function == "has" and node.receiver is None and len(node.arguments) == 1:
         top = _top_field(node.arguments[0], name)
         return None if top is None else (top,)
+    if isinstance(node, n.Binary) and node.operator in ("==", "in"):
+        # `F... == L` or `F... in [L, ...]`, every L not null: an absent field reads null, equal to none of them
+        literals = [node.right] if node.operator == "==" else list(node.right.items) if isinstance(node.right, n.ListLiteral) else []
+        if literals and all(isinstance(item, n.Literal) and item.value is not None for item in literals):
+            top = _top_field(node.left, name)
+            return None if top is None else (top.split(".")[0],)
     return None
 
 
