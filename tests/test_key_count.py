@@ -8,6 +8,7 @@ pairs) less every key inside the row's free-JSON values, each counted the same w
 from __future__ import annotations
 
 import json
+import types
 from typing import Any, Literal, Union
 
 import msgspec
@@ -86,15 +87,28 @@ def _free_of(event: Event) -> list[bytes]:
     return free
 
 
+def _written() -> key_count.KeyCounter:
+    """The counter as the generator writes it into a decoding model (generator/spec/key_counter.py), run in a
+    module holding this file's model as a generated one holds the spec's."""
+    from resume_contract_generator.spec.key_counter import counter_source
+
+    module = types.ModuleType("key_count_model")
+    module.__dict__.update(RuntimeEvent=Event, Note=Note, Call=Call, Failure=Failure, UNSET=UNSET, Any=Any)
+    source = counter_source(module)
+    assert source.startswith("def count_keys(")
+    exec(compile(source, "generated/runtime_event.py", "exec"), module.__dict__)  # the generator's output, as generated/ holds it
+    return module.count_keys  # type: ignore[no-any-return]
+
+
 def _counters() -> list[key_count.KeyCounter]:
-    """The counter, as `key_counter` makes it and as its parts are."""
+    """The counter, as `key_counter` makes it, as its parts are, and as the generator writes it."""
     counting = _counting_of(mi.type_info(Event))  # type: ignore[arg-type]
     made = key_count.key_counter(mi.type_info(Event))  # type: ignore[arg-type]
     assert made is not None
-    return [_generic(counting), made]
+    return [_generic(counting), made, _written()]
 
 
-FORMS = ["generic", "made"]
+FORMS = ["generic", "made", "written"]
 
 
 EVENTS = [msgspec.json.decode(row, type=Event) for row in ROWS]
@@ -134,3 +148,7 @@ def test_a_field_whose_name_is_no_plain_identifier_is_counted(name: str) -> None
     counting = _counting_of(mi.type_info(odd))  # type: ignore[arg-type]
     values = [odd("a"), odd("b", "x")]
     assert _generic(counting)(values, []) == 3
+    # The generator writes no loop for such a model: the reader counts it by columns.
+    from resume_contract_generator.spec.key_counter import counter_source
+
+    assert counter_source(types.SimpleNamespace(RuntimeEvent=odd)) == ""  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..environment import ENVIRONMENT
 from ..literals import LINE_WIDTH, Code, py, py_expression
+from .key_counter import counter_source
 from .model import WireField, WireFormat
 
 MODULE_PATH = "resume_contract_generated/runtime_event.py"
@@ -68,6 +69,14 @@ def _field_line(field: WireField) -> str:
 
 
 def module_context(wire: WireFormat) -> dict[str, Any]:
+    """The template's values: the structs, then the key counter written for them (generator/spec/key_counter.py,
+    worked out from the structs executed in memory)."""
+    context = _structs_context(wire)
+    structs = _executed(ENVIRONMENT.get_template("runtime_event.py.jinja").render(**context, key_counter=""))
+    return {**context, "key_counter": counter_source(structs)}
+
+
+def _structs_context(wire: WireFormat) -> dict[str, Any]:
     forbid = "True" if wire.unknown_keys == "reject" else "False"
     return {
         "tag": wire.content_tag,
@@ -100,10 +109,7 @@ def render_module(wire: WireFormat) -> str:
     return ENVIRONMENT.get_template("runtime_event.py.jinja").render(**module_context(wire))
 
 
-@functools.lru_cache(maxsize=8)
-def load_module(wire: WireFormat) -> types.ModuleType:
-    """The decoding model, executed in memory from exactly the source `render_module` gives."""
-    source = render_module(wire)
+def _executed(source: str) -> types.ModuleType:
     # msgspec resolves a struct's annotations through sys.modules, so the module is registered under a name
     # of its own (its source's hash: two specs never share one).
     name = "_resume_contract_wire_" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
@@ -117,3 +123,9 @@ def load_module(wire: WireFormat) -> types.ModuleType:
             del sys.modules[name]
             raise
     return module
+
+
+@functools.lru_cache(maxsize=8)
+def load_module(wire: WireFormat) -> types.ModuleType:
+    """The decoding model, executed in memory from exactly the source `render_module` gives."""
+    return _executed(render_module(wire))

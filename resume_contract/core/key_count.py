@@ -3,8 +3,9 @@ row repeats a key compares with the rows' bytes (ledger.proofs.keys_proven).
 
 msgspec keeps the last of two equal keys, so a row that repeats one decodes to a struct holding one key fewer
 than the row wrote. The counter is worked out once from the model's type info (`key_counter`) and reads a column
-of each field at a time. (A loop naming each field would count faster, but it would be compiled from source at
-run time, and nothing is.)
+of each field at a time. The generator also writes a loop naming each field into the contract's decoding model
+(generated/runtime_event.py `count_keys`, from `counting_of`: generator/spec/key_counter.py), which counts alike and
+faster; the reader uses it where the model has one (`core.wire.WireModel`). Nothing is compiled at run time.
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ def key_counter(struct: mi.StructType) -> KeyCounter | None:
     """A function `count(structs, free)` that returns how many typed keys a list of decoded structs of one class
     hold, and appends to `free` every free-JSON value (a Raw) they hold; or None when the model nests in a way it
     cannot count (the reader then uses its slower proof)."""
+    counting = counting_of(struct)
+    return None if counting is None else _generic(counting)
+
+
+def counting_of(struct: mi.StructType) -> _Counting | None:
+    """What a key counter reads of the struct's fields, or None when the model nests in a way it cannot count."""
     try:
-        counting = _counting_of(struct)
+        return _counting_of(struct)
     except _Uncountable:
         return None
-    return _generic(counting)
 
 
 def _counting_of(struct: mi.StructType) -> _Counting:

@@ -168,7 +168,8 @@ class WireModel:
                     struct.cls for struct in structs if any(_is_number(f.type) for f in struct.fields)
                 )
 
-        self.count_keys = key_counter(info)
+        # The counter the generator wrote for this model (generated/runtime_event.py), else one reading columns
+        self.count_keys = getattr(module, "count_keys", None) or key_counter(info)
         # spec/runtime_event.yaml's invalid_when: (attributes one of which a refused row holds, or None; the test
         # of the row's JSON; the message)
         self.refusals: tuple[tuple[tuple[tuple[str, str | None], ...] | None, Any, str], ...] = getattr(module, "REFUSALS", ())
