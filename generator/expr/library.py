@@ -23,7 +23,7 @@ FUNCTIONS: dict[str, Entry] = {
     "kind": Entry("kind(x)", "string", "what x is: \"null\" (absent too), \"bool\", \"number\", \"string\", \"list\" or \"map\""),
     "truthy": Entry("truthy(x)", "bool", "JavaScript's truthiness, whatever the semantics: false for absent, null, false, 0 and \"\""),
     "normalise_path": Entry("normalise_path(s)", "string", "a working directory as maka compares them: `\\` as `/`, no trailing `/`, a drive letter lower-cased"),
-    "sha256_json": Entry("sha256_json(x)", "string", "`sha256:` and the hex SHA-256 of x's canonical JSON: JavaScript's `JSON.stringify` with every map's keys sorted (as maka hashes a call's arguments)"),
+    "sha256_json": Entry("sha256_json(x)", "string", "`sha256:` and the hex SHA-256 of x's canonical JSON: as JavaScript's `JSON.stringify` writes it, every map's keys in UTF-16 code-unit order (array-index keys too), no spaces (as maka hashes a call's arguments)"),
 }
 
 MACROS: dict[str, Entry] = {

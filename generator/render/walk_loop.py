@@ -16,9 +16,13 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     """(the tool content kinds the loop reads, in order; the function's source), or None."""
     kinds = tuple(table.tool_contents)
     tested = table.tested_fields
-    if table.hidden is not None or tested is None:
+    hidden = table.hidden
+    if tested is None or (hidden is not None and hidden.needs is None):
         return None
-    unset = list(dict.fromkeys(["status", table.terminal_flag[0], *tested]))
+    # A row the hidden test may hold for holds one of its fields: such a row, as one a test may judge, is walked by
+    # the generic loop (and a result whose call was hidden too).
+    hidden_fields = [] if hidden is None or hidden.needs is None else [name for name, _ in hidden.needs]
+    unset = list(dict.fromkeys(["status", table.terminal_flag[0], *tested, *hidden_fields]))
     names = [table.partial_attribute, *unset]
     for read in table.tool_contents.values():
         names += [name for name in (read.call_id, read.tool_name, read.arguments, read.error_flag) if name is not None]
@@ -50,13 +54,13 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
         f"        if event.{table.partial_attribute}:",
         "            not_replayed.append(index)",
         "            continue",
-        f"        if index <= terminal_index and {' and '.join(f'event.{name} is UNSET' for name in unset)}:",
+        *_condition(["index <= terminal_index", *(f"event.{name} is UNSET" for name in unset)], "        "),
         "            content = event.content",
         "            cls = type(content)",
     ]
     for number, read in enumerate(table.tool_contents.values()):
         lines.append(f"            {'if' if number == 0 else 'elif'} cls is class{number}:")
-        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens)
+        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens, hidden is not None)
     lines += [
         f"            {'elif' if kinds else 'if'} cls in LOOP_SKIPPED:",
         "                continue",
@@ -71,8 +75,19 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     return kinds, "\n".join(lines)
 
 
-def _branch(number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool) -> list[str]:
-    """The statements for one tool content class; each common case ends in `continue`."""
+def _condition(tests: list[str], indent: str) -> list[str]:
+    """`if a and b ...:` on one line, or one test a line where that would pass 120 columns."""
+    flat = f"{indent}if {' and '.join(tests)}:"
+    if len(flat) <= 120:
+        return [flat]
+    return [f"{indent}if (", *(f"{indent}    {test}{' and' if number < len(tests) - 1 else ''}" for number, test in enumerate(tests)), f"{indent}):"]
+
+
+def _branch(
+    number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool, hides: bool
+) -> list[str]:
+    """The statements for one tool content class; each common case ends in `continue` (`hides`: the contract hides
+    rows, and a result of a hidden call is the generic loop's)."""
     failed = f"content.{error_flag} is True" if error_flag is not None else "False"
     name = f"content.{tool_name}" if tool_name is not None else "None"
     if opens:
@@ -92,7 +107,8 @@ def _branch(number: int, call_id: str, tool_name: str | None, arguments: str | N
     else:
         lines = [
             f"    operation = find_operation(content.{call_id})",
-            f"    if operation is not None{'' if tool_name is None else f' and operation.tool_name == {name}'}:",
+            f"    if operation is not None{'' if tool_name is None else f' and operation.tool_name == {name}'}"
+            f"{' and not operation.call_hidden' if hides else ''}:",
             f"        failed = {failed}",
             f"        target, anomaly = (STEPS{number}_FAILED if failed else STEPS{number}).get(operation.state, NO_STEP)"
             if error_flag is not None

@@ -112,8 +112,9 @@ def _quoted(text: str) -> str:
 
 
 def canonical_json(value: Any) -> str:
-    """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`),
-    and no spaces: the canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
+    """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`;
+    an array-index key such as "10" too, where an object rebuilt in that order would list it first), no spaces: the
+    canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
     if value.__class__ is float and not math.isfinite(value):
         return "null"
     if value is None or value.__class__ in (bool, int, float):

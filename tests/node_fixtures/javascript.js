@@ -3,7 +3,7 @@
 //   {"values": [JSON texts]}                        -> {"values": [[String(JSON.parse(t)), !!JSON.parse(t)], ...]}
 //   {"parse": [texts]}                              -> {"parse": [true if JSON.parse accepts it, ...]}
 //   {"pairs": [[a, b], ...]}                        -> {"pairs": [Math.sign(a.localeCompare(b)), ...]}
-//   {"canonical": [JSON texts]}                     -> {"canonical": [JSON.stringify with every object's keys sorted]}
+//   {"canonical": [JSON texts]}                     -> {"canonical": [JSON.stringify, every object's keys sorted, written out]}
 const request = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 const answer = {};
 const buffer = Buffer.alloc(8);
@@ -11,7 +11,9 @@ if (request.numbers) answer.numbers = request.numbers.map((hex) => { buffer.writ
 if (request.values) answer.values = request.values.map((text) => { const value = JSON.parse(text); return [String(value), !!value]; });
 if (request.parse) answer.parse = request.parse.map((text) => { try { JSON.parse(text); return true; } catch { return false; } });
 if (request.pairs) answer.pairs = request.pairs.map(([a, b]) => Math.sign(a.localeCompare(b)));
-const sorted = (value) => Array.isArray(value) ? value.map(sorted)
-  : value !== null && typeof value === 'object' ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, sorted(value[key])])) : value;
-if (request.canonical) answer.canonical = request.canonical.map((text) => JSON.stringify(sorted(JSON.parse(text))));
+// (written out key by key: an object rebuilt in sorted order would put its array-index keys, "0", "1", first)
+const canonical = (value) => Array.isArray(value) ? '[' + value.map(canonical).join(',') + ']'
+  : value !== null && typeof value === 'object' ? '{' + Object.keys(value).sort().map((key) => JSON.stringify(key) + ':' + canonical(value[key])).join(',') + '}'
+  : JSON.stringify(value);
+if (request.canonical) answer.canonical = request.canonical.map((text) => canonical(JSON.parse(text)));
 process.stdout.write(JSON.stringify(answer));
