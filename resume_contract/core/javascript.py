@@ -9,6 +9,8 @@ module gives them (None, bool, int, float, str, list, dict).
 
 from __future__ import annotations
 
+import json
+import json.encoder
 import math
 from decimal import Decimal
 from typing import Any
@@ -95,10 +97,13 @@ def json_parse(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant, parse_int=float)
 
 
+_encode_string = json.encoder.encode_basestring  # (C, as json.dumps(text, ensure_ascii=False) writes a string)
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _quoted(text: str) -> str:
+    if not text or max(text) < "\ud800":  # no surrogate: Python's encoder writes it as JSON.stringify does
+        return _encode_string(text)
     out = []
     for char in text:
         code = ord(char)
