@@ -62,6 +62,20 @@ def test_canonical_json_is_javascripts_stringify_with_sorted_keys_on_the_frozen_
         assert canonical_json(json.loads(text)) == theirs, text
 
 
+def test_the_recovery_oracle_hashes_a_calls_arguments_as_javascript_writes_them() -> None:
+    """maka's dispatch carries sha256 of {"args", "toolName"} as canonical JSON: the oracle (written apart from
+    canonical_json) must accept the hash node's text gives, for each frozen value as the call's arguments."""
+    import hashlib
+
+    from resume_contract.core.oracle_recovery import _of_its_call, _Story
+
+    for text, theirs in FIXTURE["canonical"]:
+        story = _Story(0, "Bash", True, json.loads(text))
+        dispatch = {"toolName": "Bash", "canonicalArgsHash": "sha256:" + hashlib.sha256(('{"args":' + theirs + ',"toolName":"Bash"}').encode()).hexdigest()}
+        assert _of_its_call(story, dispatch), text[:60]
+        assert not _of_its_call(story, {**dispatch, "toolName": "Write"})
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),

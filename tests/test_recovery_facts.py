@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from gallery_ledgers import plan
 
@@ -267,3 +268,23 @@ def test_diff_of_the_step_with_itself_finds_nothing(project: Path, tmp_path: Pat
         [sys.executable, "-m", "resume_contract", "--root", str(project), "diff", str(tmp_path / "copy" / "spec"), str(project / "spec")], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0 and "0 changes" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "seen"),
+    [(msgspec.Raw(b'{"b":1,"a":[1.0]}'), {"b": 1, "a": [1.0]}), ({"k": msgspec.Raw(b"[1]")}, {"k": [1]}), ([msgspec.Raw(b'"x"')], ["x"]), (msgspec.UNSET, None)],
+    ids=["raw", "object of raws", "array of raws", "absent"],
+)
+def test_an_against_call_check_reads_the_calls_arguments_as_json_whatever_the_model_holds(args: Any, seen: Any, events: Any) -> None:
+    """A contract's arguments may be typed an object or an array, or be optional: the check reads them as JSON (or
+    null), never failing on the model's Python shape."""
+    from resume_contract.core.run_facts import RunView
+    from resume_contract.core.table import ActionKind
+    from resume_contract.core.walk_actions import against_call
+    from resume_contract.core.walk_reads import OpenOperation
+
+    read: list[Any] = []
+    action = ActionKind("dispatch", None, lambda row, first, fact: True, lambda row, first, fact: "a", (("code", lambda row, call, first, fact: read.append(call) or True),), "corrupt")
+    operation = OpenOperation("waiting", "write", args, 0, "e1")
+    assert against_call(action, events.text("e2"), operation, "a", RunView(None, {}, {})) == ["code"]  # type: ignore[arg-type]
+    assert read == [{"id": "a", "name": "write", "args": seen}]

@@ -122,6 +122,7 @@ def _branch(
             "            operation.response_index = index",
             "            operation.response_event_id = event.id",
             "            operation.response_is_error = failed",
+            *(["            operation.response_hidden = False"] if hides else []),
             "            continue",
         ]
     return ["            " + line for line in lines]

@@ -27,7 +27,7 @@ def cmd_init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.language:
         print(f"a contract project in the contract language (spec/contract.yaml: a starter to make your runtime's). Next: {made.next_step(Path.cwd(), language=True)}", file=out)
         return EXIT_OK
-    print(f"a contract project, started from the packaged Phase 0 contract. Next: {made.next_step(Path.cwd())}", file=out)
+    print(f"a contract project, started from the contract packaged with resume-contract. Next: {made.next_step(Path.cwd())}", file=out)
     return EXIT_OK
 
 

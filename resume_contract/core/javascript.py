@@ -9,8 +9,6 @@ module gives them (None, bool, int, float, str, list, dict).
 
 from __future__ import annotations
 
-import json
-import json.encoder
 import math
 from decimal import Decimal
 from typing import Any
@@ -97,13 +95,14 @@ def json_parse(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant, parse_int=float)
 
 
-_encode_string = json.encoder.encode_basestring  # (C, as json.dumps(text, ensure_ascii=False) writes a string)
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _quoted(text: str) -> str:
-    if not text or max(text) < "\ud800":  # no surrogate: Python's encoder writes it as JSON.stringify does
-        return _encode_string(text)
+    if not text or max(text) < "\ud800":  # no surrogate: Python's encoder (C) writes it as JSON.stringify does
+        from json.encoder import encode_basestring  # (here: a plan that hashes nothing loads no json)
+
+        return encode_basestring(text)
     out = []
     for char in text:
         code = ord(char)
@@ -120,8 +119,8 @@ def canonical_json(value: Any) -> str:
     """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`;
     an array-index key such as "10" too, where an object rebuilt in that order would list it first), no spaces: the
     canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
-    if value.__class__ is float and not math.isfinite(value):
-        return "null"
+    if value.__class__ in (int, float) and not math.isfinite(to_number(value)):
+        return "null"  # (JSON.stringify of NaN and Infinity; an integer past the doubles' range reads as Infinity)
     if value is None or value.__class__ in (bool, int, float):
         return to_string(value)  # (String(x) and JSON.stringify write a finite number, null, true and false alike)
     if value.__class__ is str:

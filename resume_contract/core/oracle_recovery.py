@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -140,18 +141,58 @@ def decide_recovery(rows: Sequence[dict[str, Any]], expected_high_water: int | N
 
 def _of_its_call(story: _Story, dispatch: Any) -> bool:
     """Whether a dispatch is of its operation's call: the same tool, and `canonicalArgsHash` the SHA-256 of the
-    call's tool and arguments as JSON with sorted keys (an integral number written as an integer, as JavaScript
-    writes it)."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, dict):
-            return {key: plain(item) for key, item in value.items()}
-        return [plain(item) for item in value] if isinstance(value, list) else value
-
-    text = json.dumps(plain({"toolName": story.name, "args": story.args}), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    call's tool and arguments written as JavaScript's JSON.stringify writes them, keys sorted."""
+    text = _js_json({"toolName": story.name, "args": story.args})
     return bool(dispatch.get("toolName") == story.name and dispatch.get("canonicalArgsHash") == "sha256:" + hashlib.sha256(text.encode()).hexdigest())
+
+
+def _js_json(value: Any) -> str:
+    """JSON.stringify of a JSON value, every object's keys in UTF-16 code-unit order (JavaScript's sort)."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(_js_string(key) + ":" + _js_json(value[key]) for key in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(_js_json, value)) + "]"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _js_number(value)
+    return _js_string(value) if isinstance(value, str) else json.dumps(value)
+
+
+def _js_string(text: str) -> str:
+    """A string as JSON.stringify writes it: a lone surrogate escaped (\\udXXX), anything else as Python writes it."""
+    return re.sub("[\ud800-\udfff]", lambda found: f"\\u{ord(found.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def _js_number(value: float) -> str:
+    """A number as JavaScript writes it: a double's shortest digits, plainly from 1e-6 up to 1e21, else with an
+    exponent such as 1e-7 or 1e+21; NaN and the infinities (an integer past the doubles' range) as null."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return "null"
+    if number != number or number in (float("inf"), float("-inf")):
+        return "null"
+    if number == int(number) and abs(number) < 2**53:
+        return str(int(number))
+    sign, digits, exponent = ("-" if number < 0 else ""), *_shortest(abs(number))
+    point = exponent + len(digits)  # how many of the digits stand before the decimal point
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'+' if point - 1 >= 0 else '-'}{abs(point - 1)}"
+
+
+def _shortest(number: float) -> tuple[str, int]:
+    """(digits, exponent) with digits * 10**exponent == number, the shortest digits that read back as it (repr's)."""
+    mantissa, _, exponent = repr(number).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    trailing = len(digits) - len(digits.rstrip("0"))
+    return digits.rstrip("0"), int(exponent or 0) - len(fraction) + trailing
 
 
 def _action(story: _Story | None, what: str, raw: dict[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UNSET, to_builtins
+from msgspec import UNSET
 
 from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, ExpressionFailed
 from .columns import column
@@ -49,8 +49,8 @@ def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_
     walk recorded of it: its id, tool name and arguments (as JSON)."""
     if run is None:
         return []
-    args = operation.args
-    call = {"id": call_id, "name": operation.tool_name, "args": msgspec.json.decode(args) if type(args) is msgspec.Raw else to_builtins(args)}
+    args = operation.args  # (a Raw, a dict or list of Raws, or UNSET: read as JSON, absent as null)
+    call = {"id": call_id, "name": operation.tool_name, "args": None if args is UNSET else msgspec.json.decode(msgspec.json.encode(args))}
     row = as_json(event)
     codes = []
     for code, when in action.against_call:

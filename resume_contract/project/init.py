@@ -1,8 +1,8 @@
 """`resume-contract init [DIR]`: a new contract project, started from the contract packaged with resume-contract.
 
-It writes the packaged Phase 0 spec (with its schemas, so editors complete keys) naming the project's own run
-loop and oracle, `generated/` rendered from it, the reference run loop and the Phase 0 oracle as the project's
-own files to edit, a pre-commit hook and a CI workflow that run the installed resume-contract, `.gitattributes`
+It writes the packaged spec (with its schemas, so editors complete keys) naming the project's own run loop and
+oracle, `generated/` rendered from it, the reference run loop and the packaged oracle (in the edition the spec
+names, as one file) as the project's own files to edit, a pre-commit hook and a CI workflow that run the installed resume-contract, `.gitattributes`
 and a short README of the loop. It refuses, writing nothing, if any of those files is already there.
 
 It creates nothing outside the directory it is given: DIR itself is the user's choice (it may be a link), but
@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,7 +174,7 @@ def _oracle_source(invariants: str) -> bytes:
     the ONE file a project owns: the second edition (oracle_recovery.py) builds on the first, so it is written
     after it, without its imports of it, and its `decide_recovery` is the file's `decide`."""
     first = Path(str(packaged_oracle.__file__)).read_bytes()
-    if "\npackaged_oracle: recovery-facts\n" not in invariants:
+    if not re.search(r"""^packaged_oracle:[ \t]*["']?recovery-facts["']?[ \t]*(#.*)?\r?$""", invariants, re.MULTILINE):
         return first
     second = Path(str(oracle_recovery.__file__)).read_text(encoding="utf-8")
     dropped = (  # (the first edition imports these too)

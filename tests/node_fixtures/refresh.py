@@ -23,7 +23,7 @@ _PARSE = ['{"a":NaN}', '{"a":Infinity}', '{"a":-Infinity}', '{"a":1e400}', '{"a"
 # unit, numbers, escapes, lone surrogates.
 _CANONICAL = [
     '{"toolName":"Bash","args":{"command":"echo tool-1"}}', '{"b":1,"a":[1.0,2.5,1e21,-0,1e-7,123456789012345678901]}',
-    '{"\\ud83d\\ude00":1,"\\uffff":2,"\\u00e9":3,"z":null,"A":true}', '["\\u0001\\u001f\\"\\\\\\/\\u2028\\ud800x"]', '{"a":{"c":{},"b":[]}}', '{"b":1,"10":2,"2":3,"":4}', "0.1", '""',
+    '{"\\ud83d\\ude00":1,"\\uffff":2,"\\u00e9":3,"z":null,"A":true}', '["\\u0001\\u001f\\"\\\\\\/\\u2028\\ud800x"]', '{"a":{"c":{},"b":[]}}', '{"b":1,"10":2,"2":3,"":4}', "0.1", '""', '{"big":1' + "0" * 400 + ',"x":[1e16,2.5e-6,9007199254740993]}',
 ]
 # Ids as the reference writes them, and the pairs the approximation got wrong.
 _PAIRS = [["chunk-1", "chunk_1"], ["rt_event_88", "rt_event97"], ["a", "B"], ["B", "a"], ["a", "A"], ["item-10", "item-9"], ["x.1", "x-1"], ["é", "f"], ["a\u0000", "a"]]
