@@ -21,7 +21,7 @@ from typing import Any
 
 from . import nodes as n
 from .parse import parse
-from .probes import OTHER, _path, _put
+from .probes import OTHER, _nodes, _path, _put
 
 Evaluate = Callable[[n.Node], Any]  # an expression's value, or raises: the tree of one that reads no row
 _UNKNOWN = object()
@@ -106,7 +106,7 @@ def _compare(left: n.Node, right: n.Node, equal: bool, fields: dict[str, Any], e
             held = _get(fields, at)
             if equal or held is _UNKNOWN or held == other.value:  # (a value that already differs is kept)
                 _put(fields, at, other.value if equal else OTHER)
-        elif equal and not any(_path(node, {}, roots=("row", "first")) for node in _walk(other)):
+        elif equal and not any(_path(node, {}, roots=("row", "first")) for node in _nodes(other)):
             try:
                 _put(fields, at, evaluate(other))
             except Exception:  # noqa: BLE001 - a value it cannot give: the row is left, and checked by the caller
@@ -119,8 +119,3 @@ def _kind_path(node: n.Node) -> tuple[str, ...] | None:
         return _path(node.arguments[0], {}, roots=("row",))
     return None
 
-
-def _walk(node: n.Node) -> list[n.Node]:
-    from .probes import _nodes
-
-    return list(_nodes(node))
