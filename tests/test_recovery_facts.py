@@ -159,6 +159,46 @@ def test_a_dispatch_of_another_tool_corrupts_the_operation_twice_over(project: P
     assert summary(decided)[1] == [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d")]
 
 
+def bound(row: dict[str, Any], operation: str = "op-1") -> dict[str, Any]:
+    """`row` naming its operation and call in its refs, as maka's T2 writes a dispatched call's response."""
+    return {**row, "refs": {"operationId": operation, "toolCallId": row["content"]["id"]}}
+
+
+@pytest.mark.parametrize("marker", [MARKER, None], ids=["protocol", "no-protocol"])
+def test_a_dispatch_after_a_result_naming_no_operation_is_raised_at_both(marker: Any, project: Path, tmp_path: Path) -> None:
+    """maka's event_order_conflict at the dispatch, then identity_conflict at the result (not bound to the
+    operation the dispatch names): the reference's S_event_order_sql, as JSONL. Every row is replayed."""
+    first = user("u", actions=marker) if marker else user("u")
+    decided = plan(project, [first, call("c", "a"), result("r", "a"), dispatch("d", "a")], tmp_path)
+    assert summary(decided) == (
+        "blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "r")],
+        ["u", "c", "r", "d"], [("a", "corruption")], False,
+    )
+
+
+def test_a_dispatch_after_a_result_bound_to_its_operation_is_raised_at_the_dispatch_alone(project: Path, tmp_path: Path) -> None:
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), bound(result("r", "a")), dispatch("d", "a")], tmp_path)
+    assert summary(decided)[:2] == ("blocked", [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d")])
+    # Bound to another operation: the result is not the dispatch's.
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), bound(result("r", "a"), "op-2"), dispatch("d", "a")], tmp_path)
+    assert summary(decided)[1] == [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "r")]
+
+
+def test_a_check_raised_at_the_response_is_not_judged_before_there_is_one(project: Path, tmp_path: Path) -> None:
+    """The T1/T2 order: the dispatch comes before the result, which names no operation, and nothing is raised."""
+    decided = plan(project, [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a"), result("r", "a")], tmp_path)
+    assert summary(decided) == ("safe_replay", [], ["u", "c", "d", "r"], [("a", "succeeded")], False)
+
+
+def test_a_long_ledger_raises_at_the_response_as_a_short_one(project: Path, tmp_path: Path) -> None:
+    """Past the reader's chunks (the operation settled long before its dispatch, stored and walked again)."""
+    filler = [item for n in range(10000) for item in (call(f"fc{n}", f"f{n}"), result(f"fr{n}", f"f{n}"))]
+    rows = [user("u"), call("c", "a"), result("r", "a"), *filler, dispatch("d", "a")]
+    assert sum(len(json.dumps(row)) + 1 for row in rows) > 16 * (1 << 18)  # (CHUNKS_AT_HAND * CHUNK_BYTES)
+    decided = plan(project, rows, tmp_path)
+    assert summary(decided)[1] == [("tool_recovery_corruption", "c"), ("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "r")]
+
+
 @pytest.mark.parametrize("args_hash", ["sha256:" + "0" * 64, BASH_NO_ARGS.upper(), None])
 def test_a_dispatch_whose_hash_is_not_its_calls_corrupts_the_operation(args_hash: Any, project: Path, tmp_path: Path) -> None:
     rows = [user("u", actions=MARKER), call("c", "a"), dispatch("d", "a", args_hash=args_hash), result("r", "a")]
@@ -248,6 +288,7 @@ def _generate_with(project: Path, tmp_path: Path, old: str, new: str) -> subproc
         ),
         ("  last: [unmatched_tool_result]\n", "  last: [no_such_code]\n", "unknown diagnostic 'no_such_code'"),
         ("  duplicate_id: duplicate_event_id\n", "  duplicate_id: duplicate_id\n", "unknown diagnostic 'duplicate_id'"),
+        ("          at: response\n", "          at: result\n", "spec/projector.yaml:99:15: unknown value 'result'; allowed values are [row, response]"),
         (
             "  - {from: absent, on: function_call, to: indeterminate}\n",
             "  - {from: absent, on: function_call, to: indeterminate, anomaly: protocol_marker_invalid}\n",
@@ -284,7 +325,7 @@ def test_an_against_call_check_reads_the_calls_arguments_as_json_whatever_the_mo
     from resume_contract.core.walk_reads import OpenOperation
 
     read: list[Any] = []
-    action = ActionKind("dispatch", None, lambda row, first, fact: True, lambda row, first, fact: "a", (("code", lambda row, call, first, fact: read.append(call) or True),), "corrupt")
+    action = ActionKind("dispatch", None, lambda row, first, fact: True, lambda row, first, fact: "a", (("code", lambda row, call, response, first, fact: read.append(call) or True, "row"),), "corrupt")
     operation = OpenOperation("waiting", "write", args, 0, "e1")
-    assert against_call(action, events.text("e2"), operation, "a", RunView(None, {}, {})) == ["code"]  # type: ignore[arg-type]
+    assert against_call(action, events.text("e2"), operation, "a", RunView(None, {}, {})) == [("code", "e2")]  # type: ignore[arg-type]
     assert read == [{"id": "a", "name": "write", "args": seen}]

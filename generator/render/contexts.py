@@ -256,8 +256,10 @@ def _recognised(event: EventKind) -> str:
     parts = [md_code(event.when[0])] if event.when else []
     if event.key:
         parts.append(f"its call: {md_code(event.key[0])}")
-    if event.against_call:  # where its rule moves the operation on: each check that holds raises, and it moves instead
-        checks = ", ".join(f"{md_code(check.when[0])} raises {md_code(check.anomaly)}" for check in event.against_call)
+    if event.against_call:  # each check that holds raises; where its rule moves the operation on, it moves instead
+        checks = ", ".join(
+            f"{md_code(check.when[0])} raises {md_code(check.anomaly)}{' at the response' if check.at == 'response' else ''}" for check in event.against_call
+        )
         parts.append(f"checked against its call ({checks}): then -> {md_code(event.conflict_to or '')}")
     return "; ".join(parts) or "always"
 

@@ -84,7 +84,7 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
             + (
                 [
                     ("against_call", tuple(
-                        (check.anomaly, function(f"_against_call_{kind.name}_{number}", CALL_PARAMETERS, check.when[1]))
+                        (check.anomaly, function(f"_against_call_{kind.name}_{number}", CALL_PARAMETERS, check.when[1]), check.at)
                         for number, check in enumerate(kind.against_call)
                     )),
                     ("conflict_to", kind.conflict_to),

@@ -121,6 +121,7 @@ def _branch(
             "                not_replayed.append(operation.response_index)  # superseded: only the settling result pairs",
             "            operation.response_index = index",
             "            operation.response_event_id = event.id",
+            "            operation.response_event = event",
             "            operation.response_is_error = failed",
             *(["            operation.response_hidden = False"] if hides else []),
             "            continue",

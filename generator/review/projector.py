@@ -167,5 +167,5 @@ def _codes_changed_by(renames: Renames, old: tuple[str, ...], new: tuple[str, ..
 def _matches(event: EventKind) -> tuple[object, ...]:
     """What decides which committed events are of a kind, and what they do: its content kind and error flag, its tests
     and its checks against its operation's call (as written)."""
-    against_call = tuple((check.when[0], check.anomaly) for check in event.against_call)
+    against_call = tuple((check.when[0], check.anomaly, check.at) for check in event.against_call)
     return event.content_kind, event.is_error, event.when and event.when[0], event.key and event.key[0], against_call, event.conflict_to

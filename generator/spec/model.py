@@ -184,7 +184,7 @@ class EventKind:
         # The fields an event kind always had, then only the tests it has (a finding's fingerprint hashes this text)
         fields = [f"{name}={getattr(self, name)!r}" for name in ("name", "description", "content_kind", "is_error", "mark")]
         fields += [f"{name}={getattr(self, name)[0]!r}" for name in ("when", "key") if getattr(self, name) is not None]
-        fields += [f"against_call={[(c.when[0], c.anomaly) for c in self.against_call]!r}, conflict_to={self.conflict_to!r}"] if self.against_call else []
+        fields += [f"against_call={[(c.when[0], c.anomaly) + ((c.at,) if c.at != 'row' else ()) for c in self.against_call]!r}, conflict_to={self.conflict_to!r}"] if self.against_call else []
         return f"EventKind({', '.join(fields)})"
 
     name: str
@@ -195,9 +195,8 @@ class EventKind:
     when: tuple[str, str] | None = None
     key: tuple[str, str] | None = None
     needs: tuple[str, ...] | None = None  # the top-level fields one of which an action event's row holds (None: any)
-    # `against_call`: its checks of its operation's call (each that holds raises), and the state they move it to
-    against_call: tuple[RowCheck, ...] = ()
-    conflict_to: str | None = None
+    against_call: tuple[RowCheck, ...] = ()  # `against_call`: its checks of its operation (each that holds raises)
+    conflict_to: str | None = None  # and the state one that holds moves it to (where its rule moves it on)
 
 
 @dataclass(frozen=True)
@@ -209,6 +208,7 @@ class RowCheck:
     mark: Mark
     needs: tuple[str, ...] | None = None
     skip: bool = False  # the row takes no part in tool state, nor in the replay
+    at: str = "row"  # an `against_call` check: the row its diagnostic names (`row`, or `response`: the operation's)
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,10 @@ from .model import EventKind, Projector, RowCheck, WireFormat
 FACT_PARAMETERS = ("first",)
 GUARD_PARAMETERS = ("fact",)
 ROW_PARAMETERS = ("row", "first", "fact")
-CALL_PARAMETERS = ("row", "call", "first", "fact")
+CALL_PARAMETERS = ("row", "call", "response", "first", "fact")
 # An action event's operation's call, as the walk recorded it (its call id, tool name and arguments): what an
-# `against_call` check compares the row with
+# `against_call` check compares the row with (and `response`, the row of the result that settled the operation, or
+# null while none has)
 CALL = object_type("call", {"id": (STRING, False), "name": (STRING, False), "args": (JSON, False)})
 
 
@@ -56,7 +57,7 @@ def compile_projector(file: LoadedFile, projector: Projector, wire: WireFormat) 
     fact_type = object_type("fact", fact_types)
     guard_env = Environment({"fact": fact_type}, semantics)
     row_env = Environment({"row": event, "first": event, "fact": fact_type}, semantics)
-    call_env = Environment({"row": event, "call": CALL, "first": event, "fact": fact_type}, semantics)
+    call_env = Environment({"row": event, "call": CALL, "response": event.or_null(), "first": event, "fact": fact_type}, semantics)
     events = tuple(_against_call(file, projector, _event_kind(file, kind, guard_env, row_env, errors), call_env, errors) for kind in projector.events)
     checks: list[RowCheck] = []
     for index, item in enumerate(data.get("ledger_anomalies", {}).get("rows", [])):
@@ -100,7 +101,8 @@ def _event_kind(file: LoadedFile, kind: EventKind, guard_env: Environment, row_e
 
 
 def _against_call(file: LoadedFile, projector: Projector, kind: EventKind, call_env: Environment, errors: list[SpecError]) -> EventKind:
-    """An action event's `against_call: {to: STATE, checks: [{when: EXPR, raise: CODE}]}`, compiled and checked."""
+    """An action event's `against_call: {to: STATE, checks: [{when: EXPR, raise: CODE, at: row|response}]}`, compiled
+    and checked."""
     item = file.data["events"][kind.name].get("against_call")
     if item is None:
         return kind
@@ -119,5 +121,6 @@ def _against_call(file: LoadedFile, projector: Projector, kind: EventKind, call_
             errors.append(SpecError(file.mark(path + ("checks", index, "raise")), f"unknown diagnostic '{check['raise']}'; the diagnostics are [{', '.join(codes)}]"))
         when = compiled(file, path + ("checks", index, "when"), call_env, errors, condition=True)
         if when is not None:
-            checks.append(RowCheck(when=(when[0], when[1]), anomaly=check["raise"], mark=file.mark(path + ("checks", index))))
+            # (one raised at the response is judged only where the operation has one)
+            checks.append(RowCheck(when=(when[0], when[1]), anomaly=check["raise"], mark=file.mark(path + ("checks", index)), at=check.get("at", "row")))
     return dataclasses.replace(kind, against_call=tuple(checks), conflict_to=item["to"])

@@ -93,7 +93,7 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
         "action_kinds": tuple(
             ActionKind(
                 kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS),
-                tuple((check.anomaly, function_of(check.when[1], CALL_PARAMETERS)) for check in kind.against_call), kind.conflict_to,
+                tuple((check.anomaly, function_of(check.when[1], CALL_PARAMETERS), check.at) for check in kind.against_call), kind.conflict_to,
             )
             for kind, when, key in projector.action_events
         ),

@@ -37,9 +37,10 @@ class ActionKind(msgspec.Struct, frozen=True):
     needs: tuple[tuple[str, str | None], ...] | None
     when: Callable[[Any, Any, Any], bool]
     key: Callable[[Any, Any, Any], Any]
-    # `against_call`: where the row would move its operation on, each check (code, test of row, call, first, fact)
-    # that holds is raised at the row, in order, and the operation moves to `conflict_to` instead
-    against_call: tuple[tuple[str, Callable[[Any, Any, Any, Any], bool]], ...] = ()
+    # `against_call`: wherever the row's operation has a call, each check (code, test of row, call, response, first,
+    # fact, and the row it names: "row" or "response") that holds is raised, in order, after the rule's own
+    # diagnostics; where the rule would move the operation on without one, it moves to `conflict_to` instead
+    against_call: tuple[tuple[str, Callable[[Any, Any, Any, Any, Any], bool], str], ...] = ()
     conflict_to: str | None = None
 
 
@@ -117,7 +118,7 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         """The diagnostics raised for one event out of place: every rule's anomaly, an event after the terminal one,
         and the row checks'."""
         codes = {code for _, anomaly in self.step.values() for code in anomaly_codes(anomaly)} | {check.code for check in self.row_checks}
-        codes.update(code for action in self.action_kinds for code, _ in action.against_call)
+        codes.update(code for action in self.action_kinds for code, _, _ in action.against_call)
         if self.hidden is not None and self.hidden.code:
             codes.add(self.hidden.code)
         codes.update(code for code in (self.duplicate_id_diagnostic, self.foreign_row_diagnostic) if code)

@@ -190,7 +190,7 @@ class Walk:
                 if target in storable:
                     settled.append(call_id)
                 if not opens:
-                    answered(self, operation, call_id, index, event.id, is_error, hidden)
+                    answered(self, operation, call_id, index, event, is_error, hidden)
         self._next_index = next_index
 
     def _find_terminal(self, events: Sequence[Any], first_index: int) -> None:

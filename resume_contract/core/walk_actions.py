@@ -44,22 +44,27 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
     return None
 
 
-def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None) -> list[str]:
-    """The codes of `action`'s checks of its operation's call that `event` fails, in order. The call is what the
-    walk recorded of it: its id, tool name and arguments (as JSON)."""
+def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None) -> list[tuple[str, str]]:
+    """(code, the event id it names) of each of `action`'s checks of its operation that `event` fails, in order. The
+    call is what the walk recorded of it: its id, tool name and arguments (as JSON); the response, the row of the
+    result that settled the operation (None while none has: a check raised at it is then not judged)."""
     if run is None:
         return []
     args = operation.args  # (a Raw, a dict or list of Raws, or UNSET: read as JSON, absent as null)
     call = {"id": call_id, "name": operation.tool_name, "args": None if args is UNSET else msgspec.json.decode(msgspec.json.encode(args))}
     row = as_json(event)
-    codes = []
-    for code, when in action.against_call:
+    answer = operation.response_event
+    response = None if answer is None else as_json(answer)
+    found = []
+    for code, when, at in action.against_call:
+        if at == "response" and answer is None:
+            continue
         try:
-            if when(row, call, run.first, run.fact):
-                codes.append(code)
+            if when(row, call, response, run.first, run.fact):
+                found.append((code, event.id if at == "row" else answer.id))
         except ExpressionFailed as failed:
             raise ExpressionFailed(f"event kind '{action.kind}''s check raising {code}, at event {event.id!r}: {failed}") from None
-    return codes
+    return found
 
 
 def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[str]:
@@ -181,13 +186,14 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     if walk.trace is not None:
         walk.trace.append((state, kind, True))
     target, anomaly = walk.reads.step[(state, kind, True)]
-    if anomaly is None and operation is not None and action[0].against_call:
-        conflicts = against_call(action[0], event, operation, call_id, walk.run)
-        if conflicts:  # the row disagrees with its operation's call: raised, and the operation moves on to conflict
-            walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in conflicts]
-            target = action[0].conflict_to
     if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
         walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in anomaly_codes(anomaly)]
+    if operation is not None and action[0].against_call:
+        conflicts = against_call(action[0], event, operation, call_id, walk.run)
+        if conflicts:  # the row disagrees with its operation: raised, and a rule moving it on moves it to conflict
+            walk.diagnostics += [diagnostic(table, code, event_id=event_id, tool_call_id=call_id) for code, event_id in conflicts]
+            if anomaly is None:
+                target = action[0].conflict_to
     if operation is None:
         walk._unopened.append(hash(call_id))  # (named with nothing open: see Walk.suspects)
     elif anomaly is None or target != state:  # (an anomaly may move the state too)
@@ -225,13 +231,13 @@ def anomaly_at(
     ]
 
 
-def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, event_id: str, is_error: bool, hidden: bool) -> None:
+def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, event: Any, is_error: bool, hidden: bool) -> None:
     """The result at `index` settled `operation` (a step without an anomaly). Only the settling result pairs with
     the call: one before it is superseded, not replayed. When one of the pair is hidden (`ProjectorTable.hidden`),
     the visible one is not replayed either (the replay would show half a pair), and the contract's code, if any,
     is raised for it after everything else."""
     if operation.call_hidden is not hidden:
-        visible, visible_id = (index, event_id) if operation.call_hidden else (operation.call_index, operation.call_event_id)
+        visible, visible_id = (index, event.id) if operation.call_hidden else (operation.call_index, operation.call_event_id)
         walk.not_replayed.append(visible)
         code = walk.table.hidden.code
         if code:
@@ -239,7 +245,8 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
     if operation.response_index >= 0:
         walk.not_replayed.append(operation.response_index)
     operation.response_index = index
-    operation.response_event_id = event_id
+    operation.response_event_id = event.id
+    operation.response_event = event
     operation.response_is_error = is_error
     operation.response_hidden = hidden
 

@@ -102,6 +102,7 @@ class OpenOperation(msgspec.Struct, gc=False):
     index: int = -1  # its place in the plan's operations (with an OperationStore; else -1)
     response_index: int = -1
     response_event_id: str | None = None
+    response_event: Any = None  # the result itself (an `against_call` check may read it)
     response_is_error: bool | None = None
     call_hidden: bool = False  # its call is a hidden row (spec/projector.yaml `replay.hidden`): never replayed
     response_hidden: bool = False  # so is the result that settled it
