@@ -26,6 +26,7 @@ The reference's own figures on the same shape (../shared/conformance-sqlite/READ
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sqlite3
 import statistics
@@ -66,7 +67,7 @@ with open("/dev/null", "wb") as sink:
         for piece in plan_json_pieces(plan):
             sink.write(piece)
         times.append(time.perf_counter() - start)
-print(min(times), plan.source_runtime_event_high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(min(times), plan.source_runtime_event_high_water, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, plan.disposition)
 """
 
 _FLOOR_AUDIT = """
@@ -105,6 +106,12 @@ def _payload(session: str, run: str, seq: int, event_id: str, **fields: object) 
     return (event_id, session, invocation, run, turn, seq, kind, text, 1767225600000 + seq)
 
 
+def _args_hash(tool: str, args: dict[str, str]) -> str:
+    """The hash maka's dispatch carries of its call: SHA-256 of {"args", "toolName"} as canonical JSON (sorted keys, no
+    spaces; the arguments here are ASCII strings, which Python's json writes as JavaScript's JSON.stringify does)."""
+    return "sha256:" + hashlib.sha256(json.dumps({"args": args, "toolName": tool}, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def _run_rows(session: str, run: str, events: int, crashed: bool) -> list[tuple[object, ...]]:
     rows = [_payload(session, run, 1, f"{run}-user", author="user", role="user", actions=MARKER,
                      content={"kind": "text", "text": "Release the notes for version 2 and tell me what changed."})]
@@ -118,7 +125,7 @@ def _run_rows(session: str, run: str, events: int, crashed: bool) -> list[tuple[
         rows.append(_payload(session, run, len(rows) + 1, f"{op}_call", author="agent", role="model", refs={"operationId": op, "toolCallId": call_id},
                              content={"kind": "function_call", "id": call_id, "name": "write_file", "args": args}))
         rows.append(_payload(session, run, len(rows) + 1, f"{op}_dispatch", author="system", role="system", refs={"operationId": op, "toolCallId": call_id},
-                             actions={"toolDispatch": {"canonicalArgsHash": "sha256:" + "0" * 64, "operationId": op, "protocol": "t1_after_preflight_v1",
+                             actions={"toolDispatch": {"canonicalArgsHash": _args_hash("write_file", args), "operationId": op, "protocol": "t1_after_preflight_v1",
                                                        "providerToolCallId": call_id, "recoveryMode": "never_auto_retry", "toolName": "write_file"}}))
         if crashed and len(rows) + 4 > events - 1:
             return rows  # killed after T1: the call is indeterminate
@@ -179,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
-    workspace = args.cache / f"sqlite-{args.runs}x{args.events}"
+    # (v2: each dispatch carries its call's true hash; v1's carried zeros, so every operation was corrupt and every
+    # response walked the generic loop)
+    workspace = args.cache / f"sqlite-v2-{args.runs}x{args.events}"
     database = workspace / "runtime.sqlite"
     if not database.exists():
         workspace.mkdir(exist_ok=True)
@@ -193,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.rounds):
         samples["floor_one"].append(_measure(_FLOOR_ONE, str(database), session, run, str(args.repeat)))
         samples["plan_one"].append(_measure(_PLAN_ONE, str(workspace), session, run, str(args.repeat)))
+    decided = {sample[3].strip() for sample in samples["plan_one"]}
+    if decided != {"safe_replay"}:  # (a run the contract finds unsound walks its slow paths: not what is measured)
+        print(f"the measured run {session}/{run} is planned {sorted(decided)}, not safe_replay: the database does not "
+              f"fit the contract; delete {workspace} to build it again", file=sys.stderr)
+        return 1
     for name, taken in samples.items():
         figures[name] = {"seconds": statistics.median(float(sample[0]) for sample in taken), "events": int(taken[0][1]),
                          "max_rss_kib": max(int(sample[2]) for sample in taken)}

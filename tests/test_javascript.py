@@ -76,11 +76,37 @@ def test_the_recovery_oracle_hashes_a_calls_arguments_as_javascript_writes_them(
         assert not _of_its_call(story, {**dispatch, "toolName": "Write"})
 
 
+_ASCII = st.text(st.characters(max_codepoint=127), max_size=6)  # (canonical_json's short way: tests below)
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6) | _ASCII,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4) | _ASCII, inner, max_size=4),
     max_leaves=12,
 )
+
+
+def test_canonical_jsons_short_way_is_taken_for_plain_values_and_gives_the_long_ways_text() -> None:
+    """The short way (msgspec's sorted text) is taken only where it writes what JSON.stringify does; the long way,
+    value by value, is held to node above: on every frozen value, and on values made to reach each side of it."""
+    from resume_contract.core import javascript
+
+    plain = [{"b": [1, -2, 10**15 - 1, None, True], "a": "x\"y\\z\n\u0001\u007f", "10": {}, "9": []}, "", [], 0]
+    other = [{"a": 1.0}, {"a": 1e-7}, [10**15 * 10], {"é": 1, "e": 2}, ["\ud800"], {"\U0001f600": 1, "\uffff": 2}, 2**70]
+    for value in plain + other:
+        assert canonical_json(value) == javascript._canonical(value), value
+    taken = []
+    real = javascript._canonical
+    javascript._canonical = lambda value: taken.append(value) or real(value)  # type: ignore[assignment]
+    try:
+        for value in plain + other:
+            canonical_json(value)
+    finally:
+        javascript._canonical = real  # type: ignore[assignment]
+    # (the long way recurses through itself: the values inside `other`'s are recorded too)
+    assert all(any(seen is value for seen in taken) for value in other)
+    assert not [value for value in plain if any(seen is value for seen in taken)]
+    for text, _ in FIXTURE["canonical"]:
+        value = json.loads(text)
+        assert canonical_json(value) == javascript._canonical(value), text
 
 
 @needs_node

@@ -10,8 +10,11 @@ module gives them (None, bool, int, float, str, list, dict).
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
+
+import msgspec
 
 _MAX_EXPONENT_PLAIN = 21  # Number::toString writes plain digits below 10**21, an exponent from there on
 
@@ -115,10 +118,30 @@ def _quoted(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+# The short way (msgspec, in C): its text with keys sorted is JSON.stringify's when it is ASCII (keys sort alike,
+# strings are escaped alike: tests/test_javascript.py) and holds no number written otherwise: a float (a digit then
+# `.`, `e` or `E`: `1.0`, `1e-07`) or an integer of 16 digits or more (past 2**53 a double rounds it), once the
+# strings are taken out.
+_SORTED = msgspec.json.Encoder(order="sorted").encode
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_PLAIN = re.compile(rb"\d[.eE]|\d{16}")
+
+
 def canonical_json(value: Any) -> str:
     """JSON.stringify of a JSON value with every object's keys sorted (by UTF-16 code units, as JavaScript's `sort()`;
     an array-index key such as "10" too, where an object rebuilt in that order would list it first), no spaces: the
     canonical text the reference hashes (its tool dispatch's `canonicalArgsHash`)."""
+    try:
+        text = _SORTED(value)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # (a lone surrogate, an integer past 64 bits)
+        return _canonical(value)
+    if text.isascii() and _NOT_PLAIN.search(_STRINGS.sub(b"", text)) is None:
+        return text.decode("ascii")
+    return _canonical(value)
+
+
+def _canonical(value: Any) -> str:
+    """canonical_json the long way, value by value."""
     if value.__class__ in (int, float) and not math.isfinite(to_number(value)):
         return "null"  # (JSON.stringify of NaN and Infinity; an integer past the doubles' range reads as Infinity)
     if value is None or value.__class__ in (bool, int, float):
@@ -126,8 +149,8 @@ def canonical_json(value: Any) -> str:
     if value.__class__ is str:
         return _quoted(value)
     if value.__class__ is list:
-        return "[" + ",".join(map(canonical_json, value)) + "]"
+        return "[" + ",".join(map(_canonical, value)) + "]"
     if value.__class__ is dict:
         keys = sorted(value, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
-        return "{" + ",".join(f"{_quoted(key)}:{canonical_json(value[key])}" for key in keys) + "}"
+        return "{" + ",".join(f"{_quoted(key)}:{_canonical(value[key])}" for key in keys) + "}"
     raise TypeError(f"not a JSON value: {type(value).__name__}")

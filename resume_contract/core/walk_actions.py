@@ -23,12 +23,11 @@ if TYPE_CHECKING:
     from .walk_reads import OpenOperation
 
 
-def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> tuple[ActionKind, str] | None:
-    """(the first action kind `event` is, the operation's call id), or None. A key that is not a string names no
-    operation: the row is not that kind."""
+def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None, row: Any = None) -> tuple[ActionKind, str, Any] | None:
+    """(the first action kind `event` is, the operation's call id, the row as JSON), or None. A key that is not a
+    string names no operation: the row is not that kind. `row`: the event as JSON, if it was read already."""
     if run is None:
         return None
-    row = None
     for action in kinds:
         if not holds_any(event, action.needs):
             continue
@@ -38,13 +37,15 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None) -> t
             if action.when(row, run.first, run.fact):
                 key = action.key(row, run.first, run.fact)
                 if type(key) is str:
-                    return action, key
+                    return action, key, row
         except ExpressionFailed as failed:
             raise ExpressionFailed(f"event kind '{action.kind}', at event {event.id!r}: {failed}") from None
     return None
 
 
-def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None) -> list[tuple[str, str]]:
+def against_call(
+    action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None, row: Any = None,
+) -> list[tuple[str, str]]:
     """(code, the event id it names) of each of `action`'s checks of its operation that `event` fails, in order. The
     call is what the walk recorded of it: its id, tool name and arguments (as JSON); the response, the row of the
     result that settled the operation (None while none has: a check raised at it is then not judged)."""
@@ -52,7 +53,8 @@ def against_call(action: ActionKind, event: Any, operation: OpenOperation, call_
         return []
     args = operation.args  # (a Raw, a dict or list of Raws, or UNSET: read as JSON, absent as null)
     call = {"id": call_id, "name": operation.tool_name, "args": None if args is UNSET else msgspec.json.decode(msgspec.json.encode(args))}
-    row = as_json(event)
+    if row is None:
+        row = as_json(event)
     answer = operation.response_event
     response = None if answer is None else as_json(answer)
     found = []
@@ -74,9 +76,14 @@ def checked(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: s
 
 def failing(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> list[RowCheck]:
     """The row checks `event` fails, in the spec's order (`what` names a check in an error)."""
-    if run is None:
-        return []
+    return failing_read(checks, event, run, what)[0]
+
+
+def failing_read(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: str = "the row check raising {code}") -> tuple[list[RowCheck], Any]:
+    """`failing`, and the row as JSON if a check read it (else None)."""
     row = None
+    if run is None:
+        return [], row
     failed_checks = []
     for check in checks:
         if holds_any(event, check.needs):
@@ -87,7 +94,7 @@ def failing(checks: Sequence[RowCheck], event: Any, run: RunView | None, what: s
                     failed_checks.append(check)
             except ExpressionFailed as failed:
                 raise ExpressionFailed(f"{what.format(code=check.code)}, at event {event.id!r}: {failed}") from None
-    return failed_checks
+    return failed_checks, row
 
 
 def rows_tested(names: tuple[str, ...] | None, events: Sequence[Any], first_index: int) -> frozenset[int]:
@@ -168,15 +175,16 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     table = walk.table
     if index > walk.terminal_index:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
+    row = None  # (the row as JSON, read once, by the first test that needs it)
     if table.row_checks:
-        failed = failing(table.row_checks, event, walk.run)
+        failed, row = failing_read(table.row_checks, event, walk.run)
         walk.diagnostics += [diagnostic(table, check.code, event_id=event.id) for check in failed]
         if any(check.skip for check in failed):
             walk.not_replayed.append(index)  # no part in tool state, nor in the replay
             return True
     if not table.action_kinds or table.tool_contents.get(getattr(event.content, "KIND", None)) is not None:
         return False
-    action = action_of(table.action_kinds, event, walk.run)
+    action = action_of(table.action_kinds, event, walk.run, row)
     if action is None:
         return False
     kind, call_id = action[0].kind, action[1]
@@ -189,7 +197,7 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     if anomaly is not None:  # diagnosed; but replayed as it stands, being no tool content
         walk.diagnostics += [diagnostic(table, code, event_id=event.id, tool_call_id=call_id) for code in anomaly_codes(anomaly)]
     if operation is not None and action[0].against_call:
-        conflicts = against_call(action[0], event, operation, call_id, walk.run)
+        conflicts = against_call(action[0], event, operation, call_id, walk.run, action[2])
         if conflicts:  # the row disagrees with its operation: raised, and a rule moving it on moves it to conflict
             walk.diagnostics += [diagnostic(table, code, event_id=event_id, tool_call_id=call_id) for code, event_id in conflicts]
             if anomaly is None:
