@@ -184,3 +184,83 @@ def test_the_loop_written_for_a_contract_that_hides_rows_walks_as_the_generic_lo
     # (the rows not replayed are noted in another order: the generic loop notes a chunk's hidden rows first; the
     # plan sorts them)
     assert (written[0], sorted(written[1]), *written[2:]) == (generic_walk[0], sorted(generic_walk[1]), *generic_walk[2:])
+
+
+# maka's contract at step 08 of its history (examples/maka-history: frozen patches, not spec/): action events (a
+# dispatch checked against its call and its result, recovery facts), lane checks, hidden rows. The generated loop
+# hands an action event to `walk_row` alone (core/walk_loop.walk_one), without the generic loop's set-up.
+_HEAD = {"ts": 0, "partial": False, "sessionId": "s", "invocationId": "i", "runId": "r", "turnId": "t"}
+_BASH = "sha256:" + __import__("hashlib").sha256(b'{"args":{},"toolName":"Bash"}').hexdigest()
+
+
+@pytest.fixture(scope="module")
+def maka(gallery_step: Any) -> Contract:
+    return load_generated(gallery_step("08-terminal-last"))
+
+
+@st.composite
+def _maka_rows(draw: Any) -> list[dict[str, Any]]:
+    marker = draw(st.sampled_from([{"actions": {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}}, {}]))
+    rows = [{**_HEAD, "id": "u", "author": "user", "role": "user", "content": {"kind": "text", "text": "go"}, **marker}]
+    for number in range(draw(st.integers(0, 40))):
+        call_id = draw(st.sampled_from(["a", "b", "c"]))
+        kind = draw(st.sampled_from(["call", "call", "result", "result", "dispatch", "dispatch", "reconcile", "parked", "completed", "text", "end", "bare"]))
+        head = {**_HEAD, "id": f"e{number}"}
+        if kind == "call":
+            row = {**head, "author": "agent", "role": "model", "content": {"kind": "function_call", "id": call_id, "name": "Bash", "args": {}}}
+        elif kind == "result":
+            row = {**head, "author": "tool", "role": "tool", "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {}}}
+            if draw(st.booleans()):
+                row["refs"] = {"operationId": draw(st.sampled_from(["op-a", "op-b"])), "toolCallId": call_id}
+        elif kind == "dispatch":
+            fields = {"operationId": "op-a", "providerToolCallId": call_id, "toolName": draw(st.sampled_from(["Bash", "Write"])),
+                      "canonicalArgsHash": draw(st.sampled_from([_BASH, "sha256:" + "0" * 64]))}
+            row = {**head, "author": "system", "role": "system", "actions": {"toolDispatch": fields}, "refs": {"operationId": "op-a", "toolCallId": call_id}}
+        elif kind in ("reconcile", "parked", "completed"):
+            fact = {"kind": "maka.tool.reconcile_result", "version": 1, "payload": {}} if kind == "reconcile" else {
+                "kind": "maka.tool.recovery_decision", "version": 1, "payload": {"disposition": kind}}
+            row = {**head, "author": "system", "role": "system", "actions": {"toolRecovery": fact}, "refs": {"operationId": "op-a", "toolCallId": call_id}}
+        elif kind == "text":
+            row = {**head, "author": "agent", "role": "model", "content": {"kind": "text", "text": "x"}}
+        elif kind == "bare":  # neither content nor actions: judged only after the terminal event
+            row = {**head, "author": "system", "role": "system"}
+        else:
+            row = {**head, "author": "agent", "role": "model", "status": "completed", "content": {"kind": "text", "text": "done"}}
+        row.update(draw(st.sampled_from([{}, {}, {}, {"modelVisibility": "hidden"}, {"partial": True}])))
+        rows.append(row)
+    return rows
+
+
+@settings(deadline=None)
+@given(_maka_rows(), st.sampled_from([1, 5, 1000]), st.booleans())
+def test_the_loop_written_for_makas_contract_walks_as_the_generic_loop(maka: Contract, rows: list[dict[str, Any]], piece: int, with_store: bool) -> None:
+    events = _events(maka, rows)
+    written, generic = _walked(maka.table, events, piece, with_store, True), _walked(_generic(maka), events, piece, with_store, True)
+    # (the generic loop notes a chunk's hidden rows first: the plan sorts them)
+    assert (written[0], sorted(written[1]), *written[2:]) == (generic[0], sorted(generic[1]), *generic[2:])
+
+
+def test_a_dispatch_is_walked_without_the_generic_loop(maka: Contract) -> None:
+    """A run under the tool-boundary protocol: its marker (text with actions) is the generic loop's; each dispatch is
+    walk_row's alone, and every call and result a generated step."""
+    rows = [{**_HEAD, "id": "u", "author": "user", "role": "user", "content": {"kind": "text", "text": "go"},
+             "actions": {"runtimeProtocol": {"toolBoundary": "t1_after_preflight_v1"}}}]
+    for call_id in ("a", "b"):
+        rows.append({**_HEAD, "id": f"c-{call_id}", "author": "agent", "role": "model", "content": {"kind": "function_call", "id": call_id, "name": "Bash", "args": {}}})
+        rows.append({**_HEAD, "id": f"d-{call_id}", "author": "system", "role": "system", "refs": {"operationId": f"op-{call_id}", "toolCallId": call_id},
+                     "actions": {"toolDispatch": {"operationId": f"op-{call_id}", "providerToolCallId": call_id, "toolName": "Bash", "canonicalArgsHash": _BASH}}})
+        rows.append({**_HEAD, "id": f"r-{call_id}", "author": "tool", "role": "tool", "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {}}})
+    events = _events(maka, rows)
+    generic_calls = []
+    original = Walk._walk
+
+    def counting(walk: Walk, events: Any, first_index: int) -> None:
+        generic_calls.append([event.id for event in events])
+        original(walk, events, first_index)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Walk, "_walk", counting)
+        walked = _walked(maka.table, events, 1000, False, True)
+    assert generic_calls == [["u"]]
+    assert walked == _walked(_generic(maka), events, 1000, False, True)
+    assert [(call_id, operation["state"]) for call_id, operation in walked[0]] == [("a", "succeeded"), ("b", "succeeded")] and walked[2] == []

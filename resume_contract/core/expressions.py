@@ -21,6 +21,8 @@ __all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
 
 def _kind(value: Any) -> str:
+    if value.__class__ is str:  # (the commonest, first)
+        return "string"
     if value is None:
         return "null"
     if value is True or value is False:
@@ -66,6 +68,8 @@ def eq(left: Any, right: Any) -> bool:
 
 def js_eq(left: Any, right: Any) -> bool:
     """`==` in javascript semantics: JavaScript's `===` (numbers as doubles; a list or a map equals only itself)."""
+    if left.__class__ is str:  # (the commonest, at once)
+        return isinstance(right, str) and left == right
     kind = _kind(left)
     if kind != _kind(right):
         return False

@@ -119,12 +119,23 @@ def _quoted(text: str) -> str:
 
 
 # The short way (msgspec, in C): its text with keys sorted is JSON.stringify's when it is ASCII (keys sort alike,
-# strings are escaped alike: tests/test_javascript.py) and holds no number written otherwise: a float (a digit then
-# `.`, `e` or `E`: `1.0`, `1e-07`) or an integer of 16 digits or more (past 2**53 a double rounds it), once the
-# strings are taken out.
+# strings are escaped alike: tests/test_javascript.py) and holds no number written otherwise: a float (`1.0`,
+# `1e-07`: read back, msgspec hands each float token to a hook, which refuses it) or an integer of 16 digits or more
+# (past 2**53 a double rounds it; looked for only where the text holds that many digits at all).
 _SORTED = msgspec.json.Encoder(order="sorted").encode
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_PLAIN = re.compile(rb"\d[.eE]|\d{16}")
+_DIGITS = b"0123456789"
+_LONG_INTEGER = re.compile(rb"\d{16}")
+
+
+class _Float(Exception):
+    pass
+
+
+def _no_float(text: str) -> Any:
+    raise _Float
+
+
+_FLOATLESS = msgspec.json.Decoder(float_hook=_no_float).decode
 
 
 def canonical_json(value: Any) -> str:
@@ -135,9 +146,13 @@ def canonical_json(value: Any) -> str:
         text = _SORTED(value)
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # (a lone surrogate, an integer past 64 bits)
         return _canonical(value)
-    if text.isascii() and _NOT_PLAIN.search(_STRINGS.sub(b"", text)) is None:
-        return text.decode("ascii")
-    return _canonical(value)
+    if not text.isascii() or (len(text) - len(text.translate(None, _DIGITS)) >= 16 and _LONG_INTEGER.search(text)):
+        return _canonical(value)
+    try:
+        _FLOATLESS(text)
+    except _Float:
+        return _canonical(value)
+    return text.decode("ascii")
 
 
 def _canonical(value: Any) -> str:

@@ -5,14 +5,20 @@ interpreted loop whose source names each tool content class and attribute, revie
 rest of generated/; nothing is compiled at run time. It takes the common cases (a partial event; for an event with
 neither a status, the terminal flag's field nor a field a test of the contract needs: a call that opens an
 operation, a result that settles one without an anomaly, a content kind the walk does not read) and hands any
-other event to the generic loop (`Walk._walk`), alone. A run's facts may choose its event kinds (a kind guard), so
-the steps it takes are read here from the run's own table, once per table (`loop_steps`).
+other event over alone (`walk_one`): to `walk_row` when it holds no content (an action event), else to the generic
+loop (`Walk._walk`). A run's facts may choose its event kinds (a kind guard), so the steps it takes are read here
+from the run's own table, once per table (`loop_steps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
+
+from .walk_actions import walk_row
+from .wire import holds_any
 
 if TYPE_CHECKING:
     from .walk_reads import KindReads
@@ -44,3 +50,21 @@ def loop_steps(reads: KindReads, kinds: tuple[str, ...]) -> tuple[tuple[Any, Any
 def _by_state(step: Mapping[tuple[str, str, bool], tuple[str, str | None]], states: list[str], kind: str) -> dict[str, tuple[str, str | None]]:
     """The steps of one event kind whose result names the call's tool, by the state it is taken from."""
     return {state: step[(state, kind, True)] for state in states if (state, kind, True) in step}
+
+
+def walk_one(walk: Any, event: Any, index: int) -> None:
+    """`walk._walk((event,), index)` (`walk`: a walk.Walk, which imports the generated loop's module), for an event
+    the generated loop hands over: a committed row without content that the hidden test cannot hold for (an action
+    event, a marker) is `walk_row`'s alone, without the generic loop's set-up (its columns, its tested and hidden
+    rows); any other row is the generic loop's."""
+    table = walk.table
+    hidden = table.hidden
+    if (
+        event.content is UNSET and not getattr(event, table.partial_attribute) and not (walk.flagged and index in walk.flagged)
+        and (hidden is None or (hidden.needs is not None and not holds_any(event, hidden.needs)))
+    ):
+        tested = table.tested_fields
+        if index > walk.terminal_index or tested is None or any(getattr(event, name) is not UNSET for name in tested):
+            walk_row(walk, event, index)
+        return
+    walk._walk((event,), index)
