@@ -3,6 +3,9 @@ the explorers (`diff`'s evidence, `verify`) add to an alphabet read off the wire
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from resume_contract_generator.expr.probes import probe_rows
 
 DISPATCH = ("has(row.actions.toolDispatch) && !has(row.content)", "row.actions.toolDispatch.providerToolCallId")
@@ -122,3 +125,21 @@ def test_a_test_needs_a_field_it_asks_has_of_or_compares_with_a_value_that_is_no
     # Any row may hold for these: a null among the values, an inequality, a name that is not the row's.
     for text in ('row.a in ["x", null]', 'row.a != "x"', 'row.a == null', 'first.a == "x"', '!has(row.a)'):
         assert needs(text, "row") is None, text
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ("response.refs.operationId != row.actions.toolDispatch.operationId", ("refs",)),
+        ("row.actions.toolDispatch.toolName != call.name", ()),
+        ('has(response.refs) && response.content.kind == "function_response"', ("content", "refs")),
+        ('kind(response) == "null"', None),  # the whole result
+        ("response == null", None),
+        ('response["refs"] == 1', None),
+    ],
+)
+def test_reads_names_the_top_level_fields_an_expression_reads_of_a_name(text: str, fields: Any) -> None:
+    """What the walk keeps of an operation's result for an `against_call` check (core/table.ActionKind.result_fields)."""
+    from resume_contract_generator.expr.needs import reads
+
+    assert reads(text, "response") == fields

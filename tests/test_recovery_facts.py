@@ -329,3 +329,18 @@ def test_an_against_call_check_reads_the_calls_arguments_as_json_whatever_the_mo
     operation = OpenOperation("waiting", "write", args, 0, "e1")
     assert against_call(action, events.text("e2"), operation, "a", RunView(None, {}, {})) == [("code", "e2")]  # type: ignore[arg-type]
     assert read == [{"id": "a", "name": "write", "args": seen}]
+
+
+def test_the_explorers_write_results_a_response_check_finds_its_operations_and_not(project: Path) -> None:
+    """`diff` and `verify` explore a result holding what the step's check reads of it (`response.refs`): as the
+    well-formed dispatch probe names its operation, and otherwise; the walk reads the two apart (walk_reads.reading),
+    so neither is merged away with a plain result."""
+    from resume_contract.contract import load_generated
+    from resume_contract.core.explore import letters_of, projector_view
+
+    contract = load_generated(project)
+    letters = {letter.name: letter for letter in letters_of(contract.table, contract.model)}
+    results = [name for name in letters if name.endswith(" function_response(a)") and name.startswith("refs ")]
+    assert sorted(results) == ['refs {"operationId": "explore-operationId", "toolCallId": "a"} function_response(a)', 'refs {"toolCallId": "a"} function_response(a)']
+    view = projector_view(contract.table, contract.model)
+    assert len({view(letters[name]) for name in [*results, "function_response(a)"]}) == 3

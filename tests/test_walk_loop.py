@@ -264,3 +264,50 @@ def test_a_dispatch_is_walked_without_the_generic_loop(maka: Contract) -> None:
     assert generic_calls == [["u"]]
     assert walked == _walked(_generic(maka), events, 1000, False, True)
     assert [(call_id, operation["state"]) for call_id, operation in walked[0]] == [("a", "succeeded"), ("b", "succeeded")] and walked[2] == []
+
+
+@pytest.mark.parametrize("generated", [True, False], ids=["generated-loop", "generic-loop"])
+def test_a_kept_result_lets_go_of_its_chunk(maka: Contract, generated: bool) -> None:
+    """A result kept for a later dispatch's check (a dispatch after the result corrupts the operation, which the walk
+    keeps) is held as JSON once its piece is walked, not as the event (its free JSON is a view into the chunk), and
+    only the fields the checks read of it (`response.refs`)."""
+    rows = [{**_HEAD, "id": "u", "author": "user", "role": "user", "content": {"kind": "text", "text": "go"}}]
+    for call_id in ("a", "b"):
+        rows.append({**_HEAD, "id": f"c-{call_id}", "author": "agent", "role": "model", "content": {"kind": "function_call", "id": call_id, "name": "Bash", "args": {}}})
+        rows.append({**_HEAD, "id": f"r-{call_id}", "author": "tool", "role": "tool", "refs": {"operationId": "other", "toolCallId": call_id},
+                     "content": {"kind": "function_response", "id": call_id, "name": "Bash", "result": {"out": "x" * 1000}}})
+        rows.append({**_HEAD, "id": f"d-{call_id}", "author": "system", "role": "system", "refs": {"operationId": "op", "toolCallId": call_id},
+                     "actions": {"toolDispatch": {"operationId": "op", "providerToolCallId": call_id, "toolName": "Bash", "canonicalArgsHash": _BASH}}})
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    events = maka.model.decoder.decode_lines(data)  # (one buffer: each event's free JSON a view into it)
+    table = maka.table if generated else _generic(maka)
+    walk = Walk(table, store=OperationStore())
+    walk.feed(events[:4], 0)  # u, c-a, r-a, d-a: the operation is corrupt, kept, with its result
+    assert walk.operations["a"].state == "corruption"
+    assert msgspec.json.decode(walk.operations["a"].response_event) == {"refs": {"operationId": "other", "toolCallId": "a"}}  # what the checks read
+    walk.feed(events[4:], 4)
+    assert msgspec.json.decode(walk.operations["b"].response_event) == {"refs": {"operationId": "other", "toolCallId": "b"}}
+    # the check at the result was judged (on the event, in its piece): bound to another operation, raised at each
+    assert [(diagnostic.code, diagnostic.event_id) for diagnostic in walk.diagnostics] == [
+        ("tool_ledger_corruption", "d-a"), ("tool_ledger_corruption", "r-a"), ("tool_ledger_corruption", "d-b"), ("tool_ledger_corruption", "r-b"),
+    ]
+
+
+@pytest.mark.parametrize(("bound_to", "at_result"), [("op", False), ("other", True)])
+@pytest.mark.parametrize("generated", [True, False], ids=["generated-loop", "generic-loop"])
+def test_a_result_let_go_of_is_judged_as_json_by_a_later_dispatch(maka: Contract, generated: bool, bound_to: str, at_result: bool) -> None:
+    """The result's piece is walked (and let go of) before the dispatch comes: the check reads the JSON kept."""
+    rows = [
+        {**_HEAD, "id": "u", "author": "user", "role": "user", "content": {"kind": "text", "text": "go"}},
+        {**_HEAD, "id": "c", "author": "agent", "role": "model", "content": {"kind": "function_call", "id": "a", "name": "Bash", "args": {}}},
+        {**_HEAD, "id": "r", "author": "tool", "role": "tool", "refs": {"operationId": bound_to, "toolCallId": "a"},
+         "content": {"kind": "function_response", "id": "a", "name": "Bash", "result": {}}},
+        {**_HEAD, "id": "d", "author": "system", "role": "system", "refs": {"operationId": "op", "toolCallId": "a"},
+         "actions": {"toolDispatch": {"operationId": "op", "providerToolCallId": "a", "toolName": "Bash", "canonicalArgsHash": _BASH}}},
+    ]
+    events = maka.model.decoder.decode_lines("\n".join(json.dumps(row) for row in rows).encode())
+    walk = Walk(maka.table if generated else _generic(maka), store=OperationStore(), keep=frozenset({hash("a")}))  # (kept, not stored)
+    walk.feed(events[:3], 0)
+    assert walk.operations["a"].response_event.__class__ is msgspec.Raw
+    walk.feed(events[3:], 3)
+    assert [(d.code, d.event_id) for d in walk.diagnostics] == [("tool_ledger_corruption", "d")] + ([("tool_ledger_corruption", "r")] if at_result else [])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import nodes as n
 from .parse import parse
+from .probes import _children
 
 
 def needs(text: str, name: str) -> tuple[str, ...] | None:
@@ -46,3 +47,29 @@ def _top_field(node: n.Node, name: str) -> str | None:
     if not isinstance(node, n.Name) or node.name != name or not fields:
         return None
     return ".".join(reversed(fields[-2:]))
+
+
+def reads(text: str, name: str) -> tuple[str, ...] | None:
+    """The top-level fields of `name` that `text` reads (`name.F...`), sorted; None when it reads `name` otherwise
+    too (as a whole: `kind(name)`, `name == null`, `name["F"]`), so that all of it is needed."""
+    fields: set[str] = set()
+    whole = False
+
+    def visit(node: n.Node) -> None:
+        nonlocal whole
+        if isinstance(node, n.Select):
+            chain: n.Node = node
+            first = node
+            while isinstance(chain, n.Select):
+                first, chain = chain, chain.operand
+            if isinstance(chain, n.Name) and chain.name == name:
+                fields.add(first.field)
+                return
+        if isinstance(node, n.Name) and node.name == name:
+            whole = True
+            return
+        for child in _children(node):
+            visit(child)
+
+    visit(parse(text))
+    return None if whole else tuple(sorted(fields))

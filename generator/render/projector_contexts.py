@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_code, py, py_call, py_expression
+from ..spec.decoder import result_fields
 from ..spec.model import Projector, Rule, Spec
 from ..spec.projector_expressions import CALL_PARAMETERS, FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 from ..spec.tables import event_kinds_of, needed_attributes, table_of
@@ -88,6 +89,7 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
                         for number, check in enumerate(kind.against_call)
                     )),
                     ("conflict_to", kind.conflict_to),
+                    *([] if result_fields(wire, kind) == () else [("result_fields", result_fields(wire, kind))]),
                 ]
                 if kind.against_call else []
             ),

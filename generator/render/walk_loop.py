@@ -34,7 +34,7 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     )
     classes = ", ".join(f"class{n}" for n in range(len(kinds)))
     lines = [
-        "def walk_loop(walk: Any, events: Any, first_index: int) -> None:",
+        "def walk_loop(walk: Any, events: Any, first_index: int) -> None:  # noqa: C901 - one flat loop, a case a branch",
         '    """The walk of `events` (the first at `first_index`), its common cases taken here (core/walk_loop.py)."""',
         f"    {unpacked}{',' if len(kinds) == 1 else ''} = loop_steps(walk.reads, LOOP_KINDS)",
         *([f"    {classes}{',' if len(kinds) == 1 else ''} = LOOP_CLASSES"] if kinds else []),
@@ -48,6 +48,7 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
         "    copy_arguments = walk.copy_arguments",
         "    terminal_index = walk.terminal_index",
         "    next_index = walk._next_index",
+        *(["    answered_now = walk._answered.append if walk.store is not None else None"] if table.keeps_results else []),
         "    index = first_index - 1",
         "    for event in events:",
         "        index += 1",
@@ -60,7 +61,7 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     ]
     for number, read in enumerate(table.tool_contents.values()):
         lines.append(f"            {'if' if number == 0 else 'elif'} cls is class{number}:")
-        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens, hidden is not None)
+        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens, hidden is not None, table.keeps_results)
     lines += [
         f"            {'elif' if kinds else 'if'} cls in LOOP_SKIPPED:",
         "                continue",
@@ -84,10 +85,11 @@ def _condition(tests: list[str], indent: str) -> list[str]:
 
 
 def _branch(
-    number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool, hides: bool
+    number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool, hides: bool, keeps: bool
 ) -> list[str]:
     """The statements for one tool content class; each common case ends in `continue` (`hides`: the contract hides
-    rows, and a result of a hidden call is the generic loop's)."""
+    rows, and a result of a hidden call is the generic loop's; `keeps`: a check of an action event may read an
+    operation's result, which is kept, and with a store noted to be let go of with its chunk)."""
     failed = f"content.{error_flag} is True" if error_flag is not None else "False"
     name = f"content.{tool_name}" if tool_name is not None else "None"
     if opens:
@@ -121,7 +123,7 @@ def _branch(
             "                not_replayed.append(operation.response_index)  # superseded: only the settling result pairs",
             "            operation.response_index = index",
             "            operation.response_event_id = event.id",
-            "            operation.response_event = event",
+            *(["            operation.response_event = event", "            if answered_now is not None:", "                answered_now(operation)"] if keeps else []),
             "            operation.response_is_error = failed",
             *(["            operation.response_hidden = False"] if hides else []),
             "            continue",

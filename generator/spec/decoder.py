@@ -15,6 +15,7 @@ import types
 from typing import Any
 
 from ..environment import ENVIRONMENT
+from ..expr.needs import reads
 from ..literals import LINE_WIDTH, Code, py, py_expression
 from .key_counter import counter_source
 from .model import WireField, WireFormat
@@ -38,6 +39,18 @@ def _annotation(field: WireField) -> str:
     else:
         base = _PYTHON_TYPES[field.type]
     return base if field.required else f"Union[{base}, UnsetType]"
+
+
+def result_fields(wire: WireFormat, kind: Any) -> tuple[tuple[str, str], ...] | None:
+    """(attribute, wire name) of each field of an operation's result that an action event kind's `against_call` checks
+    read (`response.F`), in wire order; None when one reads the result as a whole (then all of it is kept)."""
+    read: set[str] = set()
+    for check in kind.against_call:
+        fields = reads(check.when[0], "response")
+        if fields is None:
+            return None
+        read.update(fields)
+    return tuple((field.attribute, field.name) for field in wire.fields if field.name in read)
 
 
 def needed_attributes(wire: WireFormat, needs: tuple[str, ...] | None) -> tuple[tuple[str, str | None], ...] | None:

@@ -17,7 +17,7 @@ from resume_contract.core.wire import WireModel
 
 from ..expr.probes import probe_rows, read_fields
 from .compiled import function_of
-from .decoder import load_module, needed_attributes
+from .decoder import load_module, needed_attributes, result_fields
 from .model import Decision, EventKind, LedgerRules, Projector, Rule, Spec, WireFormat
 from .projector_expressions import CALL_PARAMETERS, FACT_PARAMETERS, GUARD_PARAMETERS, ROW_PARAMETERS
 from .witnesses import well_formed_probes
@@ -94,6 +94,7 @@ def _expressions(projector: Projector, wire: WireFormat) -> dict[str, Any]:
             ActionKind(
                 kind.name, needed_attributes(wire, kind.needs), function_of(when[1], ROW_PARAMETERS), function_of(key[1], ROW_PARAMETERS),
                 tuple((check.anomaly, function_of(check.when[1], CALL_PARAMETERS), check.at) for check in kind.against_call), kind.conflict_to,
+                result_fields(wire, kind),
             )
             for kind, when, key in projector.action_events
         ),

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import types
-import typing
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,111 +31,12 @@ from typing import Any
 import msgspec
 
 from ..errors import ExpressionFailed, RowRefused
+from .letters import CALL_IDS, ID_FIELD, STATUS_ATTRIBUTE, TOOLS, Letter, Shape, Wire, struct_config
 from .table import ProjectorTable
 from .walk_reads import reading
-from .wire import WireModel, encode_json
+from .wire import WireModel
 
-Wire = dict[str, Any]
-ID_FIELD = "id"  # the field the store reads each row's id from
-STATUS_ATTRIBUTE = "status"  # the attribute the walk reads a status from (spec/runtime_event.yaml's `status`)
-TOOLS = ("write", "delete")  # a call's tool, and the other tool a misnamed result names
-CALL_IDS = ("a", "b")
-
-
-@dataclass(frozen=True)
-class Letter:
-    """One letter: a readable name and its row's fields (JSON values) but the id, which is its position's.
-
-    In a review's alphabet (`union`) a letter both sides declare but write differently (a field made optional,
-    say) also holds the base's way of writing it, `base_fields`: each side reads the letter as it writes it."""
-
-    name: str
-    fields: tuple[tuple[str, Any], ...]
-    base_fields: tuple[tuple[str, Any], ...] | None = None
-
-    def wire(self, event_id: str, *, base: bool = False) -> Wire:
-        fields = self.base_fields if base and self.base_fields is not None else self.fields
-        return {ID_FIELD: event_id, **dict(fields)}
-
-    def row(self, event_id: str, *, base: bool = False) -> bytes:
-        return encode_json(self.wire(event_id, base=base))
-
-    @property
-    def key(self) -> str:
-        """The row's fields as canonical JSON: two letters with one key are one letter."""
-        return json.dumps(self.fields, sort_keys=True)
-
-
-def _plain(annotation: Any, name: str) -> Any:
-    """A plain JSON value of a decoding model's field type."""
-    if typing.get_origin(annotation) is typing.Literal:
-        return typing.get_args(annotation)[0]
-    if annotation is str:
-        return f"explore-{name}"
-    if annotation is bool:
-        return False
-    if annotation in (int, float) or set(typing.get_args(annotation)) <= {int, float} and typing.get_args(annotation):
-        return 0
-    if annotation is msgspec.Raw or typing.get_origin(annotation) is dict:
-        return {}
-    if typing.get_origin(annotation) is list:
-        return []
-    raise TypeError(f"no plain value for a field of type {annotation!r}")
-
-
-def _declared(annotation: Any) -> Any:
-    """The type of a field without its `UNSET` (an optional field)."""
-    args = [arg for arg in typing.get_args(annotation) if arg is not msgspec.UnsetType]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and msgspec.UnsetType in typing.get_args(annotation):
-        return args[0] if len(args) == 1 else typing.Union[tuple(args)]
-    return annotation
-
-
-def _config(kind: type) -> Any:
-    """A content struct's msgspec config: its tag field and tag."""
-    return kind.__struct_config__  # type: ignore[attr-defined]
-
-
-class _Shape:
-    """What a decoding model lets a row hold, in wire names: its fields, content kinds and statuses."""
-
-    def __init__(self, model: WireModel, table: ProjectorTable) -> None:
-        self.table = table
-        self.event_fields = msgspec.structs.fields(model.event_type)
-        self.by_attribute = {field.name: field for field in self.event_fields}
-        self.kinds: list[type] = []
-        self.content_field: str | None = None
-        for field in self.event_fields:
-            structs = [arg for arg in typing.get_args(_declared(field.type)) if isinstance(arg, type) and issubclass(arg, msgspec.Struct)]
-            if structs:
-                self.content_field, self.kinds = field.encode_name, structs
-        status = self.by_attribute.get(STATUS_ATTRIBUTE)
-        declared = _declared(status.type) if status is not None else None
-        self.statuses: tuple[str, ...] = typing.get_args(declared) if typing.get_origin(declared) is typing.Literal else ()
-
-    def declared_values(self, wire_name: str) -> tuple[Any, ...]:
-        """The values a top-level field declares (a string field's `enum`), or none."""
-        field = next((f for f in self.event_fields if f.encode_name == wire_name), None)
-        declared = _declared(field.type) if field is not None else None
-        return typing.get_args(declared) if typing.get_origin(declared) is typing.Literal else ()
-
-    def wire_name(self, attribute: str) -> str:
-        return self.by_attribute[attribute].encode_name
-
-    def event(self, **fields: Any) -> tuple[tuple[str, Any], ...]:
-        """A row's fields: the required ones (a plain value each, not partial) and `fields` (by wire name)."""
-        row = {f.encode_name: _plain(f.type, f.encode_name) for f in self.event_fields if f.required and f.encode_name != ID_FIELD}
-        row.update(fields)
-        return tuple(row.items())
-
-    def content(self, kind: type, **fields: Any) -> dict[str, Any]:
-        config = _config(kind)
-        content: dict[str, Any] = {config.tag_field: config.tag}
-        by_attribute = {field.name: field for field in msgspec.structs.fields(kind)}
-        content.update({f.encode_name: _plain(_declared(f.type), f.encode_name) for f in by_attribute.values() if f.required})
-        content.update({by_attribute[attribute].encode_name: value for attribute, value in fields.items()})
-        return content
-
+__all__ = ["CALL_IDS", "ID_FIELD", "TOOLS", "Alphabet", "Letter", "Wire", "deepest", "letters_of", "projector_view", "union"]
 
 MAX_HIDDEN_FORMS = 15  # combinations of the hidden test's fields each tool letter is explored with
 _ABSENT = object()
@@ -149,9 +48,10 @@ def letters_of(
     """Every letter the contract of `table` and `model` declares (see the module's docstring), plus an event
     with each of `statuses` and each (field, key) of `flags` (wire names) that the model reads: another
     reader's idea of what is terminal, such as the oracle's."""
-    shape = _Shape(model, table)
+    shape = Shape(model, table)
     letters = _tool_letters(shape)
-    letters += _hidden_letters(table, shape, letters) + _plain_letters(shape) + _status_letters(shape, statuses, flags)
+    letters += _hidden_letters(table, shape, letters) + _result_letters(table, shape, letters)
+    letters += _plain_letters(shape) + _status_letters(shape, statuses, flags)
     partial = shape.wire_name(table.partial_attribute)
     letters += [Letter(f"partial {letter.name}", tuple({**dict(letter.fields), partial: True}.items())) for letter in letters]
     # The rows that exercise the contract's expressions; partial too where a run's first row is read through one
@@ -166,7 +66,7 @@ def letters_of(
     return tuple(letter for letter in unique.values() if _reads(model, letter))
 
 
-def _hidden_letters(table: ProjectorTable, shape: _Shape, tool_letters: list[Letter]) -> list[Letter]:
+def _hidden_letters(table: ProjectorTable, shape: Shape, tool_letters: list[Letter]) -> list[Letter]:
     """Each tool letter again holding each combination of the values the hidden test is exercised with
     (`ProjectorTable.hidden_probes`: its literals, another value, an empty object) and of those fields' declared
     values, each field also absent (at most MAX_HIDDEN_FORMS combinations): rows the test hides and rows it
@@ -191,6 +91,43 @@ def _hidden_letters(table: ProjectorTable, shape: _Shape, tool_letters: list[Let
     return letters
 
 
+def _result_letters(table: ProjectorTable, shape: Shape, tool_letters: list[Letter]) -> list[Letter]:
+    """Each result letter again holding the fields a check of a later action event reads of an operation's result
+    (`ProjectorTable.result_fields`), as each probe of the contract holds them (maka's dispatch names its operation
+    in its refs), and as an empty object: a result that such a check finds its operation's, and one it does not.
+    (A check reading the whole result: none; the letters as they are.)"""
+    fields = table.result_fields
+    if not fields:
+        return []
+    names = [name for _, name in fields]
+    rows = [json.loads(probe) for _, probe, _ in table.probes]
+    candidates = [{name: value for name, value in row.items() if name in names} for row in rows] + [dict.fromkeys(names, {})]
+    # One result for each way the checks judge it against the probes (the others explore nothing more)
+    variants: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for held in candidates:
+        if held:
+            variants.setdefault(_judged(table, rows, held), held)
+    results = [letter for letter in tool_letters if not table.tool_contents[letter.name.split("(")[0]].opens]
+    return [
+        Letter(f"{', '.join(f'{name} {json.dumps(value, sort_keys=True)}' for name, value in held.items())} {letter.name}", tuple({**dict(letter.fields), **held}.items()))
+        for held in variants.values() for letter in results
+    ]
+
+
+def _judged(table: ProjectorTable, rows: list[dict[str, Any]], response: dict[str, Any]) -> tuple[Any, ...]:
+    """How each check of an operation's result judges `response` with each probe row as the action event."""
+    call = {"id": CALL_IDS[0], "name": TOOLS[0], "args": None}
+    verdicts: list[Any] = []
+    for action in table.action_kinds:
+        for _, when, _ in action.against_call:
+            for row in rows:
+                try:
+                    verdicts.append(bool(when(row, call, response, row, {})))
+                except ExpressionFailed:
+                    verdicts.append(None)
+    return tuple(verdicts)
+
+
 def _hides(table: ProjectorTable, row: dict[str, Any]) -> bool:
     """Whether the contract's hidden test holds for a row (its fields as JSON); one it cannot judge is not hidden."""
     if table.hidden is None:
@@ -209,10 +146,10 @@ def _reads(model: WireModel, letter: Letter) -> bool:
     return True
 
 
-def _tool_letters(shape: _Shape) -> list[Letter]:
+def _tool_letters(shape: Shape) -> list[Letter]:
     letters = []
     for kind in shape.kinds:
-        tag = _config(kind).tag
+        tag = struct_config(kind).tag
         read = shape.table.tool_contents.get(tag)
         if read is None or shape.content_field is None:
             continue
@@ -235,16 +172,16 @@ def _tool_letters(shape: _Shape) -> list[Letter]:
     return letters
 
 
-def _plain_letters(shape: _Shape) -> list[Letter]:
+def _plain_letters(shape: Shape) -> list[Letter]:
     letters = []
     for kind in shape.kinds:
-        tag = _config(kind).tag
+        tag = struct_config(kind).tag
         if tag not in shape.table.tool_contents and shape.content_field is not None:
             letters.append(Letter(tag, shape.event(**{shape.content_field: shape.content(kind)})))
     return [*letters, Letter("no content", shape.event())]
 
 
-def _status_letters(shape: _Shape, extra_statuses: Sequence[str], extra_flags: Sequence[tuple[str, str]]) -> list[Letter]:
+def _status_letters(shape: Shape, extra_statuses: Sequence[str], extra_flags: Sequence[tuple[str, str]]) -> list[Letter]:
     letters = []
     if STATUS_ATTRIBUTE in shape.by_attribute:
         status = shape.wire_name(STATUS_ATTRIBUTE)

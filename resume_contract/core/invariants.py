@@ -67,9 +67,10 @@ def packaged_oracle(edition: str) -> Callable[..., Any]:
 
 
 def _oracle_blind(subject: Subject, letter: Letter) -> bool:
-    # The walk's reading of a tool event has five parts (walk_reads.reading); the oracle's names no tool.
+    # The walk's reading of a tool event has five parts, six for a result it keeps (walk_reads.reading); the oracle's
+    # names no tool.
     view = projector_view(subject.table, subject.model)(letter)
-    return isinstance(view, tuple) and len(view) == 5 and reading(letter.wire("e1")).tool is None
+    return isinstance(view, tuple) and len(view) in (5, 6) and reading(letter.wire("e1")).tool is None
 
 
 class SelfAdvised(str):

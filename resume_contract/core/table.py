@@ -42,6 +42,8 @@ class ActionKind(msgspec.Struct, frozen=True):
     # diagnostics; where the rule would move the operation on without one, it moves to `conflict_to` instead
     against_call: tuple[tuple[str, Callable[[Any, Any, Any, Any, Any], bool], str], ...] = ()
     conflict_to: str | None = None
+    # (attribute, wire name) of each field of the operation's result the checks read (`response.F`; None: all of it)
+    result_fields: tuple[tuple[str, str], ...] | None = ()
 
 
 class RowCheck(msgspec.Struct, frozen=True):
@@ -145,6 +147,22 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         if any(test.needs is None for test in tests):
             return None
         return tuple(dict.fromkeys(name for test in tests for name, _ in test.needs or ()))
+
+    @cached_property
+    def keeps_results(self) -> bool:
+        """Whether the walk keeps each operation's result (`OpenOperation.response_event`): a check of an action event
+        reads it (`against_call`, `response`)."""
+        return any(action.result_fields != () for action in self.action_kinds)
+
+    @cached_property
+    def result_fields(self) -> tuple[tuple[str, str], ...] | None:
+        """The fields of a result the walk keeps once it lets go of the result's chunk (None: every field)."""
+        fields: dict[tuple[str, str], None] = {}
+        for action in self.action_kinds:
+            if action.result_fields is None:
+                return None
+            fields.update(dict.fromkeys(action.result_fields))
+        return tuple(fields)
 
     @cached_property
     def reads_runs(self) -> bool:

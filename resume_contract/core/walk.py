@@ -24,7 +24,7 @@ from .plan import ACTUAL_HIGH_WATER, EXPECTED_HIGH_WATER, Diagnostic, Dispositio
 from .run_facts import RunView, for_run
 from .table import ProjectorTable
 from .walk_actions import anomaly_at as anomaly_at_
-from .walk_actions import answered, flag, flagged_row, rows_hidden, rows_tested, walk_row
+from .walk_actions import answered, flag, flagged_row, let_go_of_results, rows_hidden, rows_tested, walk_row
 from .walk_actions import diagnostic as _diagnostic
 from .walk_reads import TRUE, OpenOperation, reads_of
 
@@ -71,6 +71,7 @@ class Walk:
         self.store = store
         self.keep = keep
         self._settled: list[str] = []
+        self._answered: list[OpenOperation] = []  # those answered this piece whose result is kept (see `_store_settled`)
         self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
         self.call_id_hash = hash  # that hash, as this module names it: the generated loop records the same
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
@@ -255,7 +256,8 @@ class Walk:
         return True
 
     def _store_settled(self) -> None:
-        """Hand the store every operation this piece settled for good."""
+        """Hand the store every operation this piece settled for good; a result kept for a later action event's check
+        (`OpenOperation.response_event`) by one it keeps is read as JSON, not to hold on to the piece's chunk."""
         operations, storable = self.operations, self._storable
         call_ids, settled = [], []
         keep = self.keep
@@ -264,8 +266,10 @@ class Walk:
             if operation is not None and operation.state in storable and operation.response_index >= 0 and (not keep or hash(call_id) not in keep):
                 call_ids.append(call_id)
                 settled.append(operation)
+                operation.response_event = None
                 del operations[call_id]
         self._settled.clear()
+        let_go_of_results(self.table, self._answered)
         if settled:
             from .operation_store import encode_records
 
@@ -274,15 +278,8 @@ class Walk:
             self.store.put([operation.index for operation in settled], records)  # type: ignore[union-attr]
 
     def _tool_operation(self, call_id: str, operation: OpenOperation) -> ToolOperation:
-        return ToolOperation(
-            call_id,
-            operation.tool_name,
-            operation.args,
-            self.table.state_status[operation.state],  # type: ignore[arg-type]  # the spec gives every non-initial state a status
-            operation.call_event_id,
-            operation.response_event_id,
-            operation.response_is_error,
-        )
+        status: Any = self.table.state_status[operation.state]  # (the spec gives every non-initial state a status)
+        return ToolOperation(call_id, operation.tool_name, operation.args, status, operation.call_event_id, operation.response_event_id, operation.response_is_error)
 
     def verdict(self, high_water: int, expected_high_water: int | None) -> Verdict:
         """What the plan decides once every committed event was fed (`plan` without its operations and rows).
@@ -316,8 +313,7 @@ class Walk:
     def unsettled(self, limit: int) -> list[tuple[str, str]]:
         """(tool name, call id) of the first `limit` operations without a committed response, in the plan's order
         (a store holds none of them: only an operation with its response is handed to it)."""
-        found = [(operation.tool_name, call_id) for call_id, operation in self.operations.items() if operation.response_event_id is None]
-        return found[:limit]
+        return [(operation.tool_name, call_id) for call_id, operation in self.operations.items() if operation.response_event_id is None][:limit]
 
     def plan(
         self,

@@ -15,7 +15,7 @@ from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, ExpressionFailed
 from .columns import column
 from .plan import Diagnostic
 from .table import anomaly_codes
-from .wire import as_json, holds_any
+from .wire import as_json, free_json, holds_any, kept_json
 
 if TYPE_CHECKING:
     from .run_facts import RunView
@@ -45,7 +45,7 @@ def action_of(kinds: Sequence[ActionKind], event: Any, run: RunView | None, row:
 
 def against_call(
     action: ActionKind, event: Any, operation: OpenOperation, call_id: str, run: RunView | None, row: Any = None,
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str | None]]:
     """(code, the event id it names) of each of `action`'s checks of its operation that `event` fails, in order. The
     call is what the walk recorded of it: its id, tool name and arguments (as JSON); the response, the row of the
     result that settled the operation (None while none has: a check raised at it is then not judged)."""
@@ -55,15 +55,15 @@ def against_call(
     call = {"id": call_id, "name": operation.tool_name, "args": None if args is UNSET else msgspec.json.decode(msgspec.json.encode(args))}
     if row is None:
         row = as_json(event)
-    answer = operation.response_event
-    response = None if answer is None else as_json(answer)
-    found = []
+    answer = operation.response_event  # (the event; or the JSON text kept of it, once its piece was let go of)
+    response = None if answer is None else free_json(answer) if answer.__class__ is msgspec.Raw else as_json(answer)
+    found: list[tuple[str, str | None]] = []
     for code, when, at in action.against_call:
         if at == "response" and answer is None:
             continue
         try:
             if when(row, call, response, run.first, run.fact):
-                found.append((code, event.id if at == "row" else answer.id))
+                found.append((code, event.id if at == "row" else operation.response_event_id))
         except ExpressionFailed as failed:
             raise ExpressionFailed(f"event kind '{action.kind}''s check raising {code}, at event {event.id!r}: {failed}") from None
     return found
@@ -254,10 +254,25 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
         walk.not_replayed.append(operation.response_index)
     operation.response_index = index
     operation.response_event_id = event.id
-    operation.response_event = event
+    if walk.table.keeps_results:
+        operation.response_event = event
+        if walk.store is not None:
+            walk._answered.append(operation)
     operation.response_is_error = is_error
     operation.response_hidden = hidden
 
+
+
+def let_go_of_results(table: ProjectorTable, answered: list[OpenOperation]) -> None:
+    """Each result kept for a later action event's check (`OpenOperation.response_event`) by an operation the walk
+    still holds after a piece, kept as the JSON text of the fields the checks read alone (`ProjectorTable.result_fields`,
+    about a hundred bytes): the event's free JSON is a view into its chunk, which it would keep."""
+    fields = table.result_fields
+    for operation in answered:
+        event = operation.response_event
+        if event is not None and event.__class__ is not msgspec.Raw:
+            operation.response_event = kept_json(event, fields)
+    answered.clear()
 
 
 def diagnostic(

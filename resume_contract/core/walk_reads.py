@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .wire import kept_json
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -102,7 +104,9 @@ class OpenOperation(msgspec.Struct, gc=False):
     index: int = -1  # its place in the plan's operations (with an OperationStore; else -1)
     response_index: int = -1
     response_event_id: str | None = None
-    response_event: Any = None  # the result itself (an `against_call` check may read it)
+    # the result itself, where an `against_call` check may read it (ProjectorTable.keeps_results): the event, or the
+    # JSON text of what the checks read of it once the walk lets go of its chunk (walk_actions.let_go_of_results)
+    response_event: Any = None
     response_is_error: bool | None = None
     call_hidden: bool = False  # its call is a hidden row (spec/projector.yaml `replay.hidden`): never replayed
     response_hidden: bool = False  # so is the result that settled it
@@ -117,7 +121,8 @@ TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it
 def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
     """Everything the walk reads of one event (`walk.Walk`): two events with one reading are walked alike, so
     the explorer explores one of them for both. A partial event is read no further; otherwise whether it is
-    terminal, and for a tool event whether it opens, its event kind, call id and tool name."""
+    terminal, and for a tool event whether it opens, its event kind, call id and tool name; and for a result, where
+    a check of a later action event reads it (`ProjectorTable.result_fields`), the JSON of what it reads."""
     if getattr(event, table.partial_attribute):
         return ("partial",)
     flags = getattr(event, table.terminal_flag[0])
@@ -128,4 +133,6 @@ def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
         return (terminal,)
     opens, values_of, kind_ok, kind_error = read
     call_id, tool_name, failed, _ = values_of(content)
+    if not opens and table.keeps_results:
+        return (terminal, opens, kind_error if failed else kind_ok, call_id, tool_name, bytes(kept_json(event, table.result_fields)))
     return (terminal, opens, kind_error if failed else kind_ok, call_id, tool_name)

@@ -131,6 +131,19 @@ def as_json(event: Any) -> Any:
     return msgspec.to_builtins(event, enc_hook=_free_json)
 
 
+def kept_json(event: Any, fields: tuple[tuple[str, str], ...] | None) -> msgspec.Raw:
+    """The JSON text of the event's fields (attribute, wire name) given (all of them for None), a copy of its own (not
+    a view into the chunk the event was decoded from); `free_json` reads it as `as_json` would."""
+    if fields is None:
+        return msgspec.Raw(msgspec.json.encode(event))
+    return msgspec.Raw(msgspec.json.encode({name: value for attribute, name in fields if (value := getattr(event, attribute)) is not msgspec.UNSET}))
+
+
+def free_json(raw: msgspec.Raw) -> Any:
+    """A free-JSON value (its keys already proven unrepeated) as Python values, as `as_json` reads one."""
+    return _free_json(raw)
+
+
 def _free_json(raw: msgspec.Raw) -> Any:
     """A free-JSON value of a decoded row (its keys already proven unrepeated) as Python values: by msgspec, or by
     the standard library where msgspec refuses it (a lone surrogate escaped)."""
