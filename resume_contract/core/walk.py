@@ -71,7 +71,7 @@ class Walk:
         self.store = store
         self.keep = keep
         self._settled: list[str] = []
-        self._answered: list[OpenOperation] = []  # those answered this piece whose result is kept (see `_store_settled`)
+        self._answered: list[OpenOperation] = []  # those answered this piece, not settled, whose result is kept (`_store_settled`)
         self._opened = array("q")  # the hash of every call id an operation was opened for (with a store)
         self.call_id_hash = hash  # that hash, as this module names it: the generated loop records the same
         self._opened_before: list[array] = []  # the same, of the walks joined before this one's (see `join`)
@@ -266,8 +266,9 @@ class Walk:
             if operation is not None and operation.state in storable and operation.response_index >= 0 and (not keep or hash(call_id) not in keep):
                 call_ids.append(call_id)
                 settled.append(operation)
-                operation.response_event = None
                 del operations[call_id]
+            elif operation is not None and operation.response_event is not None:  # kept: its result's chunk let go of
+                self._answered.append(operation)
         self._settled.clear()
         let_go_of_results(self.table, self._answered)
         if settled:

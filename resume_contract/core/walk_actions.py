@@ -256,7 +256,7 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
     operation.response_event_id = event.id
     if walk.table.keeps_results:
         operation.response_event = event
-        if walk.store is not None:
+        if walk.store is not None and operation.state not in walk._storable:  # (a settled one: `Walk._store_settled`)
             walk._answered.append(operation)
     operation.response_is_error = is_error
     operation.response_hidden = hidden
