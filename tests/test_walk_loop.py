@@ -311,3 +311,23 @@ def test_a_result_let_go_of_is_judged_as_json_by_a_later_dispatch(maka: Contract
     assert walk.operations["a"].response_event.__class__ is msgspec.Raw
     walk.feed(events[3:], 3)
     assert [(d.code, d.event_id) for d in walk.diagnostics] == [("tool_ledger_corruption", "d")] + ([("tool_ledger_corruption", "r")] if at_result else [])
+
+
+@pytest.mark.parametrize("generated", [True, False], ids=["generated-loop", "generic-loop"])
+def test_a_result_holding_nothing_a_check_reads_is_not_kept(maka: Contract, generated: bool) -> None:
+    """A result without `refs` (all the step's check reads of it) keeps no reference to its event (nor its chunk):
+    the walk holds a constant empty object for it, which the check reads as it would read the row."""
+    from resume_contract.core.walk_reads import NO_FIELDS_READ
+
+    rows = [
+        {**_HEAD, "id": "c", "author": "agent", "role": "model", "content": {"kind": "function_call", "id": "a", "name": "Bash", "args": {}}},
+        {**_HEAD, "id": "r", "author": "tool", "role": "tool", "content": {"kind": "function_response", "id": "a", "name": "Bash", "result": {}}},
+        {**_HEAD, "id": "d", "author": "system", "role": "system", "refs": {"operationId": "op", "toolCallId": "a"},
+         "actions": {"toolDispatch": {"operationId": "op", "providerToolCallId": "a", "toolName": "Bash", "canonicalArgsHash": _BASH}}},
+    ]
+    events = _events(maka, rows)
+    walk = Walk(maka.table if generated else _generic(maka))
+    walk.feed(events[:2], 0)
+    assert walk.operations["a"].response_event is NO_FIELDS_READ
+    walk.feed(events[2:], 2)
+    assert [(d.code, d.event_id) for d in walk.diagnostics] == [("tool_ledger_corruption", "d"), ("tool_ledger_corruption", "r")]

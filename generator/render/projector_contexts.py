@@ -22,6 +22,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
     loop = walk_loop_source(table)
     return _expression_context(spec) | {
         "walk_loop": loop[1] if loop is not None else None,
+        "loop_reads": "NO_FIELDS_READ, OpenOperation" if loop is not None and "NO_FIELDS_READ" in loop[1] else "OpenOperation",
         "loop_kinds": py(loop[0]) if loop is not None else None,
         "initial_state": py(table.initial_state),
         "tool_contents": [

@@ -61,7 +61,7 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     ]
     for number, read in enumerate(table.tool_contents.values()):
         lines.append(f"            {'if' if number == 0 else 'elif'} cls is class{number}:")
-        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens, hidden is not None, table.keeps_results)
+        lines += _branch(number, read.call_id, read.tool_name, read.arguments, read.error_flag, read.opens, hidden is not None, _kept(table))
     lines += [
         f"            {'elif' if kinds else 'if'} cls in LOOP_SKIPPED:",
         "                continue",
@@ -76,6 +76,18 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
     return kinds, "\n".join(lines)
 
 
+def _kept(table: ProjectorTable) -> str | None:
+    """What the loop keeps of a result for a later action event's check (`OpenOperation.response_event`), as an
+    expression, or None (no check reads one): the event where it holds a field the checks read (all of them:
+    `result_fields` None), else NO_FIELDS_READ (none to read, nothing of the chunk kept alive)."""
+    if not table.keeps_results:
+        return None
+    if table.result_fields is None:
+        return "event"
+    held = " or ".join(f"event.{attribute} is not UNSET" for attribute, _ in table.result_fields)
+    return f"event if {held} else NO_FIELDS_READ"
+
+
 def _condition(tests: list[str], indent: str) -> list[str]:
     """`if a and b ...:` on one line, or one test a line where that would pass 120 columns."""
     flat = f"{indent}if {' and '.join(tests)}:"
@@ -85,11 +97,11 @@ def _condition(tests: list[str], indent: str) -> list[str]:
 
 
 def _branch(
-    number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool, hides: bool, keeps: bool
+    number: int, call_id: str, tool_name: str | None, arguments: str | None, error_flag: str | None, opens: bool, hides: bool, kept: str | None
 ) -> list[str]:
     """The statements for one tool content class; each common case ends in `continue` (`hides`: the contract hides
-    rows, and a result of a hidden call is the generic loop's; `keeps`: a check of an action event may read an
-    operation's result, which is kept, and with a store noted to be let go of with its chunk)."""
+    rows, and a result of a hidden call is the generic loop's; `kept`: what is kept of a result a check of an action
+    event may read (`_kept`), noted, with a store, to be let go of with its chunk)."""
     failed = f"content.{error_flag} is True" if error_flag is not None else "False"
     name = f"content.{tool_name}" if tool_name is not None else "None"
     if opens:
@@ -119,12 +131,12 @@ def _branch(
             "            operation.state = target",
             "            if target in storable:",
             f"                settled.append(content.{call_id})",
-            *(["            elif answered_now is not None:", "                answered_now(operation)  # (its result let go of with the chunk)"] if keeps else []),
+            *(["            elif answered_now is not None:", "                answered_now(operation)  # (its result let go of with the chunk)"] if kept else []),
             "            if operation.response_index >= 0:",
             "                not_replayed.append(operation.response_index)  # superseded: only the settling result pairs",
             "            operation.response_index = index",
             "            operation.response_event_id = event.id",
-            *(["            operation.response_event = event"] if keeps else []),
+            *([f"            operation.response_event = {kept}"] if kept else []),
             "            operation.response_is_error = failed",
             *(["            operation.response_hidden = False"] if hides else []),
             "            continue",

@@ -15,6 +15,7 @@ from ..errors import DUPLICATE_EVENT_ID, FOREIGN_ROW, ExpressionFailed
 from .columns import column
 from .plan import Diagnostic
 from .table import anomaly_codes
+from .walk_reads import NO_FIELDS_READ
 from .wire import as_json, free_json, holds_any, kept_json
 
 if TYPE_CHECKING:
@@ -254,8 +255,11 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
         walk.not_replayed.append(operation.response_index)
     operation.response_index = index
     operation.response_event_id = event.id
-    if walk.table.keeps_results:
-        operation.response_event = event
+    table = walk.table
+    if table.keeps_results:
+        fields = table.result_fields
+        held = fields is None or any(getattr(event, attribute) is not UNSET for attribute, _ in fields)
+        operation.response_event = event if held else NO_FIELDS_READ
         if walk.store is not None and operation.state not in walk._storable:  # (a settled one: `Walk._store_settled`)
             walk._answered.append(operation)
     operation.response_is_error = is_error

@@ -116,6 +116,8 @@ class OpenOperation(msgspec.Struct, gc=False):
 
 
 TRUE = msgspec.Raw(b"true")  # a flag that holds JSON true, as the row wrote it
+# What the walk keeps of a result holding none of the fields a check reads of it (`OpenOperation.response_event`)
+NO_FIELDS_READ = msgspec.Raw(b"{}")
 
 
 def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
