@@ -90,7 +90,7 @@ def _expression_context(spec: Spec) -> dict[str, Any]:
                         for number, check in enumerate(kind.against_call)
                     )),
                     ("conflict_to", kind.conflict_to),
-                    *([] if result_fields(wire, kind) == () else [("result_fields", result_fields(wire, kind))]),
+                    *([] if (fields := result_fields(wire, kind)) == () else [("result_fields", fields)]),
                 ]
                 if kind.against_call else []
             ),

@@ -257,7 +257,8 @@ class Walk:
 
     def _store_settled(self) -> None:
         """Hand the store every operation this piece settled for good; a result kept for a later action event's check
-        (`OpenOperation.response_event`) by one it keeps is read as JSON, not to hold on to the piece's chunk."""
+        (`OpenOperation.response_event`) by one it keeps is kept as JSON text (`let_go_of_results`), not to hold on to
+        the piece's chunk."""
         operations, storable = self.operations, self._storable
         call_ids, settled = [], []
         keep = self.keep

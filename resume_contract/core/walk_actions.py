@@ -267,16 +267,16 @@ def answered(walk: Any, operation: OpenOperation, call_id: str, index: int, even
 
 
 
-def let_go_of_results(table: ProjectorTable, answered: list[OpenOperation]) -> None:
+def let_go_of_results(table: ProjectorTable, operations: list[OpenOperation]) -> None:
     """Each result kept for a later action event's check (`OpenOperation.response_event`) by an operation the walk
     still holds after a piece, kept as the JSON text of the fields the checks read alone (`ProjectorTable.result_fields`,
     about a hundred bytes): the event's free JSON is a view into its chunk, which it would keep."""
     fields = table.result_fields
-    for operation in answered:
+    for operation in operations:
         event = operation.response_event
         if event is not None and event.__class__ is not msgspec.Raw:
             operation.response_event = kept_json(event, fields)
-    answered.clear()
+    operations.clear()
 
 
 def diagnostic(

@@ -128,7 +128,7 @@ def holds_any(event: Any, needs: tuple[tuple[str, str | None], ...] | None) -> b
 def as_json(event: Any) -> Any:
     """An event as an expression reads it: its JSON, with the wire's field names (its free JSON decoded, a string
     as it holds it, a lone surrogate too)."""
-    return msgspec.to_builtins(event, enc_hook=_free_json)
+    return msgspec.to_builtins(event, enc_hook=free_json)
 
 
 def kept_json(event: Any, fields: tuple[tuple[str, str], ...] | None) -> msgspec.Raw:
@@ -140,11 +140,6 @@ def kept_json(event: Any, fields: tuple[tuple[str, str], ...] | None) -> msgspec
 
 
 def free_json(raw: msgspec.Raw) -> Any:
-    """A free-JSON value (its keys already proven unrepeated) as Python values, as `as_json` reads one."""
-    return _free_json(raw)
-
-
-def _free_json(raw: msgspec.Raw) -> Any:
     """A free-JSON value of a decoded row (its keys already proven unrepeated) as Python values: by msgspec, or by
     the standard library where msgspec refuses it (a lone surrogate escaped)."""
     try:
