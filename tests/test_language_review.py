@@ -58,6 +58,35 @@ def test_a_corruption_becoming_a_decision_that_proceeds_weakens_safety(tmp_path:
     assert review["evidence"]["ledgers"][0]["label"].startswith("done")
 
 
+def test_two_edits_of_one_entry_are_two_findings_a_waiver_tells_apart(tmp_path: Path, run_cli) -> None:
+    # A waiver names a finding by its fingerprint: one accepting the corrupt message's rewording must not accept the
+    # same entry made to settle the call (it weakens safety), nor another message.
+    entry = "{class: done, from: [none, closed, broken], corrupt: a result for no open call}"
+    edits = {
+        "reworded": entry.replace("a result for no open call", "a result that answers no open call"),
+        "reworded again": entry.replace("a result for no open call", "a result naming no open call"),
+        "settles": entry.replace("corrupt: a result for no open call", "to: closed"),
+    }
+    findings = {}
+    for name, edit in edits.items():
+        review = _diff(run_cli, tmp_path / name.replace(" ", "-"), CONTRACT.replace(entry, edit))
+        (change,) = [change for change in review["changes"] if change["rule"] == "LANGUAGE_ITEM_CHANGED"]
+        findings[name] = change["finding"]
+    again = _diff(run_cli, tmp_path / "settles-again", CONTRACT.replace(entry, edits["settles"]))
+    assert len(set(findings.values())) == 3, findings
+    assert [c["finding"] for c in again["changes"] if c["rule"] == "LANGUAGE_ITEM_CHANGED"] == [findings["settles"]]
+
+
+def test_reasons_listed_in_another_order_are_neutral(tmp_path: Path, run_cli) -> None:
+    reordered = CONTRACT.replace("    odd: something odd\n    unsettled: a call is unsettled\n", "    unsettled: a call is unsettled\n    odd: something odd\n")
+    assert reordered != CONTRACT
+    review = _diff(run_cli, tmp_path, reordered)
+    assert review["verdict"] == "neutral", review["changes"]
+    assert _rules(review) == {"REASONS_REORDERED": "neutral"}
+    assert review["evidence"]["ledgersDecidingDifferently"] > 0  # (an open call beside a shout lists both reasons)
+    assert {ledger["effect"] for ledger in review["evidence"]["ledgers"]} == {"neutral"}
+
+
 def test_a_reworded_message_is_neutral_and_moves_no_ledger(tmp_path: Path, run_cli) -> None:
     review = _diff(run_cli, tmp_path, CONTRACT.replace("message: a call has no result", "message: a call has no result yet"))
     assert review["verdict"] == "neutral"

@@ -127,19 +127,43 @@ def test_verify_fails_when_the_oracle_is_wrong_naming_the_smallest_ledger(tmp_pa
     oracle = (project / "oracle.py").read_text(encoding="utf-8")
     assert old in oracle
     (project / "oracle.py").write_text(oracle.replace(old, new), encoding="utf-8")
-    code, out, err = run_cli("--root", str(project), "verify", "--depth", "2")
+    counterexample = tmp_path / "smallest.jsonl"
+    code, out, err = run_cli("--root", str(project), "verify", "--depth", "2", "--counterexample", str(counterexample))
     assert code == 1, out + err
     assert "FAILED:" in out
     assert out.split("the smallest:\n")[1].splitlines()[0].strip() == smallest
+    assert counterexample.read_text(encoding="utf-8").splitlines()[0] == smallest and f"plan it with: resume-contract plan {counterexample}" in out
 
 
 def test_verify_counts_a_ledger_the_oracle_does_not_judge(tmp_path: Path, run_cli) -> None:
     project = tmp_path / "raises"
     shutil.copytree(EXAMPLE, project)
     (project / "oracle.py").write_text("def decide(rows):\n    if rows:\n        return rows[0]['missing']\n    return {'decision': 'replayable', 'reasons': []}\n", encoding="utf-8")
-    code, out, err = run_cli("--root", str(project), "verify", "--depth", "1")
+    code, out, err = run_cli("--root", str(project), "verify", "--depth", "1", "--counterexample", str(tmp_path / "smallest.jsonl"))
     assert code == 1
     assert "12 the oracle did not judge" in out and "raised KeyError" in out
+
+
+def test_verify_fails_where_the_contract_cannot_judge_a_ledger(tmp_path: Path, run_cli) -> None:
+    # An expression that fails on some row leaves `plan` without a decision (exit 2): verify fails there, whatever the
+    # oracle says, and names it undecided (never corrupt).
+    project = tmp_path / "undecided"
+    shutil.copytree(EXAMPLE, project)
+    spec = project / "spec" / "contract.yaml"
+    text = spec.read_text(encoding="utf-8")
+    assert "when: row.error == null" in text
+    spec.write_text(text.replace("when: row.error == null", "when: row.error == null && (row.output == \"201\" || row.output > 0)", 1), encoding="utf-8")
+    assert run_cli("--root", str(project), "generate")[0] == 0
+    code, out, err = run_cli("--root", str(project), "verify", "--depth", "2", "--counterexample", str(tmp_path / "smallest.jsonl"))
+    assert code == 1, out + err
+    assert "the contract: {'undecided': 'an expression failed" in out and "'corrupt'" not in out.split("the contract:")[1].splitlines()[0]
+
+
+@pytest.mark.parametrize(("command", "option"), [("verify", "--json"), ("verify", "--junit=x.xml"), ("verify", "--jobs=2"), ("crash", "--failpoint=P3"), ("crash", "--json"), ("crash", "--outcome=ok")])
+def test_an_option_a_language_contract_does_not_honour_is_refused(example: Path, run_cli, command: str, option: str) -> None:
+    code, out, err = run_cli("--root", str(example), command, option)
+    assert code == 2 and out == "", out + err
+    assert f"not {option.split('=')[0]}" in err and "spec/contract.yaml" in err
 
 
 def test_verify_without_an_oracle_says_how_to_name_one(tmp_path: Path, run_cli) -> None:
@@ -181,5 +205,5 @@ def test_an_oracle_that_exits_verifies_nothing_and_says_so(tmp_path: Path, run_c
     project = tmp_path / "exits"
     shutil.copytree(EXAMPLE, project)
     (project / "oracle.py").write_text(oracle, encoding="utf-8")
-    got, out, err = run_cli("--root", str(project), "verify", "--depth", "1")
+    got, out, err = run_cli("--root", str(project), "verify", "--depth", "1", "--counterexample", str(tmp_path / "smallest.jsonl"))
     assert got == code and said in out + err, out + err

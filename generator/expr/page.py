@@ -16,9 +16,13 @@ _HEAD = """# Expressions: the contract language's one grammar
      (grammar.py, library.py): edit those, never this page. -->
 
 A contract's checks, guards, keys, facts and replay rule are expressions (docs/language.md says where each
-goes). Built so far: the continuation decision's (`spec/continuation.yaml`): a check's `when`, `skip_if`,
-`for_each`, `event_id` and `detail` values, and `expression` facts, over `input`, `source`, `events`, `replay`,
-`fact`, `phase0` and `raised` (the file's header says what each holds). An expression is a subset of [CEL](https://github.com/google/cel-spec)'s syntax, side-effect free and
+goes). Where they are written: in a contract of the contract language (`spec/contract.yaml`), a class's test,
+an item's `key`, an entry's `when`, a `report` value, `replay.when` and `decision.checks`, over `row` (and
+`items`, for a check); in the catalogue contract, the projector's (`spec/projector.yaml`: action kinds' `when`,
+`key` and `against_call` checks, row checks, `replay.hidden`, facts of the run's first event) and the
+continuation decision's (`spec/continuation.yaml`: a check's `when`, `skip_if`, `for_each`, `event_id` and
+`detail` values, and `expression` facts, over `input`, `source`, `events`, `replay`, `fact`, `phase0` and
+`raised`); each file's header says what its names hold. An expression is a subset of [CEL](https://github.com/google/cel-spec)'s syntax, side-effect free and
 always terminating. `generate` parses it, checks its types against what the contract declares (its rows, inputs
 and facts), and compiles it into Python in `generated/`, where it is reviewed and drift-checked: nothing is
 parsed, compiled or evaluated from text when a plan is made. A wrong expression stops `generate` and `check`

@@ -28,7 +28,7 @@ from ..review.collector import Change, Review, report_order
 from ..review.evidence import DEFAULT_DEPTH, LEDGER_BUDGET, LedgerEvidence
 from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
 from .alphabet import alphabet_of, rows_of
-from .model import LanguageSpec
+from .model import Expr, LanguageSpec
 from .run import contract_module, judge
 
 
@@ -89,6 +89,8 @@ def _effect(base: Outcome, head: Outcome) -> str | None:
     kept = set(reasons) <= set(new_reasons) and not Counter(diagnostics) - Counter(new_diagnostics)
     if not kept or new_statuses != statuses:
         return BREAKING  # (a name given in place of another: consumers matching it break)
+    if Counter(new_reasons) == Counter(reasons) and Counter(new_diagnostics) == Counter(diagnostics) and set(new_replay) == set(replay):
+        return NEUTRAL  # (the same names and rows, listed in another order)
     return TIGHTENS  # (more reasons or diagnostics, or fewer rows replayed)
 
 
@@ -113,37 +115,38 @@ def _classed(change: Change, evidence_class: str, moved: list[LedgerEvidence]) -
 def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     changes: list[Change] = []
 
-    def add(rule: rules.Rule, message: str) -> None:
-        changes.append(Change(rule.id, rule.change_class, message, None, None))
+    def add(rule: rules.Rule, message: str, old: Any = None, new: Any = None) -> None:
+        # The whole base and head values go into the finding's fingerprint: a waiver accepts exactly this change.
+        changes.append(Change(rule.id, rule.change_class, message, None, None, values=[_plain(old), _plain(new)]))
 
     _row_changes(base, head, add)
     old_classes, new_classes = {c.name: c for c in base.classes}, {c.name: c for c in head.classes}
     for name in sorted(set(old_classes) | set(new_classes)):
         if old_classes.get(name) != new_classes.get(name):
-            add(rules.LANGUAGE_CLASS_CHANGED, f"class '{name}' {_how(old_classes.get(name), new_classes.get(name))}")
+            add(rules.LANGUAGE_CLASS_CHANGED, f"class '{name}' {_how(old_classes.get(name), new_classes.get(name))}", old_classes.get(name), new_classes.get(name))
     old_items, new_items = {i.name: i for i in base.items}, {i.name: i for i in head.items}
     for name in sorted(set(old_items) | set(new_items)):
         old, new = old_items.get(name), new_items.get(name)
         if old != new:
             rule = rules.LANGUAGE_ITEM_CHANGED if old is None or new is None or _without_text(old) != _without_text(new) else rules.LANGUAGE_REWORDED
-            add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""))
+            add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""), old, new)
     old_checks, new_checks = [(e.text, code) for e, code in base.decision.checks], [(e.text, code) for e, code in head.decision.checks]
     if old_checks != new_checks:
-        add(rules.LANGUAGE_CHECK_CHANGED, f"decision.checks: {len(old_checks)} -> {len(new_checks)}, {sum(c not in old_checks for c in new_checks)} new or changed")
+        add(rules.LANGUAGE_CHECK_CHANGED, f"decision.checks: {len(old_checks)} -> {len(new_checks)}, {sum(c not in old_checks for c in new_checks)} new or changed", old_checks, new_checks)
     if base.exclusive != head.exclusive:
-        add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed")
+        add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed", base.exclusive, head.exclusive)
     if base.replay != head.replay:
-        add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed")
+        add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed", base.replay, head.replay)
     reported = {(item, said) for item in new_items for said, _ in new_items[item].report}
     for owner, said in sorted({(item, said) for item in old_items for said, _ in old_items[item].report} - reported):
-        add(rules.LANGUAGE_NAME_CHANGED, f"item '{owner}': report {said} removed or renamed (plan --json's items say it no more)")
+        add(rules.LANGUAGE_NAME_CHANGED, f"item '{owner}': report {said} removed or renamed (plan --json's items say it no more)", old_items[owner].report)
     if base.decision.offset_mismatch != head.decision.offset_mismatch:
         add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}")
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
         add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}")
     _names(base, head, add)
     if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
-        add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed")
+        add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed", (base.name, base.phase, base.summary), (head.name, head.phase, head.summary))
     return changes
 
 
@@ -152,7 +155,7 @@ def _row_changes(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
         add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore")
     if base.rows != head.rows:
         moved = [name for name in ("id", "run", "tag", "partial", "unknown_keys", "layout", "fields", "kinds") if getattr(base.rows, name) != getattr(head.rows, name)]
-        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}")
+        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}", base.rows, head.rows)
     if base.rows.layout != head.rows.layout:  # (no decision moves: where audits look for runs does)
         add(rules.LANGUAGE_NAME_CHANGED, f"rows.layout: {base.rows.layout} -> {head.rows.layout}")
     if base.semantics != head.semantics:
@@ -164,23 +167,23 @@ def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
     new = {code: (reason, message) for code, reason, message in head.decision.diagnostics}
     for code in sorted(set(old) | set(new)):
         if code not in new:
-            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}' removed")
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}' removed", old[code])
         elif code not in old:
-            add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})")
+            add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})", None, new[code])
         elif old[code][0] != new[code][0]:
             add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}")
         elif old[code][1] != new[code][1]:
-            add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded")
+            add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded", old[code], new[code])
     old_reasons, new_reasons = dict(base.decision.reasons), dict(head.decision.reasons)
     for reason in sorted(set(old_reasons) | set(new_reasons)):
         if reason not in new_reasons:
-            add(rules.LANGUAGE_NAME_CHANGED, f"reason '{reason}' removed")
+            add(rules.LANGUAGE_NAME_CHANGED, f"reason '{reason}' removed", old_reasons[reason])
         elif reason not in old_reasons:
-            add(rules.LANGUAGE_NAME_ADDED, f"reason '{reason}' added")
+            add(rules.LANGUAGE_NAME_ADDED, f"reason '{reason}' added", None, new_reasons[reason])
         elif old_reasons[reason] != new_reasons[reason]:
-            add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded")
+            add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded", old_reasons[reason], new_reasons[reason])
     if [r for r in old_reasons if r in new_reasons] != [r for r in new_reasons if r in old_reasons]:
-        add(rules.LANGUAGE_NAME_CHANGED, "reasons listed in another order")
+        add(rules.REASONS_REORDERED, "reasons listed in another order", list(old_reasons), list(new_reasons))
 
 
 def _how(old: Any, new: Any) -> str:
@@ -201,6 +204,20 @@ def _item_detail(old: Any, new: Any) -> str:
     if [name for name, _ in old.report] != [name for name, _ in new.report] or old.report != new.report:
         parts.append(f"report [{', '.join(name for name, _ in old.report)}] -> [{', '.join(name for name, _ in new.report)}]")
     return "; ".join(parts) or "states reworded"
+
+
+def _plain(value: Any) -> Any:
+    """A model value as plain JSON data, for a finding's fingerprint: the same on every run and machine (an
+    expression by its text: what the generator compiles it to is the tool's, not the change's)."""
+    if isinstance(value, Expr):
+        return value.text
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    return value
 
 
 def _without_text(value: Any) -> Any:

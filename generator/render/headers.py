@@ -29,9 +29,10 @@ def header_lines(spec: Spec, body: str) -> list[str]:
 
 
 def _sources(spec: Spec) -> str:
-    """`spec/{a,b,...}.yaml`: every spec file, in one line short enough for a generated module's header."""
+    """`spec/{a,b,...}.yaml` (`spec/a.yaml` for one): every spec file, in one line short enough for a generated
+    module's header."""
     names = [path.removeprefix("spec/").removesuffix(".yaml") for path in spec.source_files]
-    return "spec/{" + ",".join(names) + "}.yaml"
+    return f"spec/{names[0]}.yaml" if len(names) == 1 else "spec/{" + ",".join(names) + "}.yaml"
 
 
 _JSON_HEADER_SEPARATOR = " | "

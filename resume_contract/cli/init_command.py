@@ -48,6 +48,8 @@ def register(commands: Any) -> None:
     init.add_argument(
         "--language", action="store_true",
         help="for a runtime of your own: a starter contract in the contract language (spec/contract.yaml: rows, items, "
-        "the decision in your words, scenarios; docs/tutorial.md) instead of the packaged maka contract",
+        "the decision in your words, scenarios; docs/tutorial.md) instead of the packaged maka contract: no run "
+        "loop (`crash` kills a child at each scenario's prefix) and no oracle yet (`verify` needs one: the tutorial's "
+        "section 7)",
     )
     init.set_defaults(handler=cmd_init)

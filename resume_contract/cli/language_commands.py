@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any, TextIO
 
 from .errors import EXIT_FAIL, EXIT_OK, UsageError
@@ -159,7 +160,7 @@ def crash_language(contract: Any, out: TextIO, *, torn: bool = True) -> int:
     return EXIT_FAIL if failures else EXIT_OK
 
 
-def verify_language_contract(contract: Any, depth: int, out: TextIO) -> int:
+def verify_language_contract(contract: Any, depth: int, out: TextIO, counterexample: Path) -> int:
     """Every ledger up to `depth` rows, decided by the contract and by the project's oracle."""
     import msgspec
 
@@ -186,5 +187,7 @@ def verify_language_contract(contract: Any, depth: int, out: TextIO) -> int:
         out.write(escape(f"  {msgspec.json.encode(row).decode()}") + "\n")
     out.write(escape(f"  the contract: {result.first.contract}") + "\n")
     out.write(escape(f"  the oracle:   {result.first.oracle}") + "\n")
+    counterexample.write_bytes(b"".join(msgspec.json.encode(row) + b"\n" for row in result.first.rows))
+    out.write(escape(f"wrote it to {counterexample}; plan it with: resume-contract plan {counterexample}") + "\n")
     out.write("fix whichever is wrong: the contract (spec/contract.yaml) or its oracle\n")
     return EXIT_FAIL

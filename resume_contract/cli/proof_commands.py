@@ -22,7 +22,8 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(contract, "module"):  # a contract in the contract language: against its own oracle
         from .language_commands import verify_language_contract
 
-        return verify_language_contract(contract, args.depth, out)
+        _refuse_unsupported("verify", "takes --depth and --counterexample", {"--json": args.json, "--junit": args.junit, "--jobs": args.jobs})
+        return verify_language_contract(contract, args.depth, out, Path(args.counterexample))
     alphabet = explored_alphabet(contract)
     # One unit is the subtree under one first letter (the empty ledger is one more).
     progress = None if args.json else progress_reporter(err, "verify: subtrees", alphabet.count(args.depth) / (len(alphabet) + 1), "ledgers")
@@ -70,6 +71,15 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL
 
 
+def _refuse_unsupported(command: str, takes: str, options: dict[str, Any]) -> None:
+    """A contract written in the contract language does not (yet) honour some of the command's options: one given
+    is refused, never silently ignored."""
+    given = [option for option, value in options.items() if value not in (None, False)]
+    if given:
+        raise UsageError(f"`{command}` of a contract written in the contract language (spec/contract.yaml) {takes}, "
+                         f"in text, in one process: not {', '.join(given)}; run it without")
+
+
 def _selected(args: argparse.Namespace, contract: Any) -> tuple[Any, Any, Any]:
     """(the Phase 0 failpoints whose run-loop hooks must be there, the continuation boundaries, the outcomes) of
     `crash --failpoint`; a name no failpoint or boundary has is a usage error."""
@@ -96,6 +106,8 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(contract, "module"):  # a contract in the contract language: its scenarios
         from .language_commands import crash_language
 
+        given = {"--failpoint": args.failpoint, "--outcome": args.outcome, "--json": args.json, "--junit": args.junit, "--jobs": args.jobs}
+        _refuse_unsupported("crash", "runs every scenario (spec/contract.yaml `scenarios`) and takes --no-torn", given)
         return crash_language(contract, out, torn=not args.no_torn)
     failpoints, boundaries, outcomes = _selected(args, contract)
     if args.outcome is not None and args.outcome not in outcomes:
@@ -260,7 +272,9 @@ def register(commands: Any) -> None:
         "independent oracle, and check every invariant in spec/invariants.yaml. On a violation, the shortest "
         "counterexample is written as a JSONL ledger that `resume-contract plan` replays.",
         epilog="exit: 0 no violation, 1 a violation, 2 usage. Depth 5 runs in CI; each more event multiplies the "
-        "ledgers by the alphabet's classes (16 for the packaged contract).",
+        "ledgers by the alphabet's classes (16 for the packaged contract). A contract written in the contract "
+        "language (spec/contract.yaml) is held to its own oracle instead (`oracle:`, a file defining decide(rows)): "
+        "every ledger up to --depth rows is decided by both, and the smallest they decide apart is the counterexample.",
     )
     verify.add_argument("--depth", type=int, default=5, metavar="N", help="the longest ledger explored (default 5)")
     verify.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores)")

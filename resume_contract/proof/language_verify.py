@@ -2,7 +2,8 @@
 (generator/language/alphabet.py, two values for each key so that two items of one lifecycle interleave), decided
 by the contract and by the project's own oracle (`oracle:` in spec/contract.yaml: a Python file defining
 `decide(rows)`, written from the contract's prose, not from its YAML). A ledger the two decide differently, or one
-the oracle does not judge (it raises, or returns no decision), fails it; the smallest is reported.
+the oracle does not judge (it raises, or returns no decision), fails it, as does one the contract cannot judge (an
+expression fails on it: `plan` would exit 2); the smallest is reported.
 
 The oracle answers `{"decision": WORD, "reasons": [...]}` (and, if it wants them compared, `items` as
 `item/key=status` and `replay` as event ids) or `{"corrupt": true}`.
@@ -69,7 +70,12 @@ def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -
     for word in alphabet.words(depth):
         rows = rows_of(alphabet, word, spec.rows.id)
         judged = judge(module, rows)
-        ours: dict[str, Any] = {"corrupt": True} if judged.decision is None else outcome(judged.decision) | {"replay": list(judged.decision.replay)}
+        if judged.decision is not None:
+            ours: dict[str, Any] = outcome(judged.decision) | {"replay": list(judged.decision.replay)}
+        elif (judged.refused or "").startswith("an expression failed"):  # (no decision at all: `plan` exits 2)
+            ours = {"undecided": judged.refused}
+        else:
+            ours = {"corrupt": True}
         result.explored += 1
         try:
             theirs = oracle([dict(row) for row in rows])
@@ -92,6 +98,8 @@ def _judged(answer: Any) -> bool:
 
 
 def _agree(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    if "undecided" in ours:
+        return False  # the contract cannot judge the ledger: whatever the oracle says, the contract is wrong
     if theirs.get("corrupt") is True or "corrupt" in ours:
         return theirs.get("corrupt") is True and "corrupt" in ours
     compared = ["decision", "reasons", *(key for key in ("items", "replay") if key in theirs)]
