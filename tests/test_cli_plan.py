@@ -153,7 +153,7 @@ def test_the_workspace_audit_counts_safe_blocked_and_corrupt_runs(tmp_path: Path
         f"corrupt    s2/corrupt: {corrupt}:3: byte offset {corrupt.stat().st_size - 1}: torn_row: the last 1 bytes have no terminating newline",
         "8 runs: 6 safe_replay, 1 blocked, 1 corrupt, 0 live, 0 unreadable, 1 skipped",
         "what to do:",
-        f"  blocked (1): do not replay; for each, `resume-contract plan --workspace {tmp_path} --session s2 --run blocked` lists the calls to verify",
+        f"  blocked (1): do not replay; for each, `resume-contract plan --workspace {tmp_path} --session s2 --run blocked` says why, and lists each call to verify",
         f"  torn (1): once nothing writes them, `resume-contract repair --workspace {tmp_path} --session s2 --run corrupt` (each), then plan again",
     ]
     assert "skipped" in err and "invalid session id 'bad id'" in err

@@ -102,7 +102,7 @@ def test_the_audit_tells_two_blocked_runs_apart_and_says_what_to_do_for_each_gro
     assert f"blocked    {session}/unmatched: {names.reason_of(names.UNMATCHED[0])} ({unmatched})" in lines
     assert lines[lines.index("what to do:") + 1 :] == [
         f"  blocked (2): do not replay; for each, `resume-contract plan --workspace {tmp_path} --session {session} --run pending` "
-        "lists the calls to verify",
+        "says why, and lists each call to verify",
         f"  torn (1): once nothing writes them, `resume-contract repair --workspace {tmp_path} --session {session} --run torn` "
         "(each), then plan again",
     ]

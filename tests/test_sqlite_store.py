@@ -332,6 +332,58 @@ def test_side_files_that_are_not_a_live_wal_are_never_added_to(tmp_path: Path, r
     assert sorted(os.listdir(workspace)) == ["runtime.sqlite", "runtime.sqlite-journal"]
 
 
+def test_an_empty_journal_beside_the_store_holds_nothing_to_roll_back_and_is_read_past(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path)
+    (workspace / "runtime.sqlite-journal").write_bytes(b"")
+    before = _digest(workspace / "runtime.sqlite")
+    assert run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")[0] == 0
+    assert sorted(os.listdir(workspace)) == ["runtime.sqlite", "runtime.sqlite-journal"] and _digest(workspace / "runtime.sqlite") == before
+
+
+def test_a_store_whose_schema_text_is_damaged_is_unreadable_never_a_traceback(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    # One byte of this database's schema records turned into one that is not UTF-8 (a user's trial found it: every
+    # command ended in a UnicodeDecodeError, exit 1, which says blocked).
+    workspace = _case("T_P4", tmp_path)
+    database = workspace / "runtime.sqlite"
+    damaged = bytearray(database.read_bytes())
+    damaged[27633] ^= 0xFF
+    database.write_bytes(bytes(damaged))
+    for command in (["plan", "--session", "session-1", "--run", "run-1"], ["plan"], ["repair", "--session", "session-1", "--run", "run-1"], ["recover"]):
+        code, out, err = run_cli(command[0], "--workspace", str(workspace), *command[1:])
+        assert (code, out) == (2, ""), (command, code, out, err)
+        assert "not a database this tool reads" in err and "not UTF-8" in err and "Traceback" not in err, (command, err)
+    assert database.read_bytes() == bytes(damaged) and sorted(os.listdir(workspace)) == ["runtime.sqlite"]
+
+
+def test_an_exception_no_command_maps_exits_2_never_1_which_says_blocked() -> None:
+    script = "import resume_contract.cli as cli\ndef main():\n    raise RuntimeError('a bug')\ncli.main = main\ncli.run()\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 2 and "RuntimeError: a bug" in done.stderr and "internal error" in done.stderr, done.stderr
+
+
+def test_the_audit_lists_no_call_that_provably_never_ran_as_one_to_verify(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _case("T_P1", tmp_path)  # a call committed without its dispatch: tool_not_dispatched
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--format", "json")
+    (summary,) = [json.loads(line) for line in out.splitlines()[:-1]]
+    assert code == 1 and summary["diagnostics"] == ["tool_not_dispatched"] and summary.get("toVerify", []) == [], out
+    code, out, err = run_cli("plan", "--workspace", str(workspace))
+    assert "verify Bash" not in out and "says why, and lists each call to verify" in out, out
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+    assert "never ran:" in out and "to verify:" not in out, out
+
+
+def test_a_hint_naming_an_id_that_starts_with_a_dash_parses_back_to_that_id() -> None:
+    import shlex
+
+    from resume_contract.cli.parser import build_parser
+    from resume_contract.output.terminal import run_options
+
+    hint = "plan " + run_options("W S", "--help", "-r1")
+    assert hint == "plan --workspace 'W S' --session=--help --run=-r1"
+    args = build_parser().parse_args(shlex.split(hint))
+    assert (args.workspace, args.session, args.run) == ("W S", "--help", "-r1")
+
+
 def test_ids_from_the_database_never_forge_a_line(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     workspace = _store(tmp_path)
     forged = "s\nresume-contract: 0 runs: all safe\x1b[2J"
@@ -367,3 +419,5 @@ def test_recover_and_repair_refuse_what_is_not_there(tmp_path: Path, run_cli) ->
     (text / "runtime.sqlite").write_text("not a database\n" * 10)
     code, out, err = run_cli("repair", "--workspace", str(text))
     assert (code, out) == (2, "") and "not a SQLite database" in err, err
+    code, out, err = run_cli("repair", "--workspace", str(workspace), "--session", "session-1", "--run", "nope")
+    assert (code, out) == (2, "") and "has no run 'nope'" in err, (out, err)  # (said alone: not "nothing changed" first)

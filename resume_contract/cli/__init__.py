@@ -34,9 +34,16 @@ def run() -> NoReturn:
     When nothing is left to run at exit (no atexit callback: a worker pool, a temporary directory, logging or a
     coverage tool registers one; no `threading`, so no thread; no profiler or debugger), the process ends at once once its output is
     flushed, without tearing the interpreter down: freeing every module and object costs a small plan a tenth
-    of its instructions (mypy exits the same way, for the same reason). Otherwise, and on any exception, it
-    exits as Python does."""
-    code = main()
+    of its instructions (mypy exits the same way, for the same reason). Otherwise it exits as Python does, but for
+    an exception no command maps (a bug): after its traceback, exit 2, nothing decided (Python's 1 says blocked)."""
+    try:
+        code = main()
+    except Exception:  # (not KeyboardInterrupt or SystemExit: main maps those)
+        import traceback
+
+        traceback.print_exc()
+        print("resume-contract: internal error, a bug (please report it with the traceback above); nothing was decided", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
     if _nothing_left_at_exit():
         try:
             for stream in (sys.stderr, sys.stdout):  # (None when closed; stdout was flushed by main already)

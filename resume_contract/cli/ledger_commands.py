@@ -265,17 +265,18 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(error)) from None
     if bool(args.session) != bool(args.run):
         raise UsageError("give both --session and --run (one run), or neither (the store as a whole)")
-    print(f"{store}: a SQLite store has no torn tail to move aside (each transaction is committed whole or not at all, and "
-          "SQLite's own recovery replays its WAL when the runtime next opens it); nothing changed", file=out)
-    if not (args.session and args.run):
-        return EXIT_OK
-    try:
-        read_store_run(args.workspace, args.session, args.run, contract=selected_contract(args))
-    except (LedgerMissing, StoreUnreadable, StoreBusy) as error:
-        raise UsageError(str(error)) from None
-    except LedgerCorruption as error:
-        print(f"resume-contract: still corrupt, no plan: {error}\n{corruption_next_step(error)}", file=err)
-        return EXIT_CORRUPT
+    said = (f"{store}: a SQLite store has no torn tail to move aside (each transaction is committed whole or not at all, and "
+            "SQLite's own recovery replays its WAL when the runtime next opens it); nothing changed")
+    if args.session and args.run:  # the run is read first: one the store does not hold is said alone
+        try:
+            read_store_run(args.workspace, args.session, args.run, contract=selected_contract(args))
+        except (LedgerMissing, StoreUnreadable, StoreBusy) as error:
+            raise UsageError(str(error)) from None
+        except LedgerCorruption as error:
+            print(said, file=out)
+            print(f"resume-contract: still corrupt, no plan: {error}\n{corruption_next_step(error)}", file=err)
+            return EXIT_CORRUPT
+    print(said, file=out)
     return EXIT_OK
 
 

@@ -73,7 +73,7 @@ def _recover_store(args: argparse.Namespace, contract: Any, out: TextIO, err: Te
     from ..contract import build_resume_plan
     from ..errors import LedgerCorruption, StoreBusy, StoreUnreadable
     from ..ledger.sqlite_store import SqliteStore
-    from ..output.terminal import escape
+    from ..output.terminal import escape, run_options
 
     runs: list[dict[str, Any]] = []
     try:
@@ -109,7 +109,9 @@ def _recover_store(args: argparse.Namespace, contract: Any, out: TextIO, err: Te
         for run in corrupt:
             out.write(f"  {escape(run['sessionId'])}/{escape(run['runId'])}: corrupt, not touched: {escape(run['message'])}\n")
         if interrupted:
-            out.write("to decide each before the runtime recovers it: `resume-contract plan --workspace WS --session S --run R`\n")
+            first = interrupted[0]
+            example = escape(f"resume-contract plan {run_options(args.workspace, first['sessionId'], first['runId'])}")
+            out.write(f"to decide each before the runtime recovers it: `{example}` (the first)\n")
     return EXIT_CORRUPT if corrupt else EXIT_OK
 
 

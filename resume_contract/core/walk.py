@@ -313,9 +313,11 @@ class Walk:
         return Verdict(disposition, tuple(diagnostics), reasons, requires_verification)
 
     def unsettled(self, limit: int) -> list[tuple[str, str]]:
-        """(tool name, call id) of the first `limit` operations without a committed response, in the plan's order
-        (a store holds none of them: only an operation with its response is handed to it)."""
-        return [(operation.tool_name, call_id) for call_id, operation in self.operations.items() if operation.response_event_id is None][:limit]
+        """(tool name, call id) of the first `limit` operations without a committed response whose effects may have
+        happened (not one that provably never started: `ProjectorTable.never_ran_statuses`), in the plan's order.
+        A store holds none of them: only an operation with its response is handed to it."""
+        status, never_ran = self.table.state_status, self.table.never_ran_statuses
+        return [(op.tool_name, call_id) for call_id, op in self.operations.items() if op.response_event_id is None and status.get(op.state) not in never_ran][:limit]
 
     def plan(
         self,

@@ -280,6 +280,7 @@ def audit_store(workspace: StrPath, *, contract: Contract | None = None) -> Iter
                 plan.rejection_reasons,
                 diagnostics=tuple(dict.fromkeys(diagnostic.code for diagnostic in plan.diagnostics)),
                 to_verify=tuple(
-                    f"{operation.tool_name} call {operation.tool_call_id}" for operation in plan.operations if operation.response_runtime_event_id is None
+                    f"{operation.tool_name} call {operation.tool_call_id}" for operation in plan.operations
+                    if operation.response_runtime_event_id is None and operation.status not in contract.table.never_ran_statuses  # (as Walk.unsettled)
                 )[:VERIFY_LISTED],
             )

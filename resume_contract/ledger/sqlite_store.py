@@ -15,7 +15,8 @@ Safe beside a live runtime, and it changes nothing:
   has the database open, or was killed: they are used as it left them), nothing is in a WAL, and the file is read
   as immutable instead, which creates nothing; the read is kept only if, afterwards, the side files and the
   file's size, times and inode are as they were (a writer that came and went meanwhile changed them: the run is
-  read again, as it now is). A `-journal` beside it (a rollback-mode writer mid-transaction) is refused.
+  read again, as it now is). A `-journal` beside it holding anything (a rollback-mode writer mid-transaction, or one
+  cut off in it) is refused; an empty one, which SQLite does not roll back, is not.
 
 What this tool refuses (never a plan, never a traceback): a file that is not a SQLite database, another
 `user_version`, a runtime table that is missing or not a table, a missing column (`StoreUnreadable`, exit 2); a
@@ -163,7 +164,7 @@ class SqliteStore:
                 if file.read(len(_HEADER)) != _HEADER:
                     raise StoreUnreadable(f"{self.path}: not a SQLite database (no SQLite header); this tool reads the runtime's {STORE_NAME}")
             present = _side_files(self.path)
-            if "-journal" in present:  # (a rollback journal: the file may hold half a transaction until it is rolled back)
+            if present.get("-journal", 0) > 0:  # (the file may hold half a transaction until it is rolled back; an empty one is not)
                 raise StoreBusy(f"{self.path}-journal is beside the store: a writer is mid-transaction in rollback-journal mode, "
                                 "or was cut off in one; plan again once the runtime is idle (or has opened the workspace again)")
             if present.get("-wal", 0) > 0 and "-shm" not in present:
@@ -184,7 +185,10 @@ class SqliteStore:
         """After an immutable read: nothing opened the database meanwhile (else the read is made again, live)."""
         return _side_files(self.path) == self._beside and _stat(self.path) == self._opened_as
 
-    def _refusal(self, error: sqlite3.Error) -> Exception:
+    def _refusal(self, error: sqlite3.Error | UnicodeDecodeError) -> Exception:
+        if isinstance(error, UnicodeDecodeError):
+            return StoreUnreadable(f"{self.path}: not a database this tool reads: text SQLite keeps is not UTF-8 even where "
+                                   "no row names it (its schema): a damaged file; keep it as evidence, and plan a backup or a copy the runtime rebuilt")
         text = escape(error)  # (SQLite's message can quote a column's bytes)
         if text.startswith(("no such table", "no such column")):  # (the reads name every table and column they need)
             return StoreUnreadable(f"{self.path}: {text}: not a runtime store this tool reads")
@@ -209,11 +213,12 @@ class SqliteStore:
                 finally:
                     if live:
                         connection.execute("COMMIT")
-            except sqlite3.Error as error:
+            except (sqlite3.Error, UnicodeDecodeError) as error:  # (text SQLite hands over that is not UTF-8: either)
                 if self._immutable and not self._still_immutable():  # a writer came meanwhile: what was read is not the file
                     self.close()
                     continue
-                if "Could not decode to UTF-8" in str(error) and connection.text_factory is str:
+                undecodable = isinstance(error, UnicodeDecodeError) or "Could not decode to UTF-8" in str(error)
+                if undecodable and connection.text_factory is str:
                     connection.text_factory = _surrogates  # read again: the column's bytes reach the checks, which name the row
                     continue
                 raise self._refusal(error) from None

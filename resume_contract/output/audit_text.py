@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import TORN_ROW
 from .advice import NOT_REPAIRABLE
+from .terminal import run_options
 
 REFUSED = "refused"  # the group of unreadable runs refused for a symlink (`RunSummary.refusal`)
 
@@ -46,15 +46,14 @@ def next_steps(workspace: Path, counts: Mapping[str, int], summaries: Iterable[A
     for summary in summaries:
         group = TORN_ROW if summary.corruption == TORN_ROW else REFUSED if getattr(summary, "refusal", None) else summary.status
         runs.setdefault(group, []).append(summary)
-    quoted = shlex.quote(str(workspace))
-
     def example(summary: Any, command: str) -> str:
-        return f"`resume-contract {command} --workspace {quoted} --session {shlex.quote(summary.session_id)} --run {shlex.quote(summary.run_id)}`"
+        return f"`resume-contract {command} {run_options(str(workspace), summary.session_id, summary.run_id)}`"
 
     lines = []
     if runs.get("blocked"):
         lines.append(
-            f"blocked ({counts['blocked']}): do not replay; for each, {example(runs['blocked'][0], 'plan')} lists the calls to verify"
+            f"blocked ({counts['blocked']}): do not replay; for each, {example(runs['blocked'][0], 'plan')} says why, and lists "
+            "each call to verify"
         )
     if runs.get(TORN_ROW):
         lines.append(

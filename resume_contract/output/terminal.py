@@ -73,3 +73,15 @@ class JsonStream:
 
     def isatty(self) -> bool:
         return self.raw.isatty()
+
+
+def run_options(workspace: str, session_id: str, run_id: str) -> str:
+    """`--workspace W --session S --run R` as a shell reads it back, for a command a person pastes: each value
+    quoted, and one that starts with `-` given as `--session=VALUE` (else it reads as an option)."""
+    import shlex  # (only a hint needs it: a bare plan never loads shlex)
+
+    def option(name: str, value: str) -> str:
+        quoted = shlex.quote(value)
+        return f"--{name}={quoted}" if value.startswith("-") else f"--{name} {quoted}"
+
+    return " ".join((option("workspace", workspace), option("session", session_id), option("run", run_id)))
