@@ -50,6 +50,8 @@ def test_dropping_a_diagnostic_at_the_end_weakens_safety(tmp_path: Path, run_cli
     review = _diff(run_cli, tmp_path, CONTRACT.replace("status: open, at_end: open_call,", "status: open,"))
     assert review["verdict"] == "weakens-safety"
     assert _rules(review)["LANGUAGE_ITEM_CHANGED"] == "weakens-safety"
+    (message,) = [change["message"] for change in review["changes"] if change["rule"] == "LANGUAGE_ITEM_CHANGED"]
+    assert message == "item 'calls' changed: state open: at_end open_call -> None"  # (what changed, not "reworded")
 
 
 def test_a_corruption_becoming_a_decision_that_proceeds_weakens_safety(tmp_path: Path, run_cli) -> None:

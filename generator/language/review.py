@@ -199,11 +199,30 @@ def _item_detail(old: Any, new: Any) -> str:
         parts.append(f"states added: {', '.join(sorted(new_states - old_states))}")
     if old_states - new_states:
         parts.append(f"states removed: {', '.join(sorted(old_states - new_states))}")
+    old_by_name, new_by_name = {s.name: s for s in old.states}, {s.name: s for s in new.states}
+    for name in sorted(old_states & new_states):
+        moved = [f"{field} {getattr(old_by_name[name], field)} -> {getattr(new_by_name[name], field)}"
+                 for field in ("status", "at_end", "replay_opener") if getattr(old_by_name[name], field) != getattr(new_by_name[name], field)]
+        if moved:
+            parts.append(f"state {name}: {', '.join(moved)}")
+        elif old_by_name[name] != new_by_name[name]:
+            parts.append(f"state {name} reworded")
     if old.entries != new.entries:
-        parts.append(f"entries {len(old.entries)} -> {len(new.entries)}")
+        gone, came = [e for e in old.entries if e not in new.entries], [e for e in new.entries if e not in old.entries]
+        listed = [f"- {_entry_text(e)}" for e in gone] + [f"+ {_entry_text(e)}" for e in came]
+        shown = ", ".join(listed[:4]) + (f", and {len(listed) - 4} more" if len(listed) > 4 else "")
+        parts.append(f"entries ({len(old.entries)} -> {len(new.entries)}): {shown}" if listed else "entries reordered")
     if [name for name, _ in old.report] != [name for name, _ in new.report] or old.report != new.report:
         parts.append(f"report [{', '.join(name for name, _ in old.report)}] -> [{', '.join(name for name, _ in new.report)}]")
-    return "; ".join(parts) or "states reworded"
+    return "; ".join(parts) or "reworded"
+
+
+def _entry_text(entry: Any) -> str:
+    """An entry as a reviewer reads it: `observation from in_doubt when `row.error == null`: to succeeded`."""
+    when = f" when `{entry.when.text}`" if entry.when is not None else ""
+    said = (f"anomaly {entry.anomaly}" if entry.anomaly else "", f"to {entry.to}" if entry.to else "", f"corrupt ({entry.corrupt})" if entry.corrupt else "")
+    outcome = ", ".join(part for part in said if part)
+    return f"{entry.row_class} from {'/'.join(entry.sources)}{when}: {outcome}"
 
 
 def _plain(value: Any) -> Any:
