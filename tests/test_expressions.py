@@ -281,3 +281,10 @@ def test_kind_says_what_a_json_value_is_an_absent_one_being_null(semantics: str)
     # Not CEL's (it has type()): the language's own, so a test of a field's type reads as one word.
     text = '[kind(null), kind(true), kind(1), kind(1.5), kind("a"), kind([1]), kind({"a": 1}), kind({"a": 1}.b)]'
     assert _ours(text, semantics) == ["null", "bool", "number", "number", "string", "list", "map", "null"]
+
+
+def test_a_single_equals_is_pointed_at_the_comparison_it_meant() -> None:
+    env = Environment({"a": declared("a", "json")})
+    with pytest.raises(ExpressionSyntaxError, match=r"unexpected character '=' \(equality is `==`\)") as refused:
+        compile_text('a = "x"', env)
+    assert refused.value.at == (1, 3)

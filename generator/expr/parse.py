@@ -37,7 +37,9 @@ def parse(text: str) -> n.Node:
     try:
         tree = _parser().parse(text)
     except lark.UnexpectedCharacters as error:
-        raise ExpressionSyntaxError((error.line, error.column), f"unexpected character {text[error.pos_in_stream or 0]!r}") from None
+        found = text[error.pos_in_stream or 0]
+        hint = " (equality is `==`)" if found == "=" else ""
+        raise ExpressionSyntaxError((error.line, error.column), f"unexpected character {found!r}{hint}") from None
     except lark.UnexpectedToken as error:
         if error.token.type == "$END":
             raise ExpressionSyntaxError(_end(text), "the expression ends too early") from None
