@@ -332,6 +332,17 @@ def test_side_files_that_are_not_a_live_wal_are_never_added_to(tmp_path: Path, r
     assert sorted(os.listdir(workspace)) == ["runtime.sqlite", "runtime.sqlite-journal"]
 
 
+def test_a_side_file_that_is_a_symlink_is_named_and_never_followed(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _store(tmp_path / "ws")
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"")
+    Path(f"{workspace / 'runtime.sqlite'}-wal").write_bytes(b"")
+    Path(f"{workspace / 'runtime.sqlite'}-shm").symlink_to(victim)
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "session-1", "--run", "run-1")
+    assert (code, out) == (2, "") and "runtime.sqlite-shm: not a regular file (a symlink)" in err, err
+    assert victim.read_bytes() == b""
+
+
 def test_an_empty_journal_beside_the_store_holds_nothing_to_roll_back_and_is_read_past(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     workspace = _store(tmp_path)
     (workspace / "runtime.sqlite-journal").write_bytes(b"")

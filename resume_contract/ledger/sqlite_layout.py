@@ -5,12 +5,15 @@ nothing else (`sqlite_store` reads the store)."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
+from ..errors import StoreUnreadable
 from .bytes import StrPath
 
 STORE_NAME = "runtime.sqlite"
 HEADER = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
+SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def store_path(workspace: StrPath) -> Path:
@@ -29,3 +32,18 @@ def is_sqlite_file(path: StrPath) -> bool:
             return file.read(len(HEADER)) == HEADER
     except OSError:
         return False
+
+
+def side_files(path: Path) -> dict[str, int]:
+    """The side files beside the database: suffix -> size (a `-wal`'s size says whether it holds transactions)."""
+    found = {}
+    for suffix in SIDE_FILES:
+        try:
+            status = os.lstat(str(path) + suffix)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(status.st_mode):  # (SQLite would open it through a link, or fail without saying which)
+            raise StoreUnreadable(f"{path}{suffix}: not a regular file ({'a symlink' if stat.S_ISLNK(status.st_mode) else 'a directory or device'}) "
+                                  "beside the store; it is never followed: find who made it")
+        found[suffix] = status.st_size
+    return found

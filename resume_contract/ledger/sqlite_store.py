@@ -45,13 +45,12 @@ from ..errors import DUPLICATE_EVENT_ID, INVALID_UTF8, LedgerCorruption, RowRefu
 from .bytes import StrPath
 from .reader import CommittedLedger, decode_payloads
 from .sqlite_layout import HEADER as _HEADER
-from .sqlite_layout import STORE_NAME, store_path
+from .sqlite_layout import STORE_NAME, side_files, store_path
 from .sqlite_partials import merged_partials, read_partial
 
 USER_VERSION = 12  # the reference's runtime schema version: any other is refused, as the reference refuses it
 BUSY_TIMEOUT = 5.0  # seconds a locked database is waited for
 IDENTITY_MISMATCH = "identity_mismatch"
-_SIDE_FILES = ("-wal", "-shm", "-journal")
 _TABLES = ("runtime_events", "runtime_partial_snapshots", "runtime_partial_segments")
 _TABLES_QUERY = f"SELECT name, type FROM sqlite_master WHERE name IN {_TABLES!r}"
 _RUNS_QUERY = (
@@ -103,17 +102,6 @@ def _stat(path: Path) -> _Stat:
     return _Stat(status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
-def _side_files(path: Path) -> dict[str, int]:
-    """The side files beside the database: suffix -> size (a `-wal`'s size says whether it holds transactions)."""
-    found = {}
-    for suffix in _SIDE_FILES:
-        try:
-            found[suffix] = os.lstat(str(path) + suffix).st_size
-        except FileNotFoundError:
-            continue
-    return found
-
-
 class SqliteStore:
     """A workspace's `runtime.sqlite`, opened read-only. Use as a context manager, or `close` it."""
 
@@ -163,7 +151,7 @@ class SqliteStore:
             with open(self.path, "rb") as file:
                 if file.read(len(_HEADER)) != _HEADER:
                     raise StoreUnreadable(f"{self.path}: not a SQLite database (no SQLite header); this tool reads the runtime's {STORE_NAME}")
-            present = _side_files(self.path)
+            present = side_files(self.path)
             if present.get("-journal", 0) > 0:  # (the file may hold half a transaction until it is rolled back; an empty one is not)
                 raise StoreBusy(f"{self.path}-journal is beside the store: a writer is mid-transaction in rollback-journal mode, "
                                 "or was cut off in one; plan again once the runtime is idle (or has opened the workspace again)")
@@ -183,7 +171,7 @@ class SqliteStore:
 
     def _still_immutable(self) -> bool:
         """After an immutable read: nothing opened the database meanwhile (else the read is made again, live)."""
-        return _side_files(self.path) == self._beside and _stat(self.path) == self._opened_as
+        return side_files(self.path) == self._beside and _stat(self.path) == self._opened_as
 
     def _refusal(self, error: sqlite3.Error | UnicodeDecodeError) -> Exception:
         if isinstance(error, UnicodeDecodeError):
