@@ -89,6 +89,18 @@ def test_reasons_listed_in_another_order_are_neutral(tmp_path: Path, run_cli) ->
     assert {ledger["effect"] for ledger in review["evidence"]["ledgers"]} == {"neutral"}
 
 
+def test_each_finding_names_its_place_in_spec_contract_yaml_on_both_sides(tmp_path: Path, run_cli) -> None:
+    # (an annotation lands on the changed line: `diff --format github` needs the file and line)
+    lines = CONTRACT.splitlines()
+    item = lines.index("  calls:") + 1
+    reason = lines.index("    unsettled: a call is unsettled") + 1
+    new = CONTRACT.replace("status: open, at_end: open_call,", "status: open,").replace("    unsettled: a call is unsettled\n", "    unsettled: a call is not settled\n")
+    review = _diff(run_cli, tmp_path, new)
+    places = {change["rule"]: (change["base"], change["head"]) for change in review["changes"]}
+    assert places["LANGUAGE_ITEM_CHANGED"] == (f"spec/contract.yaml:{item}:3", f"spec/contract.yaml:{item}:3"), places
+    assert places["LANGUAGE_REWORDED"] == (f"spec/contract.yaml:{reason}:5", f"spec/contract.yaml:{reason}:5"), places
+
+
 def test_a_reworded_message_is_neutral_and_moves_no_ledger(tmp_path: Path, run_cli) -> None:
     review = _diff(run_cli, tmp_path, CONTRACT.replace("message: a call has no result", "message: a call has no result yet"))
     assert review["verdict"] == "neutral"

@@ -117,6 +117,7 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
         oracle=data.get("oracle"),
+        key_marks=dict(file.key_marks),
         exclusive=tuple(
             (tuple(group["classes"]), "anomaly" if "anomaly" in group else "corrupt", group.get("anomaly") or group["corrupt"])
             for group in data.get("exclusive", [])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,8 @@ class LanguageSpec:
     # Groups of classes no row may be in two of: (the classes, "anomaly" or "corrupt", the diagnostic or message)
     exclusive: tuple[tuple[tuple[str, ...], str, str], ...] = ()
     oracle: str | None = None  # the project's independent oracle (a Python file), which `verify` compares with
+    # Where each key stands in spec/contract.yaml (a path of keys -> its Mark): `diff` names a change's place by it.
+    key_marks: Any = field(default=None, compare=False, repr=False)
     # What a catalogue contract names and a language contract does not: its run loops.
     run_loop = None
     continuation_crash = None

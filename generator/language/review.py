@@ -21,8 +21,10 @@ from typing import Any
 import msgspec
 
 from resume_contract.core.explore import deepest
+from resume_contract.core.spec_layout import LANGUAGE_SPEC
 from resume_contract.core.summary import PlanSummary
 
+from ..errors import Mark
 from ..review import rules
 from ..review.collector import Change, Review, report_order
 from ..review.evidence import DEFAULT_DEPTH, LEDGER_BUDGET, LedgerEvidence
@@ -115,51 +117,52 @@ def _classed(change: Change, evidence_class: str, moved: list[LedgerEvidence]) -
 def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     changes: list[Change] = []
 
-    def add(rule: rules.Rule, message: str, old: Any = None, new: Any = None) -> None:
+    def add(rule: rules.Rule, message: str, old: Any = None, new: Any = None, at: tuple[str, ...] = ()) -> None:
         # The whole base and head values go into the finding's fingerprint: a waiver accepts exactly this change.
-        changes.append(Change(rule.id, rule.change_class, message, None, None, values=[_plain(old), _plain(new)]))
+        # `at`: the keys of the changed construct in spec/contract.yaml, found on each side (or what holds it).
+        changes.append(Change(rule.id, rule.change_class, message, _where(base, at), _where(head, at), values=[_plain(old), _plain(new)]))
 
     _row_changes(base, head, add)
     old_classes, new_classes = {c.name: c for c in base.classes}, {c.name: c for c in head.classes}
     for name in sorted(set(old_classes) | set(new_classes)):
         if old_classes.get(name) != new_classes.get(name):
-            add(rules.LANGUAGE_CLASS_CHANGED, f"class '{name}' {_how(old_classes.get(name), new_classes.get(name))}", old_classes.get(name), new_classes.get(name))
+            add(rules.LANGUAGE_CLASS_CHANGED, f"class '{name}' {_how(old_classes.get(name), new_classes.get(name))}", old_classes.get(name), new_classes.get(name), ("classes", name))
     old_items, new_items = {i.name: i for i in base.items}, {i.name: i for i in head.items}
     for name in sorted(set(old_items) | set(new_items)):
         old, new = old_items.get(name), new_items.get(name)
         if old != new:
             rule = rules.LANGUAGE_ITEM_CHANGED if old is None or new is None or _without_text(old) != _without_text(new) else rules.LANGUAGE_REWORDED
-            add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""), old, new)
+            add(rule, f"item '{name}' {_how(old, new)}" + (f": {_item_detail(old, new)}" if old is not None and new is not None else ""), old, new, ("items", name))
     old_checks, new_checks = [(e.text, code) for e, code in base.decision.checks], [(e.text, code) for e, code in head.decision.checks]
     if old_checks != new_checks:
-        add(rules.LANGUAGE_CHECK_CHANGED, f"decision.checks: {len(old_checks)} -> {len(new_checks)}, {sum(c not in old_checks for c in new_checks)} new or changed", old_checks, new_checks)
+        add(rules.LANGUAGE_CHECK_CHANGED, f"decision.checks: {len(old_checks)} -> {len(new_checks)}, {sum(c not in old_checks for c in new_checks)} new or changed", old_checks, new_checks, ("decision", "checks"))
     if base.exclusive != head.exclusive:
-        add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed", base.exclusive, head.exclusive)
+        add(rules.LANGUAGE_CLASS_CHANGED, "the exclusive groups of classes changed", base.exclusive, head.exclusive, ("exclusive",))
     if base.replay != head.replay:
-        add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed", base.replay, head.replay)
+        add(rules.LANGUAGE_REPLAY_CHANGED, "replay.when changed", base.replay, head.replay, ("replay",))
     reported = {(item, said) for item in new_items for said, _ in new_items[item].report}
     for owner, said in sorted({(item, said) for item in old_items for said, _ in old_items[item].report} - reported):
-        add(rules.LANGUAGE_NAME_CHANGED, f"item '{owner}': report {said} removed or renamed (plan --json's items say it no more)", old_items[owner].report)
+        add(rules.LANGUAGE_NAME_CHANGED, f"item '{owner}': report {said} removed or renamed (plan --json's items say it no more)", old_items[owner].report, None, ("items", owner, "report"))
     if base.decision.offset_mismatch != head.decision.offset_mismatch:
-        add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}")
+        add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}", at=("decision", "offset_mismatch"))
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
-        add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}")
+        add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}", at=("decision", "proceed"))
     _names(base, head, add)
     if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
-        add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed", (base.name, base.phase, base.summary), (head.name, head.phase, head.summary))
+        add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed", (base.name, base.phase, base.summary), (head.name, head.phase, head.summary), ("summary",))
     return changes
 
 
 def _row_changes(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
     if base.rows.unknown_keys == "reject" and head.rows.unknown_keys == "ignore":
-        add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore")
+        add(rules.LANGUAGE_UNKNOWN_KEYS_READ, "rows.unknown_keys: reject -> ignore", at=("rows", "unknown_keys"))
     if base.rows != head.rows:
         moved = [name for name in ("id", "run", "tag", "partial", "unknown_keys", "layout", "fields", "kinds") if getattr(base.rows, name) != getattr(head.rows, name)]
-        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}", base.rows, head.rows)
+        add(rules.LANGUAGE_ROWS_CHANGED if _without_text(base.rows) != _without_text(head.rows) else rules.LANGUAGE_REWORDED, f"rows changed: {', '.join(moved)}", base.rows, head.rows, ("rows", *moved[:1]))
     if base.rows.layout != head.rows.layout:  # (no decision moves: where audits look for runs does)
-        add(rules.LANGUAGE_NAME_CHANGED, f"rows.layout: {base.rows.layout} -> {head.rows.layout}")
+        add(rules.LANGUAGE_NAME_CHANGED, f"rows.layout: {base.rows.layout} -> {head.rows.layout}", at=("rows", "layout"))
     if base.semantics != head.semantics:
-        add(rules.SEMANTICS_CHANGED, f"semantics: {base.semantics} -> {head.semantics}")
+        add(rules.SEMANTICS_CHANGED, f"semantics: {base.semantics} -> {head.semantics}", at=("semantics",))
 
 
 def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
@@ -167,23 +170,23 @@ def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
     new = {code: (reason, message) for code, reason, message in head.decision.diagnostics}
     for code in sorted(set(old) | set(new)):
         if code not in new:
-            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}' removed", old[code])
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}' removed", old[code], None, ("decision", "diagnostics", code))
         elif code not in old:
-            add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})", None, new[code])
+            add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})", None, new[code], ("decision", "diagnostics", code))
         elif old[code][0] != new[code][0]:
-            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}")
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}", at=("decision", "diagnostics", code))
         elif old[code][1] != new[code][1]:
-            add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded", old[code], new[code])
+            add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded", old[code], new[code], ("decision", "diagnostics", code))
     old_reasons, new_reasons = dict(base.decision.reasons), dict(head.decision.reasons)
     for reason in sorted(set(old_reasons) | set(new_reasons)):
         if reason not in new_reasons:
-            add(rules.LANGUAGE_NAME_CHANGED, f"reason '{reason}' removed", old_reasons[reason])
+            add(rules.LANGUAGE_NAME_CHANGED, f"reason '{reason}' removed", old_reasons[reason], None, ("decision", "reasons", reason))
         elif reason not in old_reasons:
-            add(rules.LANGUAGE_NAME_ADDED, f"reason '{reason}' added", None, new_reasons[reason])
+            add(rules.LANGUAGE_NAME_ADDED, f"reason '{reason}' added", None, new_reasons[reason], ("decision", "reasons", reason))
         elif old_reasons[reason] != new_reasons[reason]:
-            add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded", old_reasons[reason], new_reasons[reason])
+            add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded", old_reasons[reason], new_reasons[reason], ("decision", "reasons", reason))
     if [r for r in old_reasons if r in new_reasons] != [r for r in new_reasons if r in old_reasons]:
-        add(rules.REASONS_REORDERED, "reasons listed in another order", list(old_reasons), list(new_reasons))
+        add(rules.REASONS_REORDERED, "reasons listed in another order", list(old_reasons), list(new_reasons), ("decision", "reasons"))
 
 
 def _how(old: Any, new: Any) -> str:
@@ -223,6 +226,15 @@ def _entry_text(entry: Any) -> str:
     said = (f"anomaly {entry.anomaly}" if entry.anomaly else "", f"to {entry.to}" if entry.to else "", f"corrupt ({entry.corrupt})" if entry.corrupt else "")
     outcome = ", ".join(part for part in said if part)
     return f"{entry.row_class} from {'/'.join(entry.sources)}{when}: {outcome}"
+
+
+def _where(spec: LanguageSpec, at: tuple[str, ...]) -> Mark:
+    """Where the keys `at` stand in the spec (the nearest of them there is; the file's first line at worst)."""
+    marks = spec.key_marks or {}
+    path = at
+    while path and path not in marks:
+        path = path[:-1]
+    return marks.get(path) or Mark(LANGUAGE_SPEC, 1, 1)
 
 
 def _plain(value: Any) -> Any:
