@@ -180,6 +180,8 @@ def test_an_expression_that_cannot_judge_a_row_is_exit_2_naming_it(tmp_path: Pat
         ("class: loud", "class: quiet", ":42:", "'quiet' is not a declared class"),
         ("    twice: {reason: odd,", "    twice: {reason: strange,", ":50:", "'strange' is not a declared reason"),
         ("      - {class: done, from: open, to: broken}\n", "      - {class: done, from: open, to: broken}\n      - {class: done, from: open, to: closed}\n", ":34:", "never applies: the entry at line 33"),
+        ("  reasons:\n", "    lonely: {reason: odd, message: nothing raises it}\n  reasons:\n", ":52:", "diagnostic 'lonely' is declared but nothing raises it"),
+        ("    unsettled: a call is unsettled\n", "    unsettled: a call is unsettled\n    idle: no diagnostic gives it\n", ":55:", "reason 'idle' is declared but no diagnostic gives it"),
     ],
 )
 def test_a_mistake_is_named_at_its_line_and_nothing_is_written(tmp_path: Path, run_cli, old: str, new: str, where: str, message: str) -> None:
@@ -360,7 +362,8 @@ def test_check_run_oracle_says_verify_holds_a_language_contract_to_its_oracle(ti
 
 
 def test_diff_reads_a_language_contract_at_git_revisions_and_sees_a_key_change(tmp_path: Path, run_cli) -> None:
-    base = CONTRACT.replace("      - {class: call, from: [open, closed, broken], anomaly: twice}\n", "      - {class: call, from: [open, closed, broken], to: open}\n")
+    base = CONTRACT.replace("      - {class: call, from: [open, closed, broken], anomaly: twice}\n", "      - {class: call, from: [open, closed, broken], to: open}\n").replace(
+        "    twice: {reason: odd, message: a call id twice}\n", "")  # (a diagnostic nothing raises is refused)
     root = _project(tmp_path / "repo", base)
     assert run_cli("--root", str(root), "generate")[0] == 0
 

@@ -44,6 +44,24 @@ def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
         errors.append(SpecError(file.mark(("decision", "offset_mismatch")), _undeclared("diagnostic", decision["offset_mismatch"], diagnostics)))
     if decision["proceed"] == decision["stop"]:
         errors.append(SpecError(file.mark(("decision", "stop")), "`proceed` and `stop` are the decision's two words: they must differ"))
+    return errors + _unused(file)
+
+
+def _unused(file: LoadedFile) -> list[SpecError]:
+    """A diagnostic nothing raises, a reason no diagnostic gives: declared but dead (as the catalogue refuses them)."""
+    data, decision = file.data, file.data["decision"]
+    raised = {entry.get("anomaly") for item in data["items"].values() for entry in item.get("on", ())}
+    raised |= {body.get("at_end") for item in data["items"].values() for body in item["states"].values()}
+    raised |= {group.get("anomaly") for group in data.get("exclusive", ())} | {check["raise"] for check in decision.get("checks", ())}
+    raised.add(decision.get("offset_mismatch"))
+    errors = [
+        SpecError(file.key_mark(("decision", "diagnostics", code)), f"diagnostic '{code}' is declared but nothing raises it (an entry's "
+                  "`anomaly`, a state's `at_end`, an exclusive group's `anomaly`, a check's `raise` or `offset_mismatch`)")
+        for code in decision["diagnostics"] if code not in raised
+    ]
+    given = {body["reason"] for body in decision["diagnostics"].values()}
+    errors += [SpecError(file.key_mark(("decision", "reasons", reason)), f"reason '{reason}' is declared but no diagnostic gives it")
+               for reason in decision["reasons"] if reason not in given]
     return errors
 
 
