@@ -329,7 +329,8 @@ def register(commands: Any) -> None:
         "or run too: only an existing empty ledger is the empty prefix), 3 corrupt ledger (never a plan).\n"
         "An audit exits with the worst of its runs: 3 any corrupt, 2 any live (still being written), unreadable or\n"
         "skipped, 1 any blocked, else 0. Under a contract in the contract language (spec/contract.yaml), 0 and 1 are its own\n"
-        "proceed and stop words, and --workspace reads its rows.layout (docs/tutorial.md).",
+        "proceed and stop words, --workspace reads its rows.layout, and --json prints its decision (decision,\n"
+        "rejectionReasons, diagnostics, items, replayEventIds, highWater; docs/tutorial.md).",
     )
     add_ledger_arguments(plan)
     plan.add_argument("--expected-high-water", type=int, metavar="N", help="the high-water the caller checkpointed; a different one is runtime_offset_mismatch")

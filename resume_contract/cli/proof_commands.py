@@ -290,7 +290,10 @@ def register(commands: Any) -> None:
         description="For each failpoint and tool outcome: commit the failpoint's prefix in a child process and\n"
         "SIGKILL it (sigkill), and kill the reference run loop at the failpoint's real hook (real boundary);\n"
         "reopen, project twice, and check the plan against the decision table. Also kills a child in the\n"
-        "middle of a large row after each committed prefix (torn write), then repairs.",
+        "middle of a large row after each committed prefix (torn write), then repairs.\n\n"
+        "A contract written in the contract language (spec/contract.yaml) names no failpoints: its scenarios are\n"
+        "its crash cases (each prefix committed and SIGKILLed, and torn in the middle of the next row), and of\n"
+        "these options it takes --no-torn alone.",
         epilog="exit: 0 every case verified, 1 any case failed, 2 usage.",
     )
     crash.add_argument("--failpoint", metavar="ID", help="only this failpoint (e.g. P3) or continuation boundary (e.g. after_run_created)")
