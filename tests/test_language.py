@@ -233,6 +233,16 @@ def test_a_scenario_the_contract_decides_otherwise_is_named_at_its_then(tmp_path
     assert not (root / "generated").exists()
 
 
+def test_a_scenario_row_the_model_refuses_is_named_at_the_row(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", CONTRACT + SCENARIO.replace('{id: "2", run: r, type: done,', '{id: "2", run: r, type: dnoe,'))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2
+    assert "spec/contract.yaml:62:14: row 2 (id '2') is not a row the contract reads (" in err and "dnoe" in err, err
+    root = _project(tmp_path / "q", CONTRACT + SCENARIO.replace("then: {decision: go, items: [calls/a=closed]}", "then: {corrupt: true}").replace(
+        '{id: "2", run: r, type: done,', '{id: "2", run: r, type: dnoe,'))
+    assert run_cli("--root", str(root), "generate")[0] == 0  # (a scenario may say such a row is corrupt)
+
+
 def test_a_scenario_of_two_runs_is_refused(tmp_path: Path, run_cli) -> None:
     root = _project(tmp_path / "p", CONTRACT + SCENARIO.replace('{id: "2", run: r,', '{id: "2", run: q,'))
     code, out, err = run_cli("--root", str(root), "generate")

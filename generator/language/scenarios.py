@@ -29,6 +29,12 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
         for path, length, expect in steps:
             found = _disagreement(module, rows[:length], expect)
             if found is not None:
+                invalid = _invalid_row(module, rows[:length]) if not expect.corrupt else None
+                if invalid is not None:  # (a row the model refuses is the row's mistake, said at the row)
+                    index, why = invalid
+                    errors.append(SpecError(file.mark(where + ("rows", index, "row")), f"row {index + 1} ({spec.rows.id} {ids[index]!r}) is not a row the "
+                                            f"contract reads ({why}): write it as `rows` declares, or give `then: {{corrupt: true}}`"))
+                    break
                 after = "before any row" if length == 0 else f"after row {length} ({spec.rows.id} {ids[length - 1]!r})"
                 errors.append(SpecError(file.mark(path), f"{after} the contract {found}"))
                 break  # (the rows after it would repeat the disagreement)
@@ -47,6 +53,14 @@ def _disagreement(module: object, rows: list[dict], expect: Expect) -> str | Non
     if found != (expect.decision, expect.reasons, expect.items):
         items = f" items {items_of}" if expect.items is not None else ""
         return f"decides {decision.decision} {list(decision.reasons)}{items}, the scenario says {_said(expect)}"
+    return None
+
+
+def _invalid_row(module: object, rows: list[dict]) -> tuple[int, str] | None:
+    """(its index, why) when the rows are refused because one of them is no row of the model (`invalid_event`)."""
+    judged = judge(module, rows)  # type: ignore[arg-type]
+    if judged.decision is None and judged.row is not None and (judged.refused or "").startswith("invalid_event"):
+        return judged.row, (judged.refused or "").partition(": ")[2]
     return None
 
 
