@@ -193,6 +193,15 @@ def test_a_mistake_is_named_at_its_line_and_nothing_is_written(tmp_path: Path, r
     assert not (root / "generated").exists()
 
 
+def test_a_misspelt_key_of_an_entry_is_said_once_at_the_key(tmp_path: Path, run_cli) -> None:
+    # (not first as "{...} is not valid under any of the given schemas": the entry may take several shapes)
+    assert "when: row.ok, to: closed" in CONTRACT
+    root = _project(tmp_path / "p", CONTRACT.replace("when: row.ok, to: closed", "when: row.ok, too: closed", 1))
+    code, out, err = run_cli("--root", str(root), "generate")
+    assert code == 2 and "unknown key 'too' (did you mean 'to'?)" in err and "not valid under any" not in err, err
+    assert "the spec has 1 error" in err
+
+
 def test_a_spec_holding_both_languages_is_refused(tmp_path: Path, run_cli) -> None:
     root = _project(tmp_path / "p")
     (root / "spec" / "projector.yaml").write_text("initial: absent\n", encoding="utf-8")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
 
 from ..errors import Mark, SpecError
 from .loader import LoadedFile
@@ -114,7 +114,13 @@ def load_schema(path: Path, display_name: str) -> tuple[Any | None, list[SpecErr
 def schema_errors(loaded: LoadedFile, validator: Draft202012Validator) -> list[SpecError]:
     """Every way `loaded` breaks its schema, worded and marked."""
     errors: list[SpecError] = []
-    for error in validator.iter_errors(loaded.data):
+    found = [(error, tuple(error.absolute_path)) for error in validator.iter_errors(loaded.data)]
+    for error, path in found:
+        if error.validator in ("oneOf", "anyOf") and any(other is not error and inner[: len(path)] == path for other, inner in found):
+            continue  # a value of none of its shapes, where another error at or inside it says what is wrong
+        if error.validator == "oneOf" and error.context:
+            errors.extend(_describe(best_match(error.context), loaded))  # (the shape it comes nearest, and what breaks it)
+            continue
         errors.extend(_describe(error, loaded))
     return errors
 
