@@ -343,6 +343,19 @@ def test_a_side_file_that_is_a_symlink_is_named_and_never_followed(tmp_path: Pat
     assert victim.read_bytes() == b""
 
 
+def test_a_run_only_a_jsonl_ledger_beside_the_store_holds_is_missing_and_says_where_its_file_is(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    workspace = _case("T_P2", tmp_path)
+    ledger = workspace / "sessions" / "s9" / "runs" / "r9" / "runtime-events.jsonl"
+    ledger.parent.mkdir(parents=True)
+    row = {"id": "e1", "ts": 1, "partial": False, "sessionId": "s9", "invocationId": "i", "runId": "r9", "turnId": "t", "author": "user", "role": "user",
+           "content": {"kind": "text", "text": "hi"}}
+    ledger.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "s9", "--run", "r9")
+    assert (code, out) == (2, "") and "no session 's9'" in err and f"{ledger} is beside the store" in err, err
+    code, out, err = run_cli("plan", "--workspace", str(workspace), "--session", "..", "--run", "r9")
+    assert code == 2 and "is beside the store" not in err, err  # (an id naming a step up is looked for nowhere)
+
+
 def test_an_empty_journal_beside_the_store_holds_nothing_to_roll_back_and_is_read_past(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     workspace = _store(tmp_path)
     (workspace / "runtime.sqlite-journal").write_bytes(b"")

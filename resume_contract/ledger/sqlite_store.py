@@ -226,8 +226,8 @@ class SqliteStore:
         kinds = dict(connection.execute(_TABLES_QUERY).fetchall())
         for table in _TABLES:  # a view in a table's place could compute rows without end
             if kinds.get(table) != "table":
-                found = f"a {kinds[table]}" if table in kinds else "no such table"
-                raise StoreUnreadable(f"{self.path}: {table}: {escape(found)}, not a table: not a runtime store this tool reads")
+                found = f"a {escape(kinds[table])}, not a table" if table in kinds else "no such table"
+                raise StoreUnreadable(f"{self.path}: {table}: {found}: not a runtime store this tool reads")
     # -- reading ---------------------------------------------------------------------------------------------
 
     def runs(self) -> list[tuple[str, str]]:
