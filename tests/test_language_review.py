@@ -86,6 +86,23 @@ def test_two_edits_of_one_entry_are_two_findings_a_waiver_tells_apart(tmp_path: 
     assert [c["finding"] for c in again["changes"] if c["rule"] == "LANGUAGE_ITEM_CHANGED"] == [findings["settles"]]
 
 
+def test_a_reasons_change_and_a_message_change_of_one_diagnostic_are_two_findings(tmp_path: Path, run_cli) -> None:
+    line = "    twice: {reason: odd, message: a call id twice}"
+    assert line in CONTRACT
+    moved = _diff(run_cli, tmp_path / "reason", CONTRACT.replace(line, "    twice: {reason: unsettled, message: a call id twice}"))
+    both = _diff(run_cli, tmp_path / "both", CONTRACT.replace(line, "    twice: {reason: unsettled, message: one call id given twice}"))
+    found = [[c["finding"] for c in review["changes"] if c["rule"] == "LANGUAGE_NAME_CHANGED"] for review in (moved, both)]
+    assert len(found[0]) == len(found[1]) == 1 and found[0] != found[1], found
+
+
+def test_an_items_initial_state_changed_is_said(tmp_path: Path, run_cli) -> None:
+    new = CONTRACT.replace("      none: {description: none}\n", "      none: {description: none}\n      fresh: {description: fresh}\n", 1).replace(
+        "    initial: none\n", "    initial: fresh\n", 1).replace("from: none,", "from: [none, fresh],").replace("from: [none, closed, broken]", "from: [none, fresh, closed, broken]")
+    review = _diff(run_cli, tmp_path, new)
+    messages = [c["message"] for c in review["changes"] if c["rule"] == "LANGUAGE_ITEM_CHANGED"]
+    assert messages and "initial none -> fresh" in messages[0], messages
+
+
 def test_reasons_listed_in_another_order_are_neutral(tmp_path: Path, run_cli) -> None:
     reordered = CONTRACT.replace("    odd: something odd\n    unsettled: a call is unsettled\n", "    unsettled: a call is unsettled\n    odd: something odd\n")
     assert reordered != CONTRACT

@@ -73,3 +73,16 @@ def test_a_misspelt_value_or_key_gets_a_did_you_mean(project, run_cli) -> None:
     decisions.write_text(decisions.read_text().replace("    disposition: blokced\n", "    zzz_unrelated: blocked\n", 1))
     code, _, err = run_cli("--root", str(project), "check")
     assert "unknown key 'zzz_unrelated'; allowed keys are" in err  # no suggestion when nothing is close
+
+
+def test_two_values_of_none_of_their_shapes_at_one_place_are_both_said() -> None:
+    # A value of none of its shapes is said by a more telling error inside it, when there is one; two such errors
+    # at one place must not hide each other (a project may write its own schema).
+    from jsonschema import Draft202012Validator
+    from resume_contract_generator.spec.loader import LoadedFile
+    from resume_contract_generator.spec.schema_check import schema_errors
+
+    schema = {"properties": {"x": {"allOf": [{"oneOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": [{"minimum": 0}, {"type": "string"}]}]}}}
+    errors = schema_errors(LoadedFile("spec/x.yaml", {"x": -1.5}), Draft202012Validator(schema))
+    assert len(errors) == 2, errors
+    assert schema_errors(LoadedFile("spec/x.yaml", {"x": "a"}), Draft202012Validator(schema)) == []

@@ -44,7 +44,7 @@ def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
         errors.append(SpecError(file.mark(("decision", "offset_mismatch")), _undeclared("diagnostic", decision["offset_mismatch"], diagnostics)))
     if decision["proceed"] == decision["stop"]:
         errors.append(SpecError(file.mark(("decision", "stop")), "`proceed` and `stop` are the decision's two words: they must differ"))
-    return errors + _unused(file)
+    return errors or _unused(file)  # (a misspelt name leaves the declared one unused: said once, as the misspelling)
 
 
 def _unused(file: LoadedFile) -> list[SpecError]:

@@ -7,8 +7,9 @@ each field an expression of either side reads (a boolean both ways, free JSON nu
 literal an expression holds and another value; an optional field absent and present), the run and keys alike.
 A ledger's effect, base -> head: refused -> proceeds weakens safety, refused -> stops breaks (exit 3 becomes 1),
 decided -> refused tightens; stop -> proceed weakens, proceed -> stop tightens; fewer reasons or diagnostics,
-or more rows replayed, weaken; other names (a reason renamed for some ledgers) or statuses break; more reasons or
-diagnostics (all the old ones kept), or fewer rows replayed, tighten.
+or more rows replayed, weaken; other names (a reason renamed for some ledgers) or statuses break; the same names
+and rows in another order are neutral; more reasons or diagnostics (all the old ones kept), or fewer rows
+replayed, tighten.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     if base.decision.offset_mismatch != head.decision.offset_mismatch:
         add(rules.LANGUAGE_NAME_CHANGED, f"decision.offset_mismatch: {base.decision.offset_mismatch} -> {head.decision.offset_mismatch}", at=("decision", "offset_mismatch"))
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
-        add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}", at=("decision", "proceed"))
+        add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}", at=("decision", "proceed" if base.decision.proceed != head.decision.proceed else "stop"))
     _names(base, head, add)
     if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
         add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed", (base.name, base.phase, base.summary), (head.name, head.phase, head.summary), ("summary",))
@@ -174,7 +175,7 @@ def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
         elif code not in old:
             add(rules.LANGUAGE_NAME_ADDED, f"diagnostic '{code}' added (reason {new[code][0]})", None, new[code], ("decision", "diagnostics", code))
         elif old[code][0] != new[code][0]:
-            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}", at=("decision", "diagnostics", code))
+            add(rules.LANGUAGE_NAME_CHANGED, f"diagnostic '{code}': reason {old[code][0]} -> {new[code][0]}", old[code], new[code], ("decision", "diagnostics", code))
         elif old[code][1] != new[code][1]:
             add(rules.LANGUAGE_REWORDED, f"diagnostic '{code}': message reworded", old[code], new[code], ("decision", "diagnostics", code))
     old_reasons, new_reasons = dict(base.decision.reasons), dict(head.decision.reasons)
@@ -197,6 +198,8 @@ def _item_detail(old: Any, new: Any) -> str:
     parts = []
     if old.key != new.key:
         parts.append(f"key `{old.key.text}` -> `{new.key.text}`")
+    if old.initial != new.initial:
+        parts.append(f"initial {old.initial} -> {new.initial}")
     old_states, new_states = {s.name for s in old.states}, {s.name for s in new.states}
     if new_states - old_states:
         parts.append(f"states added: {', '.join(sorted(new_states - old_states))}")
@@ -210,6 +213,8 @@ def _item_detail(old: Any, new: Any) -> str:
             parts.append(f"state {name}: {', '.join(moved)}")
         elif old_by_name[name] != new_by_name[name]:
             parts.append(f"state {name} reworded")
+    if not parts and [s.name for s in old.states] != [s.name for s in new.states]:
+        parts.append("states listed in another order")
     if old.entries != new.entries:
         gone, came = [e for e in old.entries if e not in new.entries], [e for e in new.entries if e not in old.entries]
         listed = [f"- {_entry_text(e)}" for e in gone] + [f"+ {_entry_text(e)}" for e in came]

@@ -30,7 +30,8 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
             found = _disagreement(module, rows[:length], expect)
             if found is not None:
                 invalid = _invalid_row(module, rows[:length]) if not expect.corrupt else None
-                if invalid is not None:  # (a row the model refuses is the row's mistake, said at the row)
+                if invalid is not None and not scenario.rows[invalid[0]][1].corrupt:  # (the row's mistake, said at the row,
+                    # unless its own then says the rows are corrupt: then this then is the mistake)
                     index, why = invalid
                     errors.append(SpecError(file.mark(where + ("rows", index, "row")), f"row {index + 1} ({spec.rows.id} {ids[index]!r}) is not a row the "
                                             f"contract reads ({why}): write it as `rows` declares, or give `then: {{corrupt: true}}`"))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from ..errors import Mark, SpecError
 from .loader import LoadedFile
@@ -115,11 +115,11 @@ def schema_errors(loaded: LoadedFile, validator: Draft202012Validator) -> list[S
     """Every way `loaded` breaks its schema, worded and marked."""
     errors: list[SpecError] = []
     found = [(error, tuple(error.absolute_path)) for error in validator.iter_errors(loaded.data)]
+    combinators = ("oneOf", "anyOf")
     for error, path in found:
-        if error.validator in ("oneOf", "anyOf") and any(other is not error and inner[: len(path)] == path for other, inner in found):
-            continue  # a value of none of its shapes, where another error at or inside it says what is wrong
-        if error.validator == "oneOf" and error.context:
-            errors.extend(_describe(best_match(error.context), loaded))  # (the shape it comes nearest, and what breaks it)
+        # A value of none of its shapes is said by another error at or inside it that says what is wrong, when there
+        # is one (never another of its kind: two would hide each other).
+        if error.validator in combinators and any(other.validator not in combinators and inner[: len(path)] == path for other, inner in found):
             continue
         errors.extend(_describe(error, loaded))
     return errors

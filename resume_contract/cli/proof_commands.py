@@ -22,7 +22,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(contract, "module"):  # a contract in the contract language: against its own oracle
         from .language_commands import verify_language_contract
 
-        _refuse_unsupported("verify", "takes --depth and --counterexample", {"--json": args.json, "--junit": args.junit, "--jobs": args.jobs})
+        _refuse_unsupported("verify", "takes --depth and --counterexample", {"--json (--format json)": args.json, "--junit": args.junit, "--jobs": args.jobs})
         return verify_language_contract(contract, args.depth, out, Path(args.counterexample))
     alphabet = explored_alphabet(contract)
     # One unit is the subtree under one first letter (the empty ledger is one more).
@@ -74,7 +74,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _refuse_unsupported(command: str, takes: str, options: dict[str, Any]) -> None:
     """A contract written in the contract language does not (yet) honour some of the command's options: one given
     is refused, never silently ignored."""
-    given = [option for option, value in options.items() if value not in (None, False)]
+    given = [option for option, value in options.items() if value is not None and value is not False]  # (0 too: `--jobs 0`)
     if given:
         raise UsageError(f"`{command}` of a contract written in the contract language (spec/contract.yaml) {takes}, "
                          f"in text, in one process: not {', '.join(given)}; run it without")
@@ -106,7 +106,7 @@ def cmd_crash(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if hasattr(contract, "module"):  # a contract in the contract language: its scenarios
         from .language_commands import crash_language
 
-        given = {"--failpoint": args.failpoint, "--outcome": args.outcome, "--json": args.json, "--junit": args.junit, "--jobs": args.jobs}
+        given = {"--failpoint": args.failpoint, "--outcome": args.outcome, "--json (--format json)": args.json, "--junit": args.junit, "--jobs": args.jobs}
         _refuse_unsupported("crash", "runs every scenario (spec/contract.yaml `scenarios`) and takes --no-torn", given)
         return crash_language(contract, out, torn=not args.no_torn)
     failpoints, boundaries, outcomes = _selected(args, contract)

@@ -44,6 +44,6 @@ def side_files(path: Path) -> dict[str, int]:
             continue
         if not stat.S_ISREG(status.st_mode):  # (SQLite would open it through a link, or fail without saying which)
             raise StoreUnreadable(f"{path}{suffix}: not a regular file ({'a symlink' if stat.S_ISLNK(status.st_mode) else 'a directory or device'}) "
-                                  "beside the store; it is never followed: find who made it")
+                                  "beside the store: refused; find who made it")
         found[suffix] = status.st_size
     return found
