@@ -9,7 +9,7 @@ from resume_contract.core.language import outcome
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
 from .model import Expect, LanguageSpec
-from .run import contract_module, judge
+from .run import Judged, contract_module, judge
 
 
 def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
@@ -27,9 +27,10 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
             continue
         steps = [(where + ("start",), 0, scenario.start)] + [(where + ("rows", index, "then"), index + 1, then) for index, (_, then) in enumerate(scenario.rows)]
         for path, length, expect in steps:
-            found = _disagreement(module, rows[:length], expect)
+            judged = judge(module, rows[:length])
+            found = _disagreement(judged, expect)
             if found is not None:
-                invalid = _invalid_row(module, rows[:length]) if not expect.corrupt else None
+                invalid = _invalid_row(judged) if not expect.corrupt else None
                 if invalid is not None and not scenario.rows[invalid[0]][1].corrupt:  # (the row's mistake, said at the row,
                     # unless its own then says the rows are corrupt: then this then is the mistake)
                     index, why = invalid
@@ -42,8 +43,7 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     return errors
 
 
-def _disagreement(module: object, rows: list[dict], expect: Expect) -> str | None:
-    judged = judge(module, rows)  # type: ignore[arg-type]
+def _disagreement(judged: Judged, expect: Expect) -> str | None:
     if judged.decision is None:
         return None if expect.corrupt else f"refuses the rows ({judged.refused}), the scenario says {_said(expect)}"
     decision = judged.decision
@@ -57,9 +57,8 @@ def _disagreement(module: object, rows: list[dict], expect: Expect) -> str | Non
     return None
 
 
-def _invalid_row(module: object, rows: list[dict]) -> tuple[int, str] | None:
+def _invalid_row(judged: Judged) -> tuple[int, str] | None:
     """(its index, why) when the rows are refused because one of them is no row of the model (`invalid_event`)."""
-    judged = judge(module, rows)  # type: ignore[arg-type]
     if judged.decision is None and judged.row is not None and (judged.refused or "").startswith("invalid_event"):
         return judged.row, (judged.refused or "").partition(": ")[2]
     return None

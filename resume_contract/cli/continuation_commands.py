@@ -92,11 +92,12 @@ def _plan_command(args: argparse.Namespace, table: Any) -> str:
     import shlex
 
     from ..core.continuation import expected_high_water
+    from ..output.terminal import run_options
 
     expected = expected_high_water(args.given, table)  # the facts (or HOST.json) the decision was made with
     if args.workspace is not None:
         run = getattr(args, "picked", None) or args.run
-        command = f"resume-contract plan --workspace {shlex.quote(args.workspace)} --session {shlex.quote(args.session)} --run {shlex.quote(str(run))}"
+        command = f"resume-contract plan {run_options(args.workspace, args.session, str(run))}"
     else:
         command = f"resume-contract plan {shlex.quote(args.ledger)}"
     # (a negative expectation, which the facts may hold, is no offset `plan` takes: it plans without one)
