@@ -67,6 +67,12 @@ def _string_pieces(text: str, room: int) -> list[str]:
     rest = text
     while rest:
         cut = len(rest)
+        if cut > room - 2 >= 1:
+            # A literal is at least two characters longer than its text, so every cut past room - 2 fails: start
+            # where the search below would first come within reach (the last break there, else room - 2), which
+            # keeps each piece's search within its line and the whole cut linear in the text (it was cubic).
+            breaks = [match.end() for match in _BREAK_AFTER.finditer(rest, 0, room - 2)]
+            cut = breaks[-1] if breaks else room - 2
         while len(repr(rest[:cut])) > room:
             # The last space or comma that keeps the piece within the line; a hard cut when there is none.
             breaks = [match.end() for match in _BREAK_AFTER.finditer(rest, 0, cut - 1)]

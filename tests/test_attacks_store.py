@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -293,6 +294,24 @@ def test_repair_replaces_a_partial_quarantine_an_older_version_left(tmp_path: Pa
     result = repair_ledger(path)
     assert result.quarantine == path.parent / name and result.quarantine.read_bytes() == torn
     assert path.read_bytes() == committed
+
+
+def test_repair_refuses_a_fifo_or_a_directory_where_the_ledger_belongs_as_plan_does(tmp_path: Path, run_cli) -> None:
+    # Issue 53 (6): a FIFO opened for repair read as an empty file, "no torn tail; nothing changed", exit 0 (which
+    # docs/on-call.md reads as "the rest is clean"); plan says "not a file", exit 2.
+    workspace = tmp_path / "ws"
+    runs = workspace / "sessions" / "s1" / "runs"
+    (runs / "fifo").mkdir(parents=True)
+    os.mkfifo(runs / "fifo" / "runtime-events.jsonl")
+    (runs / "directory" / "runtime-events.jsonl").mkdir(parents=True)
+    for run in ("fifo", "directory"):
+        code, out, err = run_cli("repair", "--workspace", str(workspace), "--session", "s1", "--run", run)
+        assert (code, out) == (2, ""), (run, code, out, err)
+        assert "not a regular file" in err and "no torn tail" not in err
+        plan_code, _, _ = run_cli("plan", "--workspace", str(workspace), "--session", "s1", "--run", run)
+        assert plan_code == 2
+    assert stat.S_ISFIFO(os.lstat(runs / "fifo" / "runtime-events.jsonl").st_mode)
+    assert sorted(p.name for p in (runs / "fifo").iterdir()) == ["runtime-events.jsonl"]
 
 
 # -- 5, 6. the audit reports every run; a dead worker costs only its runs ----------------------------------------

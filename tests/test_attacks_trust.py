@@ -9,6 +9,7 @@ when the suite does not run as root.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -312,4 +313,99 @@ def test_a_run_loop_that_is_a_symlink_is_never_run_by_crash(own, tmp_path: Path)
     (project / "runloop.py").symlink_to(outside)
     done = _run("crash", cwd=project, environment=environment)
     assert done.returncode == 2 and "never through a link" in done.stderr, (done.stdout, done.stderr)
+    assert not marker.exists()
+
+
+# -- trust reads what the loader reads (issue 53: 3, 4) -------------------------------------------------------
+
+OTHER_RUNTIME = REPO / "examples" / "other-runtime"
+
+
+def test_a_language_projects_oracle_others_may_write_is_never_run(tmp_path: Path) -> None:
+    # Issue 53 (3): a project in the contract language (examples/other-runtime) with a world-writable oracle.py:
+    # `verify` from a subdirectory ran it (spec/contract.yaml world-writable was refused; the oracle was not looked at).
+    marker = tmp_path / "marker"
+    environment = _environment(tmp_path, marker)
+    project = tmp_path / "project"
+    shutil.copytree(OTHER_RUNTIME, project, ignore=shutil.ignore_patterns("__pycache__"))
+    oracle = project / "oracle.py"
+    oracle.write_text(oracle.read_text(encoding="utf-8") + "\n" + MARKER_CODE, encoding="utf-8")
+    oracle.chmod(0o666)
+    for argv in (("verify", "--depth", "1"), ("check", "--run-oracle"), ("generate",)):
+        done = _run(*argv, cwd=project / "ledgers", environment=environment)
+        assert done.returncode == 2, (argv, done.returncode, done.stdout, done.stderr)
+        assert f"{project}: a contract project found upward from here that is not trusted" in done.stderr
+        assert "oracle.py is writable by anyone" in done.stderr
+        assert not marker.exists(), f"{' '.join(argv)} ran a world-writable oracle"
+
+
+# The same YAML as `KEY: FILE`, written as the line pattern the trust check used to read missed it.
+SPELLINGS = {
+    "value on the next line": "{key}:\n  {file}\n",
+    "folded block": "{key}: >-\n  {file}\n",
+    "explicit key": "? {key}\n: {file}\n",
+    "quoted key, value on the next line": '"{key}" :\n  "{file}"\n',
+}
+
+
+def _respell(path: Path, key: str, file: str, spelling: str) -> None:
+    """Rewrite the top-level line `key: file` of a spec file in another spelling of the same YAML."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(index for index, line in enumerate(lines) if line.startswith(f"{key}:"))
+    assert lines[at].split("#")[0].strip() == f"{key}: {file}"
+    lines[at] = SPELLINGS[spelling].format(key=key, file=file)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_an_oracle_named_in_any_yaml_spelling_is_checked_before_it_is_run(tmp_path: Path, spelling: str) -> None:
+    # Issue 53 (4): `oracle:` with `oracle.py` on the next line is the same YAML; the line pattern missed it, and
+    # `check --run-oracle` ran a world-writable oracle.
+    marker = tmp_path / "marker"
+    environment = _environment(tmp_path, marker)
+    project = _init(tmp_path / "project", environment)
+    _respell(project / "spec" / "invariants.yaml", "oracle", "oracle.py", spelling)
+    assert _run("generate", cwd=project, environment=environment).returncode == 0  # the loader reads the same oracle
+    _plant(project)
+    (project / "oracle.py").chmod(0o666)
+    for argv in (("check", "--run-oracle"), ("verify", "--depth", "1")):
+        done = _run(*argv, cwd=project, environment=environment)
+        assert done.returncode == 2 and "oracle.py is writable by anyone" in done.stderr, (argv, done.stdout, done.stderr)
+        assert not marker.exists(), f"{' '.join(argv)} ran a world-writable oracle named as {spelling!r}"
+
+
+def test_every_file_the_build_runs_is_a_file_the_trust_check_reads(tmp_path: Path) -> None:
+    # The build's run files (the oracle, the run loops of each harness; a language project's oracle) are each
+    # among those the trust check reads, for the packaged contract, a project made by init and other-runtime.
+    from resume_contract_generator.language.build import load_language
+    from resume_contract_generator.pipeline import load_checked
+
+    from resume_contract.project.trust import spec_run_files
+
+    environment = _environment(tmp_path, tmp_path / "marker")
+    project = _init(tmp_path / "project", environment)
+    failpoints = project / "spec" / "failpoints.yaml"
+    failpoints.write_text(failpoints.read_text(encoding="utf-8").replace("sqlite:\n", "sqlite:\n  run_loop: sqlite_loop.py\n", 1), encoding="utf-8")
+    (project / "sqlite_loop.py").write_text("", encoding="utf-8")
+    for root in (REPO, project):
+        spec = load_checked(root)
+        named = {spec.run_loop, spec.oracle, spec.sqlite_run_loop, spec.continuation_crash.run_loop if spec.continuation_crash else None} - {None}
+        assert named and named <= set(spec_run_files(str(root))), (root, named, spec_run_files(str(root)))
+    assert "sqlite_loop.py" in spec_run_files(str(project))
+    language = load_language(OTHER_RUNTIME)
+    assert language.oracle == "oracle.py" and spec_run_files(str(OTHER_RUNTIME)) == ["oracle.py"]
+
+
+def test_what_the_spec_names_to_run_is_remembered_only_as_the_users_own_record(own) -> None:
+    # A plan in a project loads no YAML parser once the spec's run files were read (project/verdicts.py keeps them
+    # under the sha256 of the spec files' bytes); a record others could have written is not believed.
+    project, environment, marker = own
+    assert _run("check", cwd=project, environment=environment).returncode == 0
+    records = list((Path(environment["RESUME_CONTRACT_CACHE_DIR"]) / "run-files").iterdir())
+    assert len(records) == 1 and sorted(json.loads(records[0].read_text())) == ["oracle.py", "runloop.py"]
+    records[0].write_text("[]")
+    records[0].chmod(0o666)
+    (project / "oracle.py").chmod(0o666)
+    done = _run("check", "--run-oracle", cwd=project, environment=environment)
+    assert done.returncode == 2 and "oracle.py is writable by anyone" in done.stderr, done.stderr
     assert not marker.exists()

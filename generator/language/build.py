@@ -15,6 +15,7 @@ from resume_contract.core.spec_layout import LANGUAGE_SPEC, SCHEMA_DIR, SPEC_DIR
 
 from ..errors import Mark, SpecError, SpecInvalid
 from ..spec.loader import LoadedFile, load_spec_file
+from ..spec.run_files import run_file_at
 from ..spec.schema_check import load_schema, schema_errors
 from .expressions import compile_expressions
 from .model import Decision, Expect, Item, LanguageSpec, RowClass, RowField, RowKind, Rows, Scenario, State
@@ -116,7 +117,7 @@ def _model(file: LoadedFile, root: Path) -> LanguageSpec:
             checks=tuple((None, check["raise"]) for check in decision.get("checks", ())),  # type: ignore[misc]  # (compiled later)
         ),
         sha256=spec_digest(lambda relative: (root / relative).read_bytes() if (root / relative).is_file() else None),
-        oracle=data.get("oracle"),
+        oracle=run_file_at(data, ("oracle",)),
         key_marks=dict(file.key_marks),
         exclusive=tuple(
             (tuple(group["classes"]), "anomaly" if "anomaly" in group else "corrupt", group.get("anomaly") or group["corrupt"])

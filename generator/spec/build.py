@@ -19,6 +19,7 @@ from .loader import LoadedFile
 from .model import CanonicalLedger, Failpoint, Invariant, LedgerRules, Projector, Scope, Spec, WireFormat
 from .projector_check import check_projector, projector_model
 from .projector_expressions import compile_projector
+from .run_files import run_file_at
 from .tables import wire_model
 
 
@@ -72,15 +73,15 @@ class SpecBuilder:
             scope=_scope(files["scope"]),
             source_files=tuple(f"{SPEC_DIR}/{name}.yaml" for name in present),
             sha256=spec_sha256(root),
-            run_loop=files["failpoints"].data.get("run_loop"),
-            oracle=files["invariants"].data.get("oracle"),
+            run_loop=run_file_at(files["failpoints"].data, ("run_loop",)),
+            oracle=run_file_at(files["invariants"].data, ("oracle",)),
             packaged_oracle=files["invariants"].data.get("packaged_oracle", "tool-boundary"),
             locations=self._locations(),
             schemas=tuple((name, canonical_schema(root, name)) for name in schemas),
             continuation=continuation,
             continuation_crash=continuation_crash,
             sqlite_failpoints=sqlite_failpoints,
-            sqlite_run_loop=(files["failpoints"].data.get("sqlite") or {}).get("run_loop"),
+            sqlite_run_loop=run_file_at(files["failpoints"].data, ("sqlite", "run_loop")),
         )
 
     def _locations(self) -> MappingProxyType[str, Mark]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..errors import Mark, SpecError
 from .continuation_model import ContinuationSpec
 from .loader import LoadedFile
+from .run_files import run_file_at
 
 # A header's status agrees with its terminal event's when equal, or as the planner's `terminal_repair` says.
 _AGREES = {"cancelled": ("aborted", "cancelled")}
@@ -131,7 +132,7 @@ def build_continuation_crash(
     boundaries = _boundaries(file, executor_target, recovery, final, continuation, errors)
     if errors:
         return None, errors
-    return ContinuationCrashSpec(data.get("run_loop"), lifecycle["initial"], states, transitions, boundaries), []
+    return ContinuationCrashSpec(run_file_at(data, ("run_loop",)), lifecycle["initial"], states, transitions, boundaries), []
 
 
 def _transitions(file: LoadedFile, names: set[str], reserved: frozenset[str], errors: list[SpecError]) -> tuple[LifecycleTransition, ...]:

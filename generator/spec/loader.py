@@ -11,12 +11,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..errors import Mark, SpecError
-from ..expr.nodes import Origin
+
+if TYPE_CHECKING:  # (imported where it is made: the trust check reads spec files with this loader, and no expression)
+    from ..expr.nodes import Origin
 
 # A spec path is the tuple of keys and indexes leading to a value, e.g. ("failpoints", 3, "id").
 SpecPath = tuple[str | int, ...]
@@ -69,6 +71,8 @@ class LoadedFile:
         """Where the string value at `path` starts, for an expression's errors: exact for a plain or quoted value
         written on one line as it reads and for a `|` block (each of its lines at the block's indentation); the
         value's start otherwise (folded, escaped, or a plain value over several lines)."""
+        from ..expr.nodes import Origin
+
         mark = self.mark(path)
         style = self.styles.get(path, "")
         value = self.value(path)

@@ -213,7 +213,7 @@ def _json_line(summary: Any) -> str:
 def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from pathlib import Path
 
-    from ..errors import EscapesWorkspace, LedgerMissing, StoreError
+    from ..errors import EscapesWorkspace, LedgerMissing, NotALedger, StoreError
     from ..ledger.repair import repair_ledger
     from ..ledger.sqlite_layout import holds_store
 
@@ -235,7 +235,7 @@ def cmd_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"{path}: not a file" if path.exists() else f"{path}: no such ledger")
     try:
         result = repair_ledger(path, workspace=workspace)
-    except EscapesWorkspace as error:
+    except (EscapesWorkspace, NotALedger) as error:
         raise UsageError(str(error)) from None
     except FileNotFoundError as error:
         raise UsageError(f"{path}: no such ledger" if error.filename in (None, str(path), path.name) else str(error)) from None

@@ -24,6 +24,17 @@ ALL_SPEC_FILES = SPEC_FILES + OPTIONAL_SPEC_FILES
 # A contract written in the contract language (docs/language.md) is this one file instead of the files above.
 LANGUAGE_SPEC = f"{SPEC_DIR}/contract.yaml"
 
+# Where a spec names the files its commands run, as (spec file, keys down to the name): the oracle (`generate`,
+# `check --run-oracle`, `verify`) and the run loops (`crash`). The build reads them here and nowhere else, and the
+# trust check (resume_contract/project/trust.py) looks at each file named before any command runs one.
+RUN_FILE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (f"{SPEC_DIR}/invariants.yaml", ("oracle",)),
+    (f"{SPEC_DIR}/failpoints.yaml", ("run_loop",)),
+    (f"{SPEC_DIR}/failpoints.yaml", ("sqlite", "run_loop")),
+    (f"{SPEC_DIR}/lifecycle.yaml", ("run_loop",)),
+    (LANGUAGE_SPEC, ("oracle",)),
+)
+
 # `generate` builds the whole new tree beside generated/ and swaps the two directories, so generated/ is always
 # wholly old or wholly new; these siblings of it exist only while it runs, or after it was cut off.
 STAGING_SUFFIX = ".resume-contract-new"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LedgerLocked
+from ..errors import LedgerLocked, NotALedger
 from ..system.open_files import OpenFileTable
 from .bytes import CHUNK_BYTES, ReadAt, StrPath, file_reader, last_row_end
 from .containment import open_directory, open_in, refuse_other_names, split_below, temporary_file
@@ -49,11 +49,18 @@ def repair_ledger(path: StrPath, *, durable: bool = True, workspace: StrPath | N
         name = path.name
         directory_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        if workspace is not None:
-            fd = open_in(directory_fd, name, os.O_RDWR, path)
-        else:
-            fd = os.open(name, os.O_RDWR, dir_fd=directory_fd)
+        # O_NONBLOCK: a FIFO where the ledger belongs must not hang the open. Anything but a regular file is
+        # refused, as `plan` refuses it: a FIFO reads as empty, and "no torn tail" would say the rest reads clean.
         try:
+            if workspace is not None:
+                fd = open_in(directory_fd, name, os.O_RDWR | os.O_NONBLOCK, path)
+            else:
+                fd = os.open(name, os.O_RDWR | os.O_NONBLOCK, dir_fd=directory_fd)
+        except IsADirectoryError:
+            raise NotALedger(f"{path}: not a regular file; nothing to repair, nothing changed") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise NotALedger(f"{path}: not a regular file; nothing to repair, nothing changed")
             if workspace is not None:
                 refuse_other_names(fd, path)
             return _repair_open(path, fd, directory_fd, durable)

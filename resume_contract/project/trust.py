@@ -6,7 +6,8 @@ crash with someone else's contract, or have `crash` and `verify` run its code as
 only when it is trusted (as git's `safe.directory` works):
 
 - owned: its root, every directory and file under spec/ and generated/ (a symlink there by what it points at),
-  and the files its spec names to run (the oracle, the run loops) are owned by the invoking user or by root,
+  and the files its spec names to run (the oracle of either kind of contract, the run loops; read with the spec's
+  own YAML loader) are owned by the invoking user or by root,
   and none is writable by others (nor by the group, unless the group is the invoking user's own); or
 - listed: its root (as `realpath` gives it) is a line of the user's trust file, `$RESUME_CONTRACT_CONFIG_DIR/trusted`,
   else `$XDG_CONFIG_HOME/resume-contract/trusted`, else `~/.config/resume-contract/trusted` (`resume-contract trust
@@ -147,24 +148,22 @@ def _read_paths(root: str, run_files: Iterable[str]) -> Iterator[tuple[str, os.s
             yield from _statuses(path)
 
 
-_RUN_KEYS = {"invariants.yaml": "oracle", "failpoints.yaml": "run_loop", "lifecycle.yaml": "run_loop"}
-
-
 def spec_run_files(root: str) -> list[str]:
-    """The files the spec under `root` names to run (`oracle:`, `run_loop:`), read from their top-level lines
-    without a YAML parser (a spec command's clean check loads none). A name written otherwise is not found here;
-    it is still run only as a regular file inside the project (`core.project_files`)."""
-    import re
+    """The files the spec under `root` names to run (`oracle:`, `run_loop:`, of a project of either kind), read by
+    the loader the spec is built with (resume_contract_generator/spec/run_files.py): a key written any way YAML
+    allows is the key the build reads. What it found is remembered under the sha256 of those files' bytes and of
+    this tool (project/verdicts.py), so that a plan in a project loads no YAML parser once it has been read."""
+    from pathlib import Path
 
-    found = []
-    for name, key in _RUN_KEYS.items():
-        try:
-            with open(os.path.join(root, SPEC_DIR, name), encoding="utf-8", errors="replace") as file:
-                text = file.read()
-        except OSError:
-            continue
-        for match in re.finditer(rf"""^["']?{key}["']?[ \t]*:[ \t]*(["']?)([^"'#\s]+)\1""", text, re.MULTILINE):
-            found.append(match.group(2))
+    from .verdicts import remember_run_files, remembered_run_files, run_files_key
+
+    key = run_files_key(Path(root))
+    found = remembered_run_files(key)
+    if found is None:
+        from resume_contract_generator.spec.run_files import named_run_files
+
+        found = named_run_files(root)
+        remember_run_files(key, found)
     return found
 
 

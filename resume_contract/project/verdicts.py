@@ -21,10 +21,11 @@ import functools
 import hashlib
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
-from ..core.spec_layout import RETIRED_SUFFIX, SCHEMA_DIR, SPEC_DIR, SPEC_FILES, STAGING_SUFFIX
+from ..core.spec_layout import RETIRED_SUFFIX, RUN_FILE_KEYS, SCHEMA_DIR, SPEC_DIR, SPEC_FILES, STAGING_SUFFIX
 
 CACHE_VARIABLE = "RESUME_CONTRACT_CACHE_DIR"
 _RENDERING_LIBRARIES = ("jinja2", "PyYAML", "jsonschema", "msgspec", "python-statemachine")
@@ -82,11 +83,48 @@ def remember_clean_check(root: Path, files: int, run_loop: str | None, continuat
         _remember(_cache_dir() / "checked" / key, json.dumps(record).encode())
 
 
+def run_files_key(root: Path) -> str:
+    """The key of what the spec under `root` names to run: this installation's tool (its loader among it) and the
+    name and bytes of each spec file that may name one (core.spec_layout.RUN_FILE_KEYS)."""
+    digest = hashlib.sha256(_tool_fingerprint().encode())
+    for relative in dict.fromkeys(relative for relative, _ in RUN_FILE_KEYS):
+        _add(digest, relative, root / relative)
+    return digest.hexdigest()
+
+
+def remembered_run_files(key: str) -> list[str] | None:
+    """The files remembered under `key` (`run_files_key`) as the ones the spec names to run, or None. Believed
+    only from a record that is this user's alone (the list is what the trust check looks at before code runs)."""
+    import msgspec
+
+    try:
+        fd = os.open(_cache_dir() / "run-files" / key, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        status = os.fstat(file.fileno())
+        if status.st_uid != os.geteuid() or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not stat.S_ISREG(status.st_mode):
+            return None
+        try:
+            return msgspec.json.decode(file.read(), type=list[str])
+        except (OSError, msgspec.DecodeError):
+            return None
+
+
+def remember_run_files(key: str, files: list[str]) -> None:
+    """Remember what the spec of `key` names to run (read by the spec's own YAML loader, which a plan never loads)."""
+    import msgspec
+
+    _remember(_cache_dir() / "run-files" / key, msgspec.json.encode(files))
+
+
 def _remember(marker: Path, content: bytes) -> None:
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         temporary = marker.with_name(f".{marker.name}.{os.getpid()}")
-        temporary.write_bytes(content)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
         temporary.replace(marker)
     except OSError:
         pass  # no cache: the next command checks again
