@@ -104,6 +104,18 @@ class StoreUnreadable(StoreError):
     (`user_version`), a missing table or column, a symlink. Nothing is planned from it."""
 
 
+class StoreDamaged(StoreUnreadable):
+    """A workspace's runtime.sqlite whose own copies of a fact disagree (an index and its table, a row's columns and its
+    payload): a damaged file, never read as a plan, which could read safer than the file that was written."""
+
+    def __init__(self, path: object, what: str) -> None:
+        super().__init__(
+            f"{path}: damaged: {what}; no plan is made from it (a damaged page can hide rows or change them). Keep the "
+            f"file as evidence and check a copy: `sqlite3 COPY 'PRAGMA integrity_check'`; plan a backup, or the store "
+            "the runtime rebuilt"
+        )
+
+
 class StoreBusy(StoreError):
     """A workspace's runtime.sqlite stayed locked past the wait, or kept changing while it was read."""
 

@@ -37,7 +37,8 @@ connection.execute("PRAGMA synchronous=FULL")
 def event(seq, event_id, **fields):
     payload = {"id": event_id, "sessionId": "live", "invocationId": "inv-live", "runId": "run-live", "turnId": "turn-live",
                "ts": seq, "partial": False, **fields}
-    return (event_id, "live", "inv-live", "run-live", "turn-live", seq, "x", json.dumps(payload, sort_keys=True, separators=(",", ":")), seq)
+    kind = payload["content"]["kind"]  # (the event_kind column the reference's writer derives from the payload)
+    return (event_id, "live", "inv-live", "run-live", "turn-live", seq, kind, json.dumps(payload, sort_keys=True, separators=(",", ":")), seq)
 errors = 0
 for n in range(count):
     call = {"kind": "function_call", "id": f"c{n}", "name": "Bash", "args": {"n": n}}
@@ -228,7 +229,7 @@ def _insert_run(database: Path, payloads: list[bytes]) -> None:
     connection = sqlite3.connect(database, isolation_level=None)
     for seq, payload in enumerate(payloads, 1):
         connection.execute("INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
-                           (f"e{seq}", "s", "i", "hostile", "t", seq, "x", payload, seq))
+                           (f"e{seq}", "s", "i", "hostile", "t", seq, "text", payload, seq))
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
 

@@ -19,7 +19,7 @@ import msgspec
 from ..core.collation import locale_compare_key
 from ..core.javascript import to_number
 from ..core.wire import encode_json, python_json
-from ..errors import RowRefused
+from ..errors import RowRefused, StoreDamaged
 from .snapshots import PROVIDER_STREAMS, stream_of
 
 
@@ -28,9 +28,11 @@ def text_of(value: Any) -> str:
     return value.decode("utf-8", errors="surrogateescape") if isinstance(value, bytes) else str(value)
 
 
-def read_partial(snapshot: tuple[Any, ...], model: Any) -> Partial | None:
+def read_partial(snapshot: tuple[Any, ...], model: Any, path: Any = "runtime.sqlite") -> Partial | None:
     """A snapshot as the reference reads it, or None for one it skips (it does not decode, or its columns or its
-    stream key differ from its payload)."""
+    stream key differ from its payload). StoreDamaged for a row whose identity columns differ from a payload its
+    stream key authenticates: the writer derives the key from the payload and writes the columns from it too, so
+    such a row was damaged (sqlite_damage.py), and skipping it could read the run safer."""
     stream_key, session, invocation, run, turn, after, payload, text, _updated_at, segments = snapshot
     try:
         wire = python_json(payload)
@@ -44,10 +46,14 @@ def read_partial(snapshot: tuple[Any, ...], model: Any) -> Partial | None:
     except (RowRefused, ValueError, TypeError, UnicodeDecodeError):  # (TypeError: a NULL payload or text)
         return None
     columns = (text_of(session), text_of(invocation), text_of(run), text_of(turn))
-    if (event.session_id, event.invocation_id, event.run_id, event.turn_id) != columns or not event.partial:
-        return None
-    stream = stream_of(wire, event)
-    if stream is None or _stream_key(stream) != text_of(stream_key):
+    identity = (event.session_id, event.invocation_id, event.run_id, event.turn_id)
+    stream = stream_of(wire, event) if event.partial else None
+    keyed = stream is not None and _stream_key(stream) == text_of(stream_key)
+    if identity != columns and keyed:
+        column, written, said = next(item for item in zip(("session_id", "invocation_id", "run_id", "turn_id"), columns, identity) if item[1] != item[2])
+        raise StoreDamaged(path, f"partial snapshot {text_of(stream_key)!r}: its {column} column says {written!r} but its payload, "
+                           f"which its stream key authenticates, says {said!r}")
+    if identity != columns or not keyed:
         return None
     anchor = text_of(after) if after is not None and after != b"" else None
     return Partial(event, msgspec.Raw(row), anchor, to_number(event.ts))

@@ -44,6 +44,7 @@ from ..core.visible import escape
 from ..errors import DUPLICATE_EVENT_ID, INVALID_UTF8, LedgerCorruption, RowRefused, StoreBusy, StoreUnreadable
 from .bytes import StrPath
 from .reader import CommittedLedger, decode_payloads
+from .sqlite_damage import bound, check_invocations, check_kinds, check_tool_facts, check_totals, read_operations
 from .sqlite_layout import HEADER as _HEADER
 from .sqlite_layout import STORE_NAME, side_files, store_path
 from .sqlite_partials import merged_partials, read_partial
@@ -240,6 +241,7 @@ class SqliteStore:
         `runtime_partial_snapshots`, as the reference lists them; `problem` says why a run's ids cannot be a run's
         (a session_id or run_id stored as a BLOB, NULL or number, or text that is not UTF-8), else None."""
         def read(connection: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            check_totals(self.path, connection)  # (a damaged index could leave a run out of the listing)
             return connection.execute(_RUNS_QUERY).fetchall()
 
         listed = []
@@ -260,15 +262,15 @@ class SqliteStore:
     def read_run(self, session_id: str, run_id: str) -> CommittedLedger:
         """One run's committed events (rows and partial snapshots merged), read in one read transaction."""
         run = (session_id, run_id)
-        rows, snapshots = self._snapshot(lambda connection: _run_rows(connection, run))
-        return self._ledger(run, rows, snapshots)
+        rows, snapshots, operations = self._snapshot(lambda connection: _run_rows(self.path, connection, run))
+        return self._ledger(run, rows, snapshots, operations)
 
-    def _ledger(self, run: tuple[str, str], rows: list[tuple[Any, ...]], snapshots: list[tuple[Any, ...]]) -> CommittedLedger:
+    def _ledger(self, run: tuple[str, str], rows: list[tuple[Any, ...]], snapshots: list[tuple[Any, ...]], operations: list[tuple[Any, ...]]) -> CommittedLedger:
         label = f"{self.path} (session {run[0]}, run {run[1]})"
         payloads = [row[-1] for row in rows]
         events = self._decode(run, rows, payloads)
         session_id, run_id = run  # (the rows' session_id and run_id columns: the query selects them equal to these)
-        identities = [(event_id, session_id, invocation_id, run_id, turn_id) for event_id, invocation_id, turn_id, _, _ in rows]
+        identities = [(event_id, session_id, invocation_id, run_id, turn_id) for event_id, invocation_id, turn_id, _, _, _ in rows]
         if list(map(_IDENTITY_OF, events)) != identities:  # (compared at C speed; the row is found below)
             for index, (event, row, identity) in enumerate(zip(events, rows, identities), 1):
                 for (key, column), attribute, value in zip(_IDENTITY, _IDENTITY_FIELDS, identity):
@@ -277,10 +279,12 @@ class SqliteStore:
                             self.path, run, index, row[0], row[3], IDENTITY_MISMATCH,
                             f"the row's {column} is {value!r} but its payload's {key} is {getattr(event, attribute)!r}",
                         )
+        check_kinds(self.path, run, rows, events, kind_at=4)  # (a damaged payload or column: the store's copies disagree)
+        check_tool_facts(self.path, run, operations, events)
         raw_rows = list(map(msgspec.Raw, payloads))
         if snapshots:
             model = self.contract.model
-            found = [partial for partial in (read_partial(snapshot, model) for snapshot in snapshots) if partial is not None]
+            found = [partial for partial in (read_partial(snapshot, model, self.path) for snapshot in snapshots) if partial is not None]
             events, raw_rows = merged_partials(events, raw_rows, found)
         # (rows: the primary key; a snapshot may repeat one; a contract that diagnoses it plans it, `Walk.flag_rows`)
         if len({event.id for event in events}) != len(events) and DUPLICATE_EVENT_ID not in self.contract.table.tolerated:
@@ -325,13 +329,14 @@ def _refuse_repeated_id(path: Path, run: tuple[str, str], events: list[Any]) -> 
         first[event.id] = index
 
 
-def _run_rows(connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def _run_rows(path: Path, connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     rows = connection.execute(
         # (the payload as the bytes stored: decoded by the strict reader, which refuses invalid UTF-8 as corruption)
-        "SELECT event_id, invocation_id, turn_id, event_seq, CAST(payload_json AS BLOB) FROM runtime_events "
+        "SELECT event_id, invocation_id, turn_id, event_seq, event_kind, CAST(payload_json AS BLOB) FROM runtime_events "
         "WHERE session_id = ? AND run_id = ? ORDER BY event_seq, event_id",
         run,
     ).fetchall()
+    check_invocations(path, connection, run, rows)  # (in the same read transaction: a hidden row is found by the other index)
     snapshots = connection.execute(
         "SELECT stream_key, session_id, invocation_id, run_id, turn_id, after_event_id, CAST(payload_json AS BLOB), text_content, updated_at "
         "FROM runtime_partial_snapshots WHERE session_id = ? AND run_id = ? ORDER BY updated_at, stream_key",
@@ -340,9 +345,9 @@ def _run_rows(connection: sqlite3.Connection, run: tuple[str, str]) -> tuple[lis
     with_segments = []
     for snapshot in snapshots:
         segments = [segment for (segment,) in connection.execute(
-            "SELECT text_content FROM runtime_partial_segments WHERE stream_key = ? ORDER BY segment_seq", (snapshot[0],)
+            "SELECT text_content FROM runtime_partial_segments WHERE stream_key = CAST(? AS TEXT) ORDER BY segment_seq", (bound(snapshot[0]),)
         )]
         with_segments.append((*snapshot, segments))
-    return rows, with_segments
+    return rows, with_segments, read_operations(connection, rows)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from ..contract import Contract, active
 from ..errors import EventRefused, StoreUnreadable
 from .bytes import StrPath
+from .sqlite_damage import stored_kind
 from .sqlite_layout import store_path
 from .sqlite_store import USER_VERSION
 
@@ -137,7 +138,7 @@ class SqliteRuntimeEventStore:
         payload = json.dumps(json.loads(self.contract.model.encode(event)), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         (seq,) = self._connection.execute("SELECT coalesce(max(event_seq), 0) + 1 FROM runtime_events WHERE invocation_id = ?",
                                           (event.invocation_id,)).fetchone()
-        kind = getattr(event.content, "KIND", None) or "event"
+        kind = stored_kind(event)  # (the reference's writer derives the column from the event: the reader compares them)
         try:
             self._connection.execute(
                 "INSERT INTO runtime_events VALUES (?,?,?,?,?,?,?,?,?)",
