@@ -50,7 +50,7 @@ def test_a_guard_splitting_a_state_with_a_new_reason_is_breaking_with_its_ledger
     assert review["verdict"] == "breaking"
     assert _rules(review)["LANGUAGE_ITEM_CHANGED"] == "breaking"
     smallest = review["evidence"]["ledgers"][0]
-    assert smallest["label"] == 'call(call="k", tool="rm")'
+    assert smallest["label"] == 'call(tool="rm")'
 
 
 def test_dropping_a_diagnostic_at_the_end_weakens_safety(tmp_path: Path, run_cli) -> None:
@@ -103,14 +103,17 @@ def test_an_items_initial_state_changed_is_said(tmp_path: Path, run_cli) -> None
     assert messages and "initial none -> fresh" in messages[0], messages
 
 
-def test_reasons_listed_in_another_order_are_neutral(tmp_path: Path, run_cli) -> None:
+def test_reasons_listed_in_another_order_are_breaking_where_a_decision_lists_two(tmp_path: Path, run_cli) -> None:
+    # Issue 53: a class comes from what decisions do. A decision that lists both reasons lists them in another order:
+    # consumers reading the first one break (maka's step 10 is such a change, and is breaking).
     reordered = CONTRACT.replace("    odd: something odd\n    unsettled: a call is unsettled\n", "    unsettled: a call is unsettled\n    odd: something odd\n")
     assert reordered != CONTRACT
     review = _diff(run_cli, tmp_path, reordered)
-    assert review["verdict"] == "neutral", review["changes"]
-    assert _rules(review) == {"REASONS_REORDERED": "neutral"}
+    assert review["verdict"] == "breaking", review["changes"]
+    assert _rules(review) == {"REASONS_REORDERED": "breaking"}
     assert review["evidence"]["ledgersDecidingDifferently"] > 0  # (an open call beside a shout lists both reasons)
-    assert {ledger["effect"] for ledger in review["evidence"]["ledgers"]} == {"neutral"}
+    assert {ledger["effect"] for ledger in review["evidence"]["ledgers"]} == {"breaking"}
+    assert all("reasons in another order" in ledger["why"] for ledger in review["evidence"]["ledgers"])
 
 
 def test_each_finding_names_its_place_in_spec_contract_yaml_on_both_sides(tmp_path: Path, run_cli) -> None:

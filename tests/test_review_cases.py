@@ -47,7 +47,7 @@ UNREACHABLE_WITH_A_VALID_SPEC = {
     "WIRE_PARTIAL_FLAG_CHANGED": "partial_flag must name a required boolean field, and the canonical ledger carries only `partial`",
     **{rule: "a rule of a contract in the contract language: tests/test_language_review.py shows it on its own frozen contract"
        for rule in ("LANGUAGE_ROWS_CHANGED", "LANGUAGE_UNKNOWN_KEYS_READ", "LANGUAGE_CLASS_CHANGED", "LANGUAGE_ITEM_CHANGED", "LANGUAGE_CHECK_CHANGED", "LANGUAGE_REPLAY_CHANGED", "LANGUAGE_NAME_ADDED",
-                    "LANGUAGE_NAME_CHANGED", "LANGUAGE_WORDS_CHANGED", "LANGUAGE_REWORDED")},
+                    "LANGUAGE_NAME_CHANGED", "LANGUAGE_WORDS_CHANGED", "LANGUAGE_SCENARIO_CHANGED", "LANGUAGE_REWORDED")},
 }
 
 

@@ -40,7 +40,8 @@ def _approved(tmp_path: Path, waivers: str) -> Path:
 
 
 def test_without_a_waiver_the_directive_change_fails_the_review(tmp_path: Path, run_cli) -> None:
-    assert _diff(run_cli, _head(tmp_path, None), "--fail-on", "weakens-safety")[0] == 1
+    # (the directive is a field of the plan: a change of it is breaking, shown by a ledger whose plan gives it)
+    assert _diff(run_cli, _head(tmp_path, None), "--fail-on", "breaking")[0] == 1
 
 
 def _finding(run_cli, head: Path) -> str:
@@ -57,9 +58,9 @@ def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Pa
     finding = _finding(run_cli, _head(tmp_path / "first", None))
     assert finding.startswith("DIRECTIVE_CHANGED:") and len(finding.split(":")[1]) == 16
     head, base = _head(tmp_path, _waiver(finding)), _approved(tmp_path, _waiver(finding))
-    code, out, _ = _diff(run_cli, head, "--fail-on", "weakens-safety", base=base)
+    code, out, _ = _diff(run_cli, head, "--fail-on", "breaking", base=base)
     assert code == 0
-    assert "1 change: 1 weakens-safety, 0 breaking, 0 tightens, 0 neutral; 1 waived" in out
+    assert "1 change: 0 weakens-safety, 1 breaking, 0 tightens, 0 neutral; 1 waived" in out
     assert f"waived (spec/review-waivers.yaml:2:5): {REASON}" in out
     assert _diff(run_cli, head, "--fail-on", "any", base=base)[0] == 0
 
@@ -69,7 +70,7 @@ def test_a_waiver_is_honoured_by_fail_on_and_listed_in_every_format(tmp_path: Pa
     assert f"| `{finding}` |" in markdown and f"_(waived: {REASON})_" in markdown
     annotations = _diff(run_cli, head, "--format", "github", base=base)[1].splitlines()
     assert annotations[0].startswith("::notice file=spec/projector.yaml,line=92,") and annotations[0].endswith(f"(waived: {REASON})")
-    assert f"title=weakens-safety%3A {finding.replace(':', '%3A')}" in annotations[0]
+    assert f"title=breaking%3A {finding.replace(':', '%3A')}" in annotations[0]
 
 
 def test_the_fingerprint_is_the_same_on_every_run_and_under_any_hash_seed(tmp_path: Path) -> None:
@@ -149,10 +150,10 @@ def test_waivers_are_read_from_the_head_revision(tmp_path: Path, run_cli) -> Non
         shutil.copyfile(overlay, project / "spec" / overlay.name)
     git("add", ".")
     git("commit", "-qm", "reword the directive, waived")
-    assert run_cli("--root", str(project), "diff", "main~1", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 0
+    assert run_cli("--root", str(project), "diff", "main~1", "main", "--depth", "0", "--fail-on", "breaking")[0] == 0
     (project / "spec" / "review-waivers.yaml").write_text("waivers: []\n", encoding="utf-8")
     git("commit", "-qam", "the head drops the waiver")
-    assert run_cli("--root", str(project), "diff", "main~2", "main", "--depth", "0", "--fail-on", "weakens-safety")[0] == 1
+    assert run_cli("--root", str(project), "diff", "main~2", "main", "--depth", "0", "--fail-on", "breaking")[0] == 1
 
 
 def test_check_and_generate_refuse_a_malformed_waivers_file_with_its_line(project: Path, run_cli) -> None:

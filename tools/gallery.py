@@ -118,10 +118,17 @@ def check_step(step: dict[str, Any], before: Path, after: Path) -> list[str]:
     review = run([*CLI, "--root", str(after), "diff", str(before / "spec"), str(after / "spec"), "--format", "json"], after)
     classes = json.loads(review.stdout)["summary"] if review.stdout.startswith("{") else None
     strongest = next((name for name in ("weakens-safety", "breaking", "tightens", "neutral") if classes and classes.get(name)), None)
-    # A step that also corrects how base modelled the reference may be classed otherwise: the manifest says so and why.
+    # The classes ../shared/contract/maka-history.md names for the step (the manifest's `class`: "tightens (where a
+    # park's reason is replaced, breaking)" is both), besides the cases' own; a step that also corrects how base
+    # modelled the reference may be classed otherwise: the manifest says so and why (`known_class`).
+    expected = list(dict.fromkeys([*about["expected_class"], *step["class"]]))
     known_class = step.get("known_class", {}).get("class")
-    if strongest not in about["expected_class"] and strongest != known_class:
-        problems.append(f"{step['step']}: diff classes it {strongest}, the history {' or '.join(about['expected_class'])} ({review.stderr.strip()[-200:]})")
+    if strongest not in expected and strongest != known_class:
+        problems.append(f"{step['step']}: diff classes it {strongest}, the history {' or '.join(expected)} ({review.stderr.strip()[-200:]})")
+    # The witness the history names for the step (08: a park whose reason terminal_repair_failed now gives) is shown.
+    shown = " ".join(change.get("why", "") for change in json.loads(review.stdout)["changes"]) if classes else ""
+    if step.get("witness") and step["witness"] not in shown:
+        problems.append(f"{step['step']}: no finding shows the witness {step['witness']!r}")
     return problems
 
 

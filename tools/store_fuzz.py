@@ -48,7 +48,7 @@ def read_workspace(workspace: Path, case_run: tuple[str, str], expected_high_wat
     from resume_contract.errors import LedgerCorruption, ResumeContractError
     from resume_contract.ledger.sqlite_store import SqliteStore
 
-    never_ran = active().table.never_ran_statuses
+    verify_statuses = active().table.verification_statuses
     outcomes: dict[tuple[str, str], Outcome] = {}
     try:
         with SqliteStore(workspace) as store:
@@ -76,7 +76,7 @@ def read_workspace(workspace: Path, case_run: tuple[str, str], expected_high_wat
         except ResumeContractError as error:
             outcomes[run] = refusal(UNDECIDED, type(error).__name__)
             continue
-        decided = Outcome.of_plan(plan, never_ran)
+        decided = Outcome.of_plan(plan, verify_statuses)
         outcomes[run] = decided._replace(to_verify=(OPERATION,) * len(decided.to_verify))
     return listing, outcomes
 

@@ -2,35 +2,32 @@
 moved, each side deciding with the code its spec renders to (generator/language/render.py, run here as the
 generated module runs after `generate`).
 
-The ledgers are every sequence, up to a depth, of rows from both sides' alphabets: one row per kind, varied in
-each field an expression of either side reads (a boolean both ways, free JSON null and not, a string each
-literal an expression holds and another value; an optional field absent and present), the run and keys alike.
-A ledger's effect, base -> head: refused -> proceeds weakens safety, refused -> stops breaks (exit 3 becomes 1),
-decided -> refused tightens; stop -> proceed weakens, proceed -> stop tightens; fewer reasons or diagnostics,
-or more rows replayed, weaken; other names (a reason renamed for some ledgers) or statuses break; the same names
-and rows in another order are neutral; more reasons or diagnostics (all the old ones kept), or fewer rows
-replayed, tighten.
+The ledgers are every prefix of both sides' scenarios (a scenario whose decision moves is a moved ledger, named by
+its scenario and row), then every sequence, up to a depth, of rows from both sides' alphabets
+(generator/language/alphabet.py: rows that look where the contracts' expressions look). How each ledger moved is
+classed by resume_contract/core/moves.py, the one definition every review uses: toward proceeding (a refused
+ledger decided, stop -> proceed, a row replayed that was withheld) weakens safety; a name given in place of
+another, dropped or reordered, or a status, breaks; only toward stopping tightens.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import types
-from collections import Counter
 from typing import Any
 
 import msgspec
 
 from resume_contract.core.explore import deepest
+from resume_contract.core.moves import CORRUPT, UNDECIDED, Outcome, move, refusal, strongest
 from resume_contract.core.spec_layout import LANGUAGE_SPEC
-from resume_contract.core.summary import PlanSummary
 
 from ..errors import Mark
 from ..review import rules
 from ..review.collector import Change, Review, report_order
-from ..review.evidence import DEFAULT_DEPTH, LEDGER_BUDGET, LedgerEvidence
-from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
-from .alphabet import alphabet_of, rows_of
+from ..review.evidence import DEFAULT_DEPTH, LEDGER_BUDGET, LedgerEvidence, witness_text
+from ..review.rules import BREAKING, BREAKING_AT_LEAST, BY_EVIDENCE, CLASSES, NEUTRAL, WEAKENS
+from .alphabet import alphabet_of, id_style, rows_of
 from .model import Expr, LanguageSpec
 from .run import contract_module, judge
 
@@ -40,73 +37,47 @@ def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = 
     alphabet = alphabet_of(base, head, keys=2)  # (two items of one lifecycle, as verify: a key's change shows)
     depth = depth if depth is not None else deepest(alphabet, LEDGER_BUDGET, DEFAULT_DEPTH)
     sides = (contract_module(base), contract_module(head))
+    ids = id_style(head)
     moved: list[LedgerEvidence] = []
     checked = 0
-    for word in alphabet.words(depth):
-        if not word:
-            continue  # (the empty ledger decides alike on both sides: nothing is read)
+    ledgers: list[tuple[str, list[dict[str, Any]]]] = [(f"scenario {scenario.name} after row {index}", [row for row, _ in scenario.rows[:index]])
+                                                      for spec in (base, head) for scenario in spec.scenarios for index in range(1, len(scenario.rows) + 1)]
+    ledgers += [(" ".join(alphabet.letter(symbol).name for symbol in word), rows_of(alphabet, word, head.rows.id, ids)) for word in alphabet.words(depth) if word]
+    seen: set[bytes] = set()
+    for label, rows in ledgers:  # the scenarios' prefixes first (a reviewer knows them), then every explored ledger
+        encoded = tuple(msgspec.json.encode(row) for row in rows)
+        if b"\n".join(encoded) in seen:
+            continue
+        seen.add(b"\n".join(encoded))
         checked += 1
-        rows = rows_of(alphabet, word, head.rows.id)
         outcomes = [_outcome(module, rows) for module in sides]
-        effect = _effect(*outcomes)
-        if effect is not None:
-            label = " ".join(alphabet.letter(symbol).name for symbol in word)
-            encoded = tuple(msgspec.json.encode(row) for row in rows)
-            moved.append(LedgerEvidence(label, encoded, _summary(outcomes[0]), _summary(outcomes[1]), effect))
-    effects = {item.effect for item in moved}
-    evidence_class = next((name for name in CLASSES if name in effects), NEUTRAL)
+        found = move(*outcomes)
+        if found.change_class != NEUTRAL:
+            moved.append(LedgerEvidence(label, encoded, outcomes[0], outcomes[1], found.change_class, why=found.why))
+    evidence_class = strongest(item.effect for item in moved)
     changes = [_classed(change, evidence_class, moved) for change in changes]
     changes.sort(key=report_order)
     return Review(tuple(changes), tuple(moved), checked, depth, alphabet, language=True)
 
 
-# An outcome: ("refused", why) or ("decided", proceeds, reasons, diagnostics, statuses, replay, word)
-Outcome = tuple[Any, ...]
-
-
 def _outcome(module: types.ModuleType, rows: list[dict[str, Any]]) -> Outcome:
+    """A ledger's decision as core.moves compares it: refused (corrupt, or undecided: an expression failed on it),
+    or the decision's word, reasons, diagnostics, each item's status and the rows replayed."""
     judged = judge(module, rows)
     if judged.decision is None:
         where = f" at row {judged.row + 1}" if judged.row is not None else ""
-        return ("refused", f"{(judged.refused or '').partition(':')[0]}{where}")
+        why = f"{(judged.refused or '').partition(':')[0]}{where}"
+        return refusal(UNDECIDED if why.startswith("an expression failed") else CORRUPT, why)
     decision = judged.decision
-    statuses = tuple(item.status for item in decision.items)
-    return ("decided", decision.proceeds, tuple(decision.reasons), tuple(d.code for d in decision.diagnostics), statuses, tuple(decision.replay), decision.decision)
-
-
-def _effect(base: Outcome, head: Outcome) -> str | None:
-    if base[0] == "refused" or head[0] == "refused":
-        if base[0] == head[0]:
-            return None
-        if head[0] == "refused":  # (refused as corrupt tightens; an expression that fails where one decided breaks: exit 2)
-            return BREAKING if head[1].startswith("an expression failed") else TIGHTENS
-        return WEAKENS if head[1] else BREAKING
-    if base[1:6] == head[1:6]:
-        return None
-    if base[1] != head[1]:
-        return WEAKENS if head[1] else TIGHTENS
-    _, _, reasons, diagnostics, statuses, replay, _ = base
-    _, _, new_reasons, new_diagnostics, new_statuses, new_replay, _ = head
-    if len(set(new_reasons)) < len(set(reasons)) or len(new_diagnostics) < len(diagnostics) or set(new_replay) - set(replay):
-        return WEAKENS
-    kept = set(reasons) <= set(new_reasons) and not Counter(diagnostics) - Counter(new_diagnostics)
-    if not kept or new_statuses != statuses:
-        return BREAKING  # (a name given in place of another: consumers matching it break)
-    if Counter(new_reasons) == Counter(reasons) and Counter(new_diagnostics) == Counter(diagnostics) and set(new_replay) == set(replay):
-        return NEUTRAL  # (the same names and rows, listed in another order)
-    return TIGHTENS  # (more reasons or diagnostics, or fewer rows replayed)
-
-
-def _summary(outcome: Outcome) -> PlanSummary:
-    if outcome[0] == "refused":
-        return PlanSummary(f"refused ({outcome[1]})", (), (), (), (), False)
-    _, _, reasons, diagnostics, statuses, replay, word = outcome
-    return PlanSummary(word, statuses, diagnostics, reasons, replay, False)
+    return Outcome(decision.decision, decision.proceeds, tuple(decision.reasons), tuple(d.code for d in decision.diagnostics),
+                   tuple(item.status for item in decision.items), tuple(decision.replay))
 
 
 def _classed(change: Change, evidence_class: str, moved: list[LedgerEvidence]) -> Change:
     first = next((item for item in moved if item.effect == evidence_class), None)
-    shown = f"the ledgers: {first.label} ({first.effect})" if first is not None else "no explored ledger decides differently"
+    shown = f"the ledgers: {witness_text(first, 'items')}" if first is not None else "no explored ledger decides differently"
+    others = [next(item for item in moved if item.effect == name) for name in CLASSES if name != evidence_class and any(i.effect == name for i in moved)]
+    shown += "".join(f"; also {item.effect}: {witness_text(item, 'items')}" for item in others)
     if change.change_class == BY_EVIDENCE:
         return dataclasses.replace(change, change_class=evidence_class, why=shown)
     if change.change_class == BREAKING_AT_LEAST:
@@ -149,6 +120,7 @@ def _changes(base: LanguageSpec, head: LanguageSpec) -> list[Change]:
     if (base.decision.proceed, base.decision.stop) != (head.decision.proceed, head.decision.stop):
         add(rules.LANGUAGE_WORDS_CHANGED, f"decision words {base.decision.proceed}/{base.decision.stop} -> {head.decision.proceed}/{head.decision.stop}", at=("decision", "proceed" if base.decision.proceed != head.decision.proceed else "stop"))
     _names(base, head, add)
+    _scenarios(base, head, add)
     if base.summary != head.summary or base.name != head.name or base.phase != head.phase:
         add(rules.LANGUAGE_REWORDED, "the contract's name, phase or summary changed", (base.name, base.phase, base.summary), (head.name, head.phase, head.summary), ("summary",))
     return changes
@@ -188,6 +160,30 @@ def _names(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
             add(rules.LANGUAGE_REWORDED, f"reason '{reason}': meaning reworded", old_reasons[reason], new_reasons[reason], ("decision", "reasons", reason))
     if [r for r in old_reasons if r in new_reasons] != [r for r in new_reasons if r in old_reasons]:
         add(rules.REASONS_REORDERED, "reasons listed in another order", list(old_reasons), list(new_reasons), ("decision", "reasons"))
+
+
+def _scenarios(base: LanguageSpec, head: LanguageSpec, add: Any) -> None:
+    """A scenario added, removed, or whose rows or decisions changed: what it says after each row that moved."""
+    old, new = {s.name: s for s in base.scenarios}, {s.name: s for s in head.scenarios}
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after or (before is not None and after is not None and _without_text(before) == _without_text(after)):
+            continue
+        if before is None or after is None:
+            add(rules.LANGUAGE_SCENARIO_CHANGED, f"scenario '{name}' {_how(before, after)}", before, after, ("scenarios", name))
+            continue
+        said = [f"after row {index}: {_expect_text(then_before)} -> {_expect_text(then_after)}"
+                for index, ((row_before, then_before), (row_after, then_after)) in enumerate(zip(before.rows, after.rows), 1)
+                if row_before == row_after and then_before != then_after]
+        if [row for row, _ in before.rows] != [row for row, _ in after.rows]:
+            said.append(f"rows {len(before.rows)} -> {len(after.rows)}, some changed")
+        add(rules.LANGUAGE_SCENARIO_CHANGED, f"scenario '{name}' says another decision: {'; '.join(said) or 'its start'}", before, after, ("scenarios", name))
+
+
+def _expect_text(expect: Any) -> str:
+    if expect.corrupt:
+        return "corrupt"
+    return expect.decision + (f" [{', '.join(expect.reasons)}]" if expect.reasons else "")
 
 
 def _how(old: Any, new: Any) -> str:

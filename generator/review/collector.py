@@ -131,7 +131,7 @@ def _classed(change: Change, evidence_class: str, by_ledgers: str, evidence: Evi
     if change.change_class == BREAKING_AT_LEAST and evidence_class == WEAKENS:
         return dataclasses.replace(change, change_class=WEAKENS, why=by_ledgers)
     if change.change_class == BREAKING_AT_LEAST:
-        field = "rejection_reasons" if change.rule in (rules.REASON_REMOVED.id, rules.REASON_RENAMED.id) else "diagnostics"
+        field = "reasons" if change.rule in (rules.REASON_REMOVED.id, rules.REASON_RENAMED.id) else "diagnostics"
         named = naming_why(evidence, change.subject, field) if change.subject else by_ledgers
         return dataclasses.replace(change, change_class=BREAKING, why=f"rule: {RULES[change.rule].meaning}, so consumers matching the old name break; {named}")
     return dataclasses.replace(change, why=f"rule: {RULES[change.rule].meaning}")

@@ -3,8 +3,8 @@
 Added (a run may now be continued: weakens-safety), removed (continue-plan refuses every run: breaking), its
 summary reworded (neutral), and, per other top-level part that changed (inputs, ledger facts, checks,
 diagnostics, reasons, payload, situations), one `CONTINUATION_CHANGED` finding classed by evidence: both sides
-decide the explored situations (`continuation_evidence`), and the finding takes the class of what moved, with the
-smallest situation that moved as its proof; when nothing moved it weakens safety until a waiver accepts it.
+decide the explored situations (`continuation_evidence`), and the finding takes the class of what moved
+(core.moves), with the smallest situation that shows it as its proof; neutral when nothing moved.
 Marks are left out of the comparison, so moving a line is no change.
 """
 
@@ -17,7 +17,7 @@ from ..errors import Mark
 from ..spec.continuation_model import ContinuationSpec
 from ..spec.model import Spec
 from . import rules
-from .continuation_evidence import continuation_moves, evidence_class
+from .continuation_evidence import Moved, continuation_moves, evidence_class
 
 # (rule, message, base mark, head mark, values, class, why)
 Finding = tuple[rules.Rule, str, Mark | None, Mark | None, Any, str, str]
@@ -68,13 +68,18 @@ def continuation_changes(base: Spec, head: Spec) -> list[Finding]:
 
 
 def _classified(base: Spec, head: Spec) -> tuple[str, str]:
+    """The class of what moved (core.moves), with the smallest situation that shows it and one of each other class."""
     moved = continuation_moves(base, head)
     strongest = evidence_class(moved)
-    if strongest is None:
-        return rules.WEAKENS, "no explored situation decides otherwise, and what was not explored is not known to be safe"
-    proof = next(item for item in moved if item.effect == strongest)
-    events = proof.size[0]
-    return strongest, f"situation '{proof.label}' ({events} event{'s' if events != 1 else ''}): {proof.base} -> {proof.head}"
+    if strongest is None:  # (a class no witness shows is not given)
+        return rules.NEUTRAL, "no explored situation decides otherwise"
+    shown = [next(item for item in moved if item.effect == name) for name in rules.CLASSES if any(item.effect == name for item in moved)]
+    return strongest, "; also ".join(f"{item.effect}: {_proof(item)}" if index else _proof(item) for index, item in enumerate(shown))
+
+
+def _proof(item: Moved) -> str:
+    events = item.size[0]
+    return f"situation '{item.label}' ({events} event{'s' if events != 1 else ''}): {item.base} -> {item.head} ({item.why})"
 
 
 def _content(spec: ContinuationSpec) -> dict[str, Any]:

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from resume_contract.core.continuation import continuation_summary, decide_continuation
+from resume_contract.core.moves import INPUTS, Outcome, describe, move, refusal, strongest
 from resume_contract.errors import FactsRefused
 
 from ..spec.continuation_model import ContinuationSpec
 from ..spec.continuation_situations import continuation_table_of, decide_planner_situation, source_run
 from ..spec.model import Spec
 from ..spec.tables import table_of, wire_model
-from .rules import BREAKING, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
+from .rules import NEUTRAL
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Moved:
     base: str
     head: str
     flips: bool  # the disposition itself moved (the clearest proof)
+    why: str = ""  # the part of the move that decides its class (core.moves)
 
 
 def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
@@ -47,16 +49,28 @@ def continuation_moves(base: Spec, head: Spec) -> list[Moved]:
     explored += [(label, size, [decide(run) for decide in planners]) for label, size, run in explored_planner_situations(base, head)]
     moved = []
     for label, size, (before, after) in explored:
-        if before != after:
-            flips = before is not None and after is not None and before["disposition"] != after["disposition"]
-            moved.append(Moved(label, size, _effect(before, after), _text(before), _text(after), flips))
-    return sorted(moved, key=lambda item: (not item.flips, item.size, item.label))
+        old, new = _outcome(before), _outcome(after)
+        found = move(old, new)
+        if found.change_class != NEUTRAL:
+            flips = not old.refused and not new.refused and old.word != new.word
+            moved.append(Moved(label, size, found.change_class, describe(old), describe(new), flips, found.why))
+    # The clearest proof first: the disposition itself moved, else a name given in place of another (a name only
+    # dropped, or a diagnostic alone, says less of what the change does); then the smallest.
+    return sorted(moved, key=lambda item: (not item.flips, "given in place of" not in item.why, item.size, item.label))
 
 
 def evidence_class(moved: list[Moved]) -> str | None:
     """The strongest effect among what moved (None: nothing moved)."""
-    effects = {item.effect for item in moved}
-    return next((name for name in CLASSES if name in effects), None)
+    return strongest(item.effect for item in moved) if moved else None
+
+
+def _outcome(summary: dict[str, Any] | None) -> Outcome:
+    """A continuation decision as core.moves compares it: its facts refused (None), or its disposition, whether it
+    continues (a continuation payload), its reasons and its diagnostics' codes."""
+    if summary is None:
+        return refusal(INPUTS, "facts refused")
+    return Outcome(summary["disposition"], "continuation" in summary, tuple(summary["rejection_reasons"]),
+                   tuple(diagnostic["code"] for diagnostic in summary["diagnostics"]))
 
 
 def _decider(spec: Spec) -> Any:
@@ -118,8 +132,9 @@ def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int]
             if base["others"]:
                 variations.append((f"{name} without the other runs", 1, {**base, "others": {}}))
             variations += [(f"{label.replace(situation.name, name, 1)}", 1, {**base, "host": host}) for label, _, host in _variations(situation.name, base["host"], continuation)]
+            variations += [(f"{name} {said}", 1, {**base, "rows": rows}) for said, rows in appended(situation.events_json)]
             for label, changed, run in variations:
-                explored.append((label, (len(situation.events_json), changed), run))
+                explored.append((label, (len(run["rows"]), changed), run))
     # Each once, a named situation under its own name (before a variation of another that equals it).
     for label, size, run in sorted(explored, key=lambda item: item[1][1]):
         key = json.dumps(run, sort_keys=True, default=list)
@@ -138,12 +153,34 @@ def explored_situations(*specs: Spec) -> list[tuple[str, tuple[int, int], tuple[
         continuation = spec.continuation
         assert continuation is not None
         for situation in continuation.situations:
-            for label, changed, facts in [(situation.name, 0, situation.facts), *_variations(situation.name, situation.facts, continuation)]:
-                key = json.dumps([situation.events_json, facts], sort_keys=True)
+            forms = [(situation.name, 0, situation.events_json, situation.facts)]
+            forms += [(label, changed, situation.events_json, facts) for label, changed, facts in _variations(situation.name, situation.facts, continuation)]
+            forms += [(f"{situation.name} {said}", 1, rows, situation.facts) for said, rows in appended(situation.events_json)]
+            for label, changed, rows, facts in forms:
+                key = json.dumps([rows, facts], sort_keys=True)
                 if key not in seen:
                     seen.add(key)
-                    explored.append((label, (len(situation.events_json), changed), situation.events_json, facts))
+                    explored.append((label, (len(rows), changed), rows, facts))
     return explored
+
+
+# Events the explorer adds after a situation's last one: what a check of the ledger's end reads (the terminal event
+# being the last, a run still streaming, the replay ending in model output) moves only with them.
+_APPENDED: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("with model output after its last event", {"role": "model", "author": "agent", "content": {"kind": "text", "text": "more"}}),
+    ("with a partial event after its last event", {"role": "model", "author": "agent", "partial": True, "content": {"kind": "text", "text": "mo"}}),
+    ("with a user text after its last event", {"role": "user", "author": "user", "content": {"kind": "text", "text": "again"}}),
+)
+
+
+def appended(rows: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """The situation's rows with each of _APPENDED after its last row: that row's identity and time, a fresh id."""
+    if not rows:
+        return []
+    last = json.loads(rows[-1])
+    identity = {key: last[key] for key in ("sessionId", "invocationId", "runId", "turnId", "ts") if key in last}
+    return [(said, (*rows, json.dumps({**identity, "id": f"explore-after-{index}", "partial": False, **event}, sort_keys=True, separators=(",", ":"))))
+            for index, (said, event) in enumerate(_APPENDED, 1)]
 
 
 def _variations(name: str, facts: dict[str, Any], continuation: ContinuationSpec) -> list[tuple[str, int, dict[str, Any]]]:
@@ -161,33 +198,3 @@ def _variations(name: str, facts: dict[str, Any], continuation: ContinuationSpec
     return variations
 
 
-def _effect(base: dict[str, Any] | None, head: dict[str, Any] | None) -> str:
-    if base is None or head is None:
-        return BREAKING  # one side refuses facts the other decides on: the inputs changed
-    if base["disposition"] != head["disposition"]:
-        return WEAKENS if head["disposition"] == _proceed(base, head) else TIGHTENS
-    old, new = base["rejection_reasons"], head["rejection_reasons"]
-    if set(old) - set(new):
-        return WEAKENS  # parks with less said about why
-    if set(new) - set(old):
-        return TIGHTENS
-    if old != new:
-        return BREAKING  # the same reasons in another order: consumers reading the first one break
-    before, after = [d["code"] for d in base["diagnostics"]], [d["code"] for d in head["diagnostics"]]
-    if set(before) - set(after):
-        return WEAKENS  # a diagnostic no longer said
-    if set(after) - set(before):
-        return TIGHTENS  # one more said (a new diagnostic of an existing reason)
-    return BREAKING if base["diagnostics"] != head["diagnostics"] else NEUTRAL  # reordered, or other details
-
-
-def _proceed(base: dict[str, Any], head: dict[str, Any]) -> str:
-    # The side that continues has a continuation payload.
-    return base["disposition"] if "continuation" in base else head["disposition"]
-
-
-def _text(summary: dict[str, Any] | None) -> str:
-    if summary is None:
-        return "facts refused"
-    reasons = ", ".join(summary["rejection_reasons"])
-    return f"{summary['disposition']} [{reasons}]" if reasons else summary["disposition"]

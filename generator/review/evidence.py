@@ -5,31 +5,33 @@ expected one more event, and every ledger up to a depth over the union of both s
 (`resume_contract.core.explore`: derived from each side's wire format and projector, so a content kind,
 status or flag only one side declares is explored too), letters neither side's projector tells apart
 explored once. Each side writes a letter both declare as its own wire format does, and reads the rows with its
-own decoding model. A row one side refuses (a letter only the other declares) is read there as
-a row that takes no part in anything (an event with no content, at its place): a new kind or value is judged
-by what the other side's projector does with it, not by the refusal (reading rows that were refused is what
-adding a kind is for; the rules WIRE_CONTENT_KIND_ADDED and the like say so).
+own decoding model. A ledger holding a row one side refuses is refused by that side, as `plan` refuses it (corrupt:
+no plan): a change that reads rows the base refused moves those ledgers from corrupt to a plan, toward proceeding.
+How each ledger moved is classed by `resume_contract.core.moves`, the one definition every review uses.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass
 
 import msgspec
 
 from resume_contract.core.explore import Alphabet, Letter, deepest, letters_of, projector_view, union
+from resume_contract.core.letters import ID_FIELD, Shape, plain_value
+from resume_contract.core.moves import CORRUPT, Outcome, move, refusal
+from resume_contract.core.moves import describe as describe_outcome
 from resume_contract.core.project import project
-from resume_contract.core.summary import PlanSummary, loosening
 from resume_contract.core.table import ProjectorTable
 from resume_contract.core.wire import WireModel
 from resume_contract.errors import RowRefused
 
+from ..expr.probes import probe_rows
 from ..spec.model import Spec
 from ..spec.tables import decoder_of, table_of
-from .rules import BREAKING, CLASSES, NEUTRAL, TIGHTENS, WEAKENS
+from .rules import CLASSES, NEUTRAL
 
+UNDECLARED = "exploreUndeclared"  # a key no wire format declares (a letter holds it to show unknown keys read or refused)
 # The deepest `diff` explores by default, and how many ledgers it explores at most to get there: a larger
 # alphabet is explored less deep (the report says how deep).
 DEFAULT_DEPTH = 4
@@ -38,25 +40,20 @@ LEDGER_BUDGET = 30_000
 # (label, rows as the base writes them, rows as the head writes them)
 _Ledger = tuple[str, tuple[bytes, ...], tuple[bytes, ...]]
 
-# A plan as a reviewer compares it.
-Decided = PlanSummary
+# A decision as a reviewer compares it (a refusal included).
+Decided = Outcome
 # (position from 1, corruption kind) of each row a side refuses.
 Refused = tuple[tuple[int, str], ...]
 
 
 def describe(decided: Decided, refused: Refused = (), noun: str = "operations") -> str:
-    """One line for a report: `blocked [dangling_tool_state]; operations indeterminate; diagnostics ...`."""
-    text = ""
-    if refused:
+    """One line for a report: `blocked [dangling_tool_state]; diagnostics pending_tool_result; to verify a`."""
+    if decided.refused and refused:
         rows = ", ".join(f"{position} ({kind})" for position, kind in refused)
-        text = f"refuses row{'s' if len(refused) > 1 else ''} {rows}, read as events without content: "
-    text += decided.disposition
-    if decided.rejection_reasons:
-        text += f" [{', '.join(decided.rejection_reasons)}]"
-    if decided.operation_statuses:
-        text += f"; {noun} {', '.join(decided.operation_statuses)}"
-    if decided.diagnostics:
-        text += f"; diagnostics {', '.join(decided.diagnostics)}"
+        return f"refused: corrupt row{'s' if len(refused) > 1 else ''} {rows}"
+    text = describe_outcome(decided)
+    if decided.statuses and not decided.refused:
+        text += f"; {noun} {', '.join(decided.statuses)}"
     return text
 
 
@@ -70,6 +67,7 @@ class LedgerEvidence:
     base_refused: Refused = ()
     head_refused: Refused = ()
     base_rows: tuple[bytes, ...] | None = None  # as the base writes them, where it writes them otherwise
+    why: str = ""  # the part of the move that decides its class (core.moves)
 
 
 @dataclass(frozen=True)
@@ -83,10 +81,37 @@ class Evidence:
 
 
 def review_alphabet(base: Spec, head: Spec) -> Alphabet:
-    """Both sides' letters, in classes that neither side's projector tells apart."""
+    """Both sides' letters, in classes that neither side's projector tells apart; with the rows a change of the
+    wire format moves (`wire_letters`)."""
     sides = [(table_of(spec), decoder_of(spec)) for spec in (base, head)]
     letters = union(*(letters_of(table, model) for table, model in sides))
+    letters = (*letters, *wire_letters(base, head, {letter.key for letter in letters}))
     return Alphabet.reduced(letters, [projector_view(*sides[0], base=True), projector_view(*sides[1])])
+
+
+def wire_letters(base: Spec, head: Spec, known: set[str]) -> list[Letter]:
+    """Rows that only a change of what the reader accepts moves (the explorer looks where the change looks): a row
+    holding a key neither side declares (unknown keys read or refused); a row holding each optional field of either
+    side at a plain value (a field added, removed, made required or optional); a row holding each value a field of
+    either side declares (an enum widened or narrowed); the rows each refusal test of either
+    side (`invalid_when`) compares with a literal, as generator/expr/probes.py builds them. Each is a row as the
+    side that declares it writes it; the other side reads it, or refuses it."""
+    letters: list[Letter] = []
+    for spec in (head, base):
+        shape = Shape(decoder_of(spec), table_of(spec))
+        letters.append(Letter("a key neither side declares", shape.event(**{UNDECLARED: True})))
+        for field in shape.event_fields:
+            if not field.required and field.encode_name not in (ID_FIELD, shape.content_field):
+                letters.append(Letter(f"{field.encode_name} present", shape.event(**{field.encode_name: plain_value(field.type, field.encode_name)})))
+            for value in shape.declared_values(field.encode_name):  # (a value allowed, or no longer allowed)
+                letters.append(Letter(f"{field.encode_name} {json.dumps(value)}", shape.event(**{field.encode_name: value})))
+        for name, fields, _ in probe_rows({}, {}, [test.when[0] for test in spec.wire.refusals]):
+            letters.append(Letter(name, shape.event(**fields)))
+    unique: dict[str, Letter] = {}
+    for letter in letters:
+        if letter.key not in known:
+            unique.setdefault(letter.key, letter)
+    return list(unique.values())
 
 
 class _Side:
@@ -95,10 +120,7 @@ class _Side:
     def __init__(self, spec: Spec) -> None:
         self.model: WireModel = decoder_of(spec)
         self.table: ProjectorTable = table_of(spec)
-        letters = {letter.name: letter for letter in letters_of(self.table, self.model)}
-        # A refused row is read as an event with no content, partial when the row says it is.
-        self.stand_in: dict[bool, Letter] = {False: letters["no content"], True: letters["partial no content"]}
-        self.partial_flag = spec.wire.partial_flag
+        self.verify_statuses = self.table.verification_statuses
         self._events: dict[bytes, object] = {}
 
     def event(self, row: bytes) -> object:
@@ -111,27 +133,18 @@ class _Side:
         return self._events[row]
 
     def decide(self, rows: tuple[bytes, ...], expected_high_water: int | None) -> tuple[Decided, Refused]:
+        """The side's decision of the ledger: refused as corrupt where it refuses a row (as `plan` refuses it)."""
         events, raws, refused = [], [], []
         for position, row in enumerate(rows, 1):
             event = self.event(row)
             if isinstance(event, RowRefused):
                 refused.append((position, event.kind))
-                row = self.stand_in[_says_partial(row, self.partial_flag)].row(f"e{position}")
-                event = self.model.decode_row(row)
             events.append(event)
             raws.append(msgspec.Raw(row))
+        if refused:
+            return refusal(CORRUPT, f"{refused[0][1]} at row {refused[0][0]}"), tuple(refused)
         plan = project(events, self.table, expected_high_water, rows=raws)
-        # The terminal fact is left out of ledger evidence: rule changes that move it are reported by their own
-        # rules (WIRE_TERMINAL_CHANGED, DECISION_TERMINAL_FACT_*), and counting it here would list every ledger twice.
-        return PlanSummary.of(plan)._replace(terminal_fact=False), tuple(refused)
-
-
-def _says_partial(row: bytes, flag: str) -> bool:
-    try:
-        value = json.loads(row)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and value.get(flag) is True
+        return Outcome.of_plan(plan, self.verify_statuses), ()
 
 
 def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Evidence:
@@ -152,13 +165,15 @@ def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Eviden
         before, base_refused = sides[0].decide(old, expected_high_water)
         after, head_refused = sides[1].decide(new, expected_high_water)
         if before != after:
-            moved.append(LedgerEvidence(label, new, before, after, effect(before, after), base_refused, head_refused, None if old == new else old))
+            found = move(before, after)
+            if found.change_class != NEUTRAL:
+                moved.append(LedgerEvidence(label, new, before, after, found.change_class, base_refused, head_refused, None if old == new else old, found.why))
     # The canonical ledgers first (a reviewer knows them), then the explored ones; each smallest first, the most
     # severe first among ledgers of one length, and of those a blocked ledger that now replays first.
     severity = {name: index for index, name in enumerate(CLASSES)}
     moved.sort(key=lambda item: (
         not item.label.startswith("canonical"), len(item.rows), severity[item.effect],
-        (item.base.disposition, item.head.disposition) != ("blocked", "safe_replay"),
+        not (item.head.proceeds and not item.base.proceeds),
     ))
     return Evidence(moved, len(checked), depth, alphabet)
 
@@ -182,23 +197,8 @@ def _canonical_ledgers(base: Spec, head: Spec) -> list[_Ledger]:
 
 
 def effect(base: Decided, head: Decided) -> str:
-    """How one ledger's decision moved; a mixed move counts as its most severe part (fail closed)."""
-    if loosening(base, head) is not None:
-        return WEAKENS
-    if renaming(base, head) is not None:
-        return BREAKING
-    return TIGHTENS if loosening(head, base) is not None else NEUTRAL
-
-
-def renaming(before: Decided, after: Decided) -> str | None:
-    """What `after` gives in place of some of `before`'s reasons and diagnostics, or None when it gives all
-    of them. (Called once `loosening` found nothing: `after` gives as many distinct names, as often.)"""
-    parts = []
-    for what, old, new in (("reasons", before.rejection_reasons, after.rejection_reasons), ("diagnostics", before.diagnostics, after.diagnostics)):
-        lost, gained = Counter(old) - Counter(new), Counter(new) - Counter(old)
-        if lost:
-            parts.append(f"{what} {', '.join(sorted(gained.elements()))} given in place of {', '.join(sorted(lost.elements()))}")
-    return "; ".join(parts) or None
+    """How one ledger's decision moved (core.moves: the one definition)."""
+    return move(base, head).change_class
 
 
 def explored_text(checked: int, depth: int, alphabet: Alphabet) -> str:
@@ -207,17 +207,21 @@ def explored_text(checked: int, depth: int, alphabet: Alphabet) -> str:
 
 
 def evidence_why(evidence: Evidence, evidence_class: str) -> str:
-    """Why a by-evidence change has its class: how many ledgers moved, and what moved on the smallest one."""
+    """Why a by-evidence change has its class: how many ledgers moved, the smallest that shows the class (its before
+    and after decisions and the part that decides it), and the smallest of each other class that moved."""
+    if evidence_class == NEUTRAL:
+        return f"by the ledgers: none of {explored_text(evidence.checked, evidence.depth, evidence.alphabet)} decides otherwise"
     moved = [item for item in evidence.moved if item.effect == evidence_class]
-    if evidence_class == NEUTRAL or not moved:
-        return f"by the ledgers: none of {explored_text(evidence.checked, evidence.depth, evidence.alphabet)} decides more or less safely"
-    first = moved[0]
-    of = f"{len(moved)} of {evidence.checked}"
-    if evidence_class == BREAKING:
-        return f"by the ledgers: {of} keep their decisions but give other names; {first.label}: {renaming(first.base, first.head)}"
-    what = loosening(first.base, first.head) if evidence_class == WEAKENS else loosening(first.head, first.base)
-    direction = "less" if evidence_class == WEAKENS else "more"
-    return f"by the ledgers: {of} decide {direction} safely; {first.label}: {what}"
+    if not moved:
+        return f"by the ledgers: none of {explored_text(evidence.checked, evidence.depth, evidence.alphabet)} is {evidence_class}"
+    text = f"by the ledgers: {len(moved)} of {evidence.checked} are {evidence_class}; {witness_text(moved[0])}"
+    others = [next(item for item in evidence.moved if item.effect == name) for name in CLASSES if name != evidence_class and any(i.effect == name for i in evidence.moved)]
+    return text + "".join(f"; also {item.effect}: {witness_text(item)}" for item in others)
+
+
+def witness_text(item: LedgerEvidence, noun: str = "operations") -> str:
+    """`LABEL: BEFORE -> AFTER (WHY)`: a moved ledger as a finding shows it (`noun`: what its statuses are of)."""
+    return f"{item.label}: {describe(item.base, item.base_refused, noun)} -> {describe(item.head, item.head_refused, noun)} ({item.why})"
 
 
 def naming_why(evidence: Evidence, name: str, field: str) -> str:
@@ -226,5 +230,4 @@ def naming_why(evidence: Evidence, name: str, field: str) -> str:
     gone = [item for item in evidence.moved if name in getattr(item.base, field) and name not in getattr(item.head, field)]
     if not gone:
         return f"by the ledgers: none of the {evidence.checked} explored gave '{name}'"
-    first = gone[0]
-    return f"by the ledgers: {len(gone)} of {evidence.checked} gave '{name}' and give other names; {first.label}: {renaming(first.base, first.head)}"
+    return f"by the ledgers: {len(gone)} of {evidence.checked} gave '{name}' and give other names; {witness_text(gone[0])}"

@@ -184,6 +184,7 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
                 {
                     "label": item.label,
                     "effect": item.effect,
+                    "why": item.why,
                     "base": _decided_json(item.base, item.base_refused),
                     "head": _decided_json(item.head, item.head_refused),
                     "events": [json.loads(row) for row in item.rows],
@@ -197,12 +198,17 @@ def as_json(review: Review, base_label: str, head_label: str, ledgers: int = JSO
 
 
 def _decided_json(decided: Any, refused: Any) -> dict[str, Any]:
+    """One side's decision of a moved ledger (core.moves.Outcome): `refused` says why none was made."""
     return {
         "refusedRows": [{"row": position, "corruption": kind} for position, kind in refused],
-        "disposition": decided.disposition,
-        "rejectionReasons": list(decided.rejection_reasons),
+        **({"refused": decided.refused} if decided.refused else {}),
+        "disposition": decided.word,
+        "proceeds": decided.proceeds,
+        "rejectionReasons": list(decided.reasons),
         "diagnostics": list(decided.diagnostics),
-        "operationStatuses": list(decided.operation_statuses),
+        "operationStatuses": list(decided.statuses),
+        "toVerify": list(decided.to_verify),
+        "replay": list(decided.replay),
     }
 
 

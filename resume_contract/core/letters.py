@@ -46,6 +46,11 @@ class Letter:
         return json.dumps(self.fields, sort_keys=True)
 
 
+def plain_value(annotation: Any, name: str) -> Any:
+    """A plain JSON value of a decoding model's field type (an optional one's declared type)."""
+    return _plain(_declared(annotation), name)
+
+
 def _plain(annotation: Any, name: str) -> Any:
     """A plain JSON value of a decoding model's field type."""
     if typing.get_origin(annotation) is typing.Literal:

@@ -12,7 +12,8 @@ what the operator is told to do. The class of a move (docs/changing-the-contract
   was withheld;
 - breaking — nothing moves toward proceeding, but what a consumer reads changes other than by an addition: a reason
   or a diagnostic given in place of another, dropped or listed in another order, an operation's status, the
-  decision's word, the directive, the replay's order, why a ledger is refused;
+  decision's word, the directive, the replay's order, the terminal fact, whether a ledger is refused as corrupt or
+  could not be judged;
 - tightens — the ledger moves only toward stopping: a decided ledger now refused as corrupt, proceed -> stop, an
   operation to verify, a reason or a diagnostic added (every old one kept), a row no longer replayed;
 - neutral — nothing a consumer reads moved.
@@ -40,6 +41,7 @@ SEVERITY = {name: index for index, name in enumerate(CLASSES)}
 
 CORRUPT = "corrupt"  # a refusal's kind: the ledger is not a legal committed prefix (exit 3)
 UNDECIDED = "undecided"  # a refusal's kind: the contract cannot judge the ledger (an expression failed on it)
+INPUTS = "inputs"  # a refusal's kind: the host's facts do not fit what the contract declares (its inputs changed)
 
 
 class Outcome(NamedTuple):
@@ -55,19 +57,19 @@ class Outcome(NamedTuple):
     to_verify: tuple[str, ...] = ()
     directive: str = ""
     refused: str = ""
+    terminal: str = ""  # the event a plan names as the run's terminal fact (a field of the plan), or ""
 
     @classmethod
-    def of_plan(cls, plan: ResumePlan, never_ran: Collection[str] = ()) -> Outcome:
-        """A Phase 0 plan: `never_ran`, the statuses of a call the contract says provably never started (not to
-        verify: `Table.never_ran_statuses`)."""
-        to_verify = tuple(
-            operation.tool_call_id for operation in plan.operations
-            if operation.response_runtime_event_id is None and operation.status not in never_ran
-        )
+    def of_plan(cls, plan: ResumePlan, verify_statuses: Collection[str] = ("indeterminate",)) -> Outcome:
+        """A Phase 0 plan. Its operations to verify are those without a committed response whose status asks for
+        verification (`verify_statuses`, `Table.verification_statuses`: what makes the plan require it, with the
+        directive). The terminal fact is a field of the plan: `terminal` names its event."""
         return cls(
             plan.disposition, plan.disposition == "safe_replay", tuple(plan.rejection_reasons),
             tuple(diagnostic.code for diagnostic in plan.diagnostics), tuple(operation.status for operation in plan.operations),
-            plan.replay_event_ids, to_verify, plan.directive or "",
+            plan.replay_event_ids,
+            tuple(operation.tool_call_id for operation in plan.operations if operation.response_runtime_event_id is None and operation.status in verify_statuses),
+            plan.directive or "", terminal=plan.terminal_runtime_event_id or "",
         )
 
 
@@ -102,8 +104,11 @@ def move(before: Outcome, after: Outcome) -> Move:
 
 
 def _refusal_move(before: Outcome, after: Outcome) -> Move:
-    if before.refused and after.refused:
-        return Move(BREAKING, f"refused otherwise: {before.refused} -> {after.refused}")
+    if before.refused.startswith(INPUTS) or after.refused.startswith(INPUTS):  # (a host's facts object no longer fits)
+        return Move(BREAKING, f"{describe(before)} -> {describe(after)}: the contract's inputs changed")
+    if before.refused and after.refused:  # (refused as corrupt both ways: exit 3 both ways, whichever row is named)
+        same = before.refused.partition(":")[0] == after.refused.partition(":")[0]
+        return Move(NEUTRAL, "") if same else Move(BREAKING, f"refused otherwise: {before.refused} -> {after.refused}")
     if before.refused:
         return Move(WEAKENS, f"refused ({before.refused}) -> {after.word}")
     if after.refused.startswith(UNDECIDED):  # (the contract now fails on it: an error, not a decision to stop)
@@ -150,6 +155,8 @@ def _replaced(before: Outcome, after: Outcome) -> str:
         return "the directive says something else"
     if set(before.replay) == set(after.replay) and before.replay != after.replay:
         return "the same rows replayed in another order"
+    if before.terminal != after.terminal:
+        return f"the terminal fact {before.terminal or 'none'} -> {after.terminal or 'none'}"
     return ""
 
 

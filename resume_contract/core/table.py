@@ -132,6 +132,12 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         return frozenset(kind for kind, code in ((DUPLICATE_EVENT_ID, self.duplicate_id_diagnostic), (FOREIGN_ROW, self.foreign_row_diagnostic)) if code)
 
     @cached_property
+    def verification_statuses(self) -> frozenset[str]:
+        """The statuses of an operation that ask a person to verify it (its state's status is a verification state's):
+        what makes a plan require verification."""
+        return frozenset(status for state, status in self.state_status.items() if status is not None and state in self.verification_states)
+
+    @cached_property
     def never_ran_statuses(self) -> frozenset[str]:
         """The statuses of a call left open that asks for no verification: it provably never started (such as
         not_dispatched), so nothing is to be inspected."""

@@ -47,7 +47,7 @@ def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -
     """Raises NoOracle, SpecInvalid, and what loading the oracle raises (ProjectFileRefused, OSError, SyntaxError).
     `on_start(letters, ledgers)` is told what will be explored before it is."""
     from resume_contract_generator.language import load_language
-    from resume_contract_generator.language.alphabet import alphabet_of, rows_of
+    from resume_contract_generator.language.alphabet import alphabet_of, id_style, rows_of
     from resume_contract_generator.language.run import judge
     from resume_contract_generator.spec.oracle_file import load_project_module
 
@@ -67,8 +67,9 @@ def verify_language(root: Path, module: Any, depth: int, on_start: Any = None) -
     if on_start is not None:
         on_start(result.letters, alphabet.count(depth))
     started = time.perf_counter()
+    ids = id_style(spec)  # (written as the contract's scenarios write them: an oracle reads ids as the runtime does)
     for word in alphabet.words(depth):
-        rows = rows_of(alphabet, word, spec.rows.id)
+        rows = rows_of(alphabet, word, spec.rows.id, ids)
         judged = judge(module, rows)
         if judged.decision is not None:
             ours: dict[str, Any] = outcome(judged.decision) | {"replay": list(judged.decision.replay)}
