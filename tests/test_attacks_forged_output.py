@@ -223,7 +223,7 @@ def _commit(project: Path, message: str, tag: str) -> None:
 
 
 def _review(project: Path, base: str, head: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return _run(project, "--root", str(project), "diff", base, head, "--depth", "0", "--fail-on", "weakens-safety", *extra)
+    return _run(project, "--root", str(project), "diff", base, head, "--depth", "0", "--fail-on", "breaking", *extra)
 
 
 def test_a_waiver_the_change_adds_does_not_pass_the_gate_until_it_is_on_the_base(review_repo: Path) -> None:
@@ -258,7 +258,7 @@ def test_a_waiver_the_change_adds_does_not_pass_the_gate_until_it_is_on_the_base
     _commit(review_repo, "reword the directive", "reworded")
     result = _review(review_repo, "approved", "reworded")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 change: 1 weakens-safety, 0 breaking, 0 tightens, 0 neutral; 1 waived" in result.stdout
+    assert "1 change: 0 weakens-safety, 1 breaking, 0 tightens, 0 neutral; 1 waived" in result.stdout
     assert f"waived (spec/review-waivers.yaml:2:5): {REASON}" in result.stdout
     assert "WAIVER_ADDED" not in result.stdout
 

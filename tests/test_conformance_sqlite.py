@@ -113,7 +113,7 @@ def test_the_cli_plans_the_case_as_its_argv_says(case: str, run_cli: Any, tmp_pa
     if expected["expectedHighWater"] is not None and "--expected-high-water" not in argv:
         argv += ["--expected-high-water", str(expected["expectedHighWater"])]
     code, out, err = run_cli(*argv)
-    assert _digest(workspace) == {"runtime.sqlite": hashlib.sha256((HERE / case / "WS" / "runtime.sqlite").read_bytes()).hexdigest()}
+    assert _digest(workspace) == _digest(HERE / case / "WS"), "the plan changed the workspace"  # a -wal or -shm the writer left is kept as it is
     outcome = expected["reference"]["outcome"]
     if outcome == "open_refused":
         assert code in (2, 3) and "schema" in err and out == "", (code, err)

@@ -190,12 +190,18 @@ def test_constructs_no_ledger_of_the_alphabet_may_move_are_still_named(tmp_path:
         assert _rules(review)[rule] == change_class
 
 
-def test_an_offset_check_removed_is_breaking(tmp_path: Path, run_cli) -> None:
+def test_an_offset_check_removed_weakens_safety_where_the_caller_expected_more_rows(tmp_path: Path, run_cli) -> None:
+    # The explorer reopens each ledger with an expected high-water one past its rows: the base stops there
+    # (its offset check), the head, with no offset check, proceeds.
     offset = CONTRACT.replace("  diagnostics:\n", "  offset_mismatch: twice\n  diagnostics:\n", 1)
     base = _project(tmp_path / "base", offset)
     head = _project(tmp_path / "head")
     code, out, err = run_cli("--root", str(head), "diff", str(base), str(head), "--format", "json")
-    assert _rules(json.loads(out)) == {"LANGUAGE_NAME_CHANGED": "breaking"}
+    review = json.loads(out)
+    assert _rules(review) == {"LANGUAGE_NAME_CHANGED": "weakens-safety"}
+    witness = review["evidence"]["ledgers"][0]
+    assert witness["label"] == "say with expected high-water 2" and witness["effect"] == "weakens-safety", witness
+    assert witness["base"]["proceeds"] is False and witness["head"]["proceeds"] is True, witness
 
 
 def test_a_report_renamed_and_a_layout_moved_are_breaking_and_ledgers_name_items(tmp_path: Path, run_cli) -> None:

@@ -49,21 +49,23 @@ def review_language(base: LanguageSpec, head: LanguageSpec, depth: int | None = 
         if b"\n".join(encoded) in seen:
             continue
         seen.add(b"\n".join(encoded))
-        checked += 1
-        outcomes = [_outcome(module, rows) for module in sides]
-        found = move(*outcomes)
-        if found.change_class != NEUTRAL:
-            moved.append(LedgerEvidence(label, encoded, outcomes[0], outcomes[1], found.change_class, why=found.why))
+        # Each once more reopened where the caller expected one more row (what the offset check reads).
+        for expected, said in ((None, label), (len(rows) + 1, f"{label} with expected high-water {len(rows) + 1}")):
+            checked += 1
+            outcomes = [_outcome(module, rows, expected) for module in sides]
+            found = move(*outcomes)
+            if found.change_class != NEUTRAL:
+                moved.append(LedgerEvidence(said, encoded, outcomes[0], outcomes[1], found.change_class, why=found.why))
     evidence_class = strongest(item.effect for item in moved)
     changes = [_classed(change, evidence_class, moved) for change in changes]
     changes.sort(key=report_order)
     return Review(tuple(changes), tuple(moved), checked, depth, alphabet, language=True)
 
 
-def _outcome(module: types.ModuleType, rows: list[dict[str, Any]]) -> Outcome:
+def _outcome(module: types.ModuleType, rows: list[dict[str, Any]], expected_high_water: int | None = None) -> Outcome:
     """A ledger's decision as core.moves compares it: refused (corrupt, or undecided: an expression failed on it),
     or the decision's word, reasons, diagnostics, each item's status and the rows replayed."""
-    judged = judge(module, rows)
+    judged = judge(module, rows, expected_high_water)
     if judged.decision is None:
         where = f" at row {judged.row + 1}" if judged.row is not None else ""
         why = f"{(judged.refused or '').partition(':')[0]}{where}"

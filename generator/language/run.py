@@ -33,9 +33,9 @@ class Judged(NamedTuple):
     decision: LanguageDecision | None
 
 
-def judge(module: types.ModuleType, rows: list[dict[str, Any]]) -> Judged:
+def judge(module: types.ModuleType, rows: list[dict[str, Any]], expected_high_water: int | None = None) -> Judged:
     try:
-        return Judged(None, None, decide_rows(module, rows))
+        return Judged(None, None, decide_rows(module, rows, expected_high_water))
     except RowInvalid as invalid:
         return Judged(f"invalid_event: {invalid.message}", invalid.index, None)
     except SequenceCorrupt as corrupt:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from resume_contract.core.explore import Alphabet, Letter, deepest, letters_of, projector_view, union
+from resume_contract.core.explore import CALL_IDS, Alphabet, Letter, deepest, letters_of, projector_view, union
 from resume_contract.core.letters import ID_FIELD, Shape, plain_value
 from resume_contract.core.moves import CORRUPT, Outcome, move, refusal
 from resume_contract.core.moves import describe as describe_outcome
@@ -151,6 +151,7 @@ def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Eviden
     """Every ledger whose decision differs between `base` and `head`. `depth` None: the deepest up to
     DEFAULT_DEPTH that keeps the explored ledgers within LEDGER_BUDGET."""
     alphabet = review_alphabet(base, head)
+    stories = depth is None  # (a depth the caller chose is explored as chosen, and no more)
     if depth is None:
         depth = deepest(alphabet, LEDGER_BUDGET, DEFAULT_DEPTH)
     sides = (_Side(base), _Side(head))
@@ -160,6 +161,8 @@ def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Eviden
     # show only there (a reason that is also the high-water mismatch's, merged away).
     checked: list[tuple[str, tuple[bytes, ...], tuple[bytes, ...], int | None]] = [(label, old, new, None) for label, old, new in ledgers]
     checked += [(f"{label.partition(':')[0]} with expected high-water {len(new) + 1}", old, new, len(new) + 1) for label, old, new in ledgers]
+    if stories and depth < DEFAULT_DEPTH:  # (an alphabet too large to explore deep: a seeded sample of longer operation stories)
+        checked += [(alphabet.spell(word), alphabet.rows(word, base=True), alphabet.rows(word), None) for word in story_words(alphabet, depth, STORIES)]
     moved = []
     for label, old, new, expected_high_water in checked:
         before, base_refused = sides[0].decide(old, expected_high_water)
@@ -199,6 +202,35 @@ def _canonical_ledgers(base: Spec, head: Spec) -> list[_Ledger]:
 def effect(base: Decided, head: Decided) -> str:
     """How one ledger's decision moved (core.moves: the one definition)."""
     return move(base, head).change_class
+
+
+STORY_SEED = 53  # the sample of longer ledgers is the same on every run and machine
+STORIES = 10_000  # longer ledgers sampled where the whole alphabet is explored less deep than DEFAULT_DEPTH
+
+
+def story_words(alphabet: Alphabet, depth: int, count: int) -> list[tuple[int, ...]]:
+    """`count` words of depth + 1 to DEFAULT_DEPTH + 1 letters, drawn with a fixed seed from the letters of one
+    operation's story: those naming the explorers' first call id or none (no second call, no partial variant). A
+    check or a transition that only a third or fourth event of one call reaches (a dispatch after its result, a
+    decision after a reconcile) shows only in such ledgers, and the whole alphabet is too large to explore that
+    deep; where the exhaustive depth reaches DEFAULT_DEPTH, none are drawn."""
+    import random
+
+    story = [index for index, group in enumerate(alphabet.classes) if _one_story(alphabet.letters[group[0]])]
+    if not story or count <= 0:
+        return []
+    draw = random.Random(STORY_SEED)
+    words: dict[tuple[int, ...], None] = {}
+    for _ in range(count * 2):
+        if len(words) >= count:
+            break
+        words.setdefault(tuple(draw.choice(story) for _ in range(draw.randint(depth + 1, DEFAULT_DEPTH + 1))))
+    return list(words)
+
+
+def _one_story(letter: Letter) -> bool:
+    text = json.dumps(dict(letter.fields))
+    return not letter.name.startswith("partial ") and all(f'"{other}"' not in text for other in CALL_IDS[1:])
 
 
 def explored_text(checked: int, depth: int, alphabet: Alphabet) -> str:

@@ -27,7 +27,8 @@ EXPLORED_CALL = {"id": CALL_ID, "name": "write", "args": {}}
 
 def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], bool]]:
     """(name, the row's fields, False) of each action event's well-formed probe, and, for one checked against its
-    call, of the probe agreeing with the explorers' call (the other one then disagrees)."""
+    call, of the probe agreeing with the explorers' call (the other one then disagrees) and of one failing each
+    check alone."""
     lane_checks = [check for check in projector.row_checks if check.skip]
     probes: list[tuple[str, dict[str, Any], bool]] = []
     for kind, when, key in projector.action_events:
@@ -38,10 +39,14 @@ def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], 
         _put(base, key_path, CALL_ID)
         rows = [witness(copy.deepcopy(base), [when[0]], [check.when[0] for check in lane_checks], _evaluate(projector))]
         if kind.against_call:
-            rows.append(witness(copy.deepcopy(rows[0]), [], [check.when[0] for check in kind.against_call], _evaluate(projector)))
+            checks = [check.when[0] for check in kind.against_call]
+            rows.append(witness(copy.deepcopy(rows[0]), [], checks, _evaluate(projector)))
+            # Each check alone failing the call (the others agreeing): a change of that one check shows only there.
+            rows += [witness(copy.deepcopy(rows[1]), [check], [other for other in checks if other != check], _evaluate(projector)) for check in checks]
         for fields in rows:
-            if _takes(projector, kind, when[1], key[1], lane_checks, fields):
-                probes.append((f"{kind.name}({CALL_ID}) {json.dumps(fields, separators=(',', ':'), sort_keys=True)}", fields, False))
+            name = f"{kind.name}({CALL_ID}) {json.dumps(fields, separators=(',', ':'), sort_keys=True)}"
+            if all(name != probe[0] for probe in probes) and _takes(projector, kind, when[1], key[1], lane_checks, fields):
+                probes.append((name, fields, False))
     return probes
 
 

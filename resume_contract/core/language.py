@@ -137,7 +137,7 @@ class RowInvalid(ResumeContractError):
         super().__init__(message)
 
 
-def decide_rows(module: ModuleType, rows: Sequence[dict[str, Any]]) -> LanguageDecision:
+def decide_rows(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> LanguageDecision:
     """`decide` over rows held in memory, each first checked against the model, as the reader checks a ledger's.
     Raises RowInvalid, SequenceCorrupt, ExpressionFailed."""
     for index, row in enumerate(rows):
@@ -145,7 +145,7 @@ def decide_rows(module: ModuleType, rows: Sequence[dict[str, Any]]) -> LanguageD
             msgspec.convert(row, module.Row, strict=True)
         except msgspec.ValidationError as error:
             raise RowInvalid(index, str(error)) from None
-    return decide(module, rows)
+    return decide(module, rows, expected_high_water)
 
 
 def outcome(decision: LanguageDecision) -> dict[str, Any]:
