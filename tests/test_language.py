@@ -147,7 +147,7 @@ def test_proceeds_when_nothing_is_raised(tiny: Path, tmp_path: Path, run_cli) ->
     ("rows", "kind"),
     [
         ([{"id": "1", "type": "done", "call": "a", "ok": True}], "corrupt_sequence: a result for no open call"),
-        ([{"id": "1", "type": "say"}], "invalid_event: Object missing required field `text`"),
+        ([{"id": "1", "type": "say"}], "invalid_event: the row lacks a field the contract declares in a say row (string) - at `$.text`"),
         ([{"id": "1", "type": "shout", "text": "x"}], "invalid_event"),
         ([{"id": "1", "type": "say", "text": 3}], "invalid_event: Expected `str`, got `int`"),
     ],

@@ -35,7 +35,21 @@ from ..expr import nodes as n
 from ..expr.parse import parse
 from ..expr.probes import OTHER, _nodes, _put
 from ..expr.witness import witness
-from .model import LanguageSpec, RowField
+from .model import LanguageSpec, RowField, RowKind
+from .row_shape import (
+    ABSENT,
+    at,
+    encoded_paths,
+    field_at,
+    kind_of_row,
+    leaves,
+    plain_value,
+    put,
+    read_back,
+    tag_values,
+    typed,
+    written,
+)
 
 MOST_PER_KIND = 40  # letters of one kind, at most: each costs depth (a stated bound on what `diff` explores)
 POSITIONS = 4  # the positions a key naming a row's id takes (the deepest `diff` explores: generator/review/evidence.py)
@@ -51,15 +65,25 @@ def alphabet_of(base: LanguageSpec, head: LanguageSpec, *, keys: int = 1) -> Alp
     return Alphabet(tuple(letters), tuple((index,) for index in range(len(letters))))
 
 
-def rows_of(alphabet: Alphabet, word: tuple[int, ...], id_field: str, ids: str = "e{}") -> list[dict[str, Any]]:
-    """The ledger a word spells, as rows: each letter's fields, its id by position as `ids` writes it (`id_style`)."""
-    return [dict(copy.deepcopy(dict(alphabet.letter(symbol).fields)), **{id_field: _id(ids, position)}) for position, symbol in enumerate(word, 1)]
+def rows_of(alphabet: Alphabet, word: tuple[int, ...], id_field: str | None, ids: str = "e{}") -> list[dict[str, Any]]:
+    """The ledger a word spells, as rows: each letter's fields, its id (at `id_field`, a dotted path; None: rows
+    have none) by position as `ids` writes it (`id_style`)."""
+    rows = []
+    for position, symbol in enumerate(word, 1):
+        row = copy.deepcopy(dict(alphabet.letter(symbol).fields))
+        if id_field is not None:
+            put(row, tuple(id_field.split(".")), _id(ids, position))
+        rows.append(row)
+    return rows
 
 
 def id_style(spec: LanguageSpec) -> str:
     """How the contract's scenarios write a row's id, as a pattern of its position: `{}` for digits (`"1"`), `#`
-    for a number, else a prefix before digits (`e{}`); `e{}` when they say nothing."""
-    written = [row.get(spec.rows.id) for scenario in spec.scenarios for row, _ in scenario.rows]
+    for a number, else a prefix before digits (`e{}`); `e{}` when they say nothing; `#` where rows have no id
+    (a reference names a row by its position)."""
+    if spec.rows.id is None:
+        return "#"
+    written = [at(row, tuple(spec.rows.id.split("."))) for scenario in spec.scenarios for row, _ in scenario.rows]
     if written and all(isinstance(value, int) and not isinstance(value, bool) for value in written):
         return "#"
     found = [re.fullmatch(r"(\D*)\d+", value) for value in written if isinstance(value, str)]
@@ -178,7 +202,7 @@ def letters_of(base: LanguageSpec, head: LanguageSpec, *, keys: int = 1) -> list
             reads.collect(text)
         tests += [row_class.test.text for row_class in spec.classes if row_class.test is not None]
         for item in spec.items:
-            keyed |= set(row_paths(parse(item.key.text)))
+            keyed |= {path for text in item.key_texts for path in row_paths(parse(text))}
     letters: list[Letter] = []
     seen: set[str] = set()
     for spec in (head, base):
@@ -187,72 +211,94 @@ def letters_of(base: LanguageSpec, head: LanguageSpec, *, keys: int = 1) -> list
                 continue
             seen.add(kind.name)
             fields = {field.name: field for field in spec.rows.fields + kind.fields}
-            letters += _kind_letters(spec, kind.name, fields, reads, tests, keyed, keys, id_style(head))
+            letters += _kind_letters(spec, kind, fields, reads, tests, keyed, keys, id_style(head))
     return letters
 
 
-def _kind_letters(spec: LanguageSpec, kind: str, fields: dict[str, RowField], reads: _Reads, tests: list[str], keyed: set[Path], keys: int, ids: str) -> list[Letter]:
+def _kind_letters(spec: LanguageSpec, kind: RowKind, fields: dict[str, RowField], reads: _Reads, tests: list[str], keyed: set[Path], keys: int, ids: str) -> list[Letter]:
     rows = spec.rows
-    fixed = {rows.tag: kind} | {name: "r" for name in rows.run}
-    written = _written(spec, kind, fixed)
-    plain: dict[str, Any] = written if written is not None else dict(fixed)
+    fixed = tag_values(kind) | {tuple(path.split(".")): "r" for _, source, path in rows.run_from if source == "rows"}
+    id_path = tuple(rows.id.split(".")) if rows.id is not None else None
+    held = set(fixed) | ({id_path} if id_path else set())  # (paths no letter varies)
+    encoded = encoded_paths(fields)
+    plain = _written(spec, kind.name, encoded, id_path) or {}
+    read = {**{path: [] for path in reads.present}, **reads.values}
     for name, field in fields.items():
-        if name not in plain and name not in fixed and name != rows.id and not field.optional:
-            plain[name] = _plain_value(field, reads, name)
+        if name not in plain and (name,) not in held and not field.optional:
+            plain[name] = plain_value(field, read, (name,))
+    for path, value in fixed.items():
+        put(plain, path, value)
     forms = [("", plain)]
+    written_kind = _written(spec, kind.name, encoded, id_path) is not None
     for name, field in fields.items():  # an optional field the contracts read: present, at its plain value
-        if field.optional and name not in plain and name not in fixed and _is_read(reads, name) and written is None:
-            forms.append(_with(plain, (name,), _plain_value(field, reads, name)))
+        if field.optional and name not in plain and (name,) not in held and _is_read(reads, name) and not written_kind:
+            forms.append(_with(plain, (name,), plain_value(field, read, (name,))))
     # A kind the scenarios write holds the optional fields its written row holds: those, and every required one, vary.
-    varied = {name: field for name, field in fields.items() if written is None or name in plain or not field.optional}
-    forms += [*_witnesses(plain, tests, rows.tag), *_values(plain, varied, reads, set(fixed) | {rows.id})]
-    # A second item of a lifecycle; and where a key is a row's id, a key naming the row at each position (an item
-    # a row opens by its own id, and a later row names: an activity's start naming its schedule row).
-    by_id = (rows.id,) in keyed
+    varied = {name: field for name, field in fields.items() if not written_kind or name in plain or not field.optional}
+    forms += [*_witnesses(plain, tests, list(fixed)), *_values(plain, varied, reads, held)]
+    # A second item of a lifecycle; and where a key is a row's id or a field refers to a row, one naming the row at
+    # each position (an item a row opens by its own id, and a later row names: an activity's start naming its
+    # schedule row).
+    by_id = id_path in keyed
+    refers = [(path, field.refers[0]) for path, field in _walk(fields) if field.refers is not None]
     for path in keyed:
-        if path[0] in varied and path[0] not in fixed and path != (rows.id,):
+        if path[0] in varied and path not in held and not any(path == ref for ref, _ in refers):
             values = [_id(ids, position) for position in range(1, POSITIONS + 1)] if by_id else [f"k{number}" for number in range(2, keys + 1)]
             forms += [_with(plain, path, value) for value in values]
+    for path, to in refers:
+        forms += [_with(plain, path, position if to == "position" else _id(ids, position)) for position in range(1, POSITIONS + 1)]
     letters: list[Letter] = []
     unique: set[str] = set()
     for said, form in forms:
-        key = json.dumps(form, sort_keys=True)
+        made = written(form, encoded)
+        key = json.dumps(made, sort_keys=True)
         if key not in unique:
             unique.add(key)
-            letters.append(Letter(f"{kind}({said})" if said else kind, tuple(sorted(form.items()))))
+            letters.append(Letter(f"{kind.name}({said})" if said else kind.name, tuple(sorted(made.items()))))
     return letters[:MOST_PER_KIND]
 
 
-def _written(spec: LanguageSpec, kind: str, fixed: dict[str, Any]) -> dict[str, Any] | None:
+def _walk(fields: dict[str, RowField], path: Path = ()) -> list[tuple[Path, RowField]]:
+    found = []
+    for name, field in fields.items():
+        found.append(((*path, name), field))
+        found += _walk({inner.name: inner for inner in field.fields or ()}, (*path, name))
+    return found
+
+
+def _written(spec: LanguageSpec, kind: str, encoded: list[Path], id_path: Path | None) -> dict[str, Any] | None:
     """The kind's first row in the contract's scenarios (a row as the runtime writes it: the fields it holds, their
-    shapes), its id left out and its run fields made the explored ledgers' own; None when no scenario holds one."""
+    shapes), read as expressions read it, its id left out; None when no scenario holds one."""
     for scenario in spec.scenarios:
         for row, _ in scenario.rows:
-            if row.get(spec.rows.tag) == kind:
-                return copy.deepcopy({key: value for key, value in row.items() if key != spec.rows.id}) | fixed
+            if kind_of_row(spec, row) == kind:
+                made = read_back(row, encoded)
+                if id_path is not None and len(id_path) == 1:
+                    made.pop(id_path[0], None)
+                return made
     return None
 
 
-def _witnesses(plain: dict[str, Any], tests: list[str], tag: str) -> list[tuple[str, dict[str, Any]]]:
+def _witnesses(plain: dict[str, Any], tests: list[str], tags: list[Path]) -> list[tuple[str, dict[str, Any]]]:
     """A row of the plain row's kind each class's test holds for, and one it fails for, where they differ from it."""
     forms = []
     for test in tests:
         for want in (True, False):
             made = witness(copy.deepcopy(plain), [test] if want else [], [] if want else [test], _no_value)
-            if made.get(tag) == plain[tag] and made != plain:
+            if all(at(made, path) == at(plain, path) for path in tags) and made != plain:
                 forms.append((_said(plain, made), made))
     return forms
 
 
-def _values(plain: dict[str, Any], fields: dict[str, RowField], reads: _Reads, fixed: set[str]) -> list[tuple[str, dict[str, Any]]]:
+def _values(plain: dict[str, Any], fields: dict[str, RowField], reads: _Reads, held: set[Path]) -> list[tuple[str, dict[str, Any]]]:
     """The plain row with one path the contracts read given each of its values in turn, or left out."""
     forms = []
     for path, values in [*reads.values.items(), *((path, _sizes(sizes)) for path, sizes in reads.sizes.items())]:
-        field = fields.get(path[0])
-        if field is None or path[0] in fixed:
+        if path[0] not in fields or any(path[: len(fixed)] == fixed for fixed in held):
             continue
-        forms += [_with(plain, path, value) for value in _typed(field, path, values)]
-        if field.optional and len(path) == 1:  # (inside free JSON the row model says nothing of what is there)
+        field = field_at(fields, path)
+        forms += [_with(plain, path, value) for value in typed(field, values)]
+        if field is not None and field.optional:  # (inside free JSON the row model says nothing of what is there)
             made = copy.deepcopy(plain)
             if _drop(made, path):
                 forms.append((_said(plain, made), made))
@@ -273,37 +319,6 @@ def _is_read(reads: _Reads, name: str) -> bool:
     return any(path[0] == name for path in [*reads.values, *reads.sizes, *reads.present])
 
 
-def _plain_value(field: RowField, reads: _Reads, name: str) -> Any:
-    """A field's value in a kind's plain row: of its type; free JSON holding the object its read paths name."""
-    if field.enum:
-        return field.enum[0]
-    if field.type in ("json", "object"):
-        nested = [path for path in [*reads.values, *reads.present] if path[0] == name and len(path) > 1]
-        if nested or field.type == "object":
-            value: dict[str, Any] = {}
-            for path in nested:  # (each at the first value it is compared with)
-                _put(value, path[1:], next((held for held in reads.values.get(path, []) if held != OTHER), "v"))
-            return value
-        return "v"
-    return {"string": "k", "boolean": True, "number": 0, "array": []}.get(field.type, "v")
-
-
-def _typed(field: RowField, path: Path, values: list[Any]) -> list[Any]:
-    """The values of `values` a row may hold at `path` (of `field`): a top-level field's by its type."""
-    if len(path) > 1 or field.type == "json":
-        return list(values)
-    if field.enum:
-        return list(field.enum)
-    accepts = {
-        "string": lambda value: isinstance(value, str),
-        "number": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
-        "boolean": lambda value: isinstance(value, bool),
-        "array": lambda value: isinstance(value, list),
-        "object": lambda value: isinstance(value, dict),
-    }.get(field.type, lambda value: True)
-    return [value for value in values if accepts(value)]
-
-
 def _sizes(sizes: list[int]) -> list[Any]:
     """A list of each size (a string of each length too: `size` reads both)."""
     return [*(["x"] * size for size in sizes), *("x" * size for size in sizes)]
@@ -320,29 +335,13 @@ def _drop(fields: dict[str, Any], path: Path) -> bool:
 def _said(plain: dict[str, Any], made: dict[str, Any]) -> str:
     """What a row holds apart from the plain one: `attempt=9, payload.type="function_call"`, `error absent`."""
     parts = []
-    for path, value in _leaves(made):
-        if _at(plain, path) != value or type(_at(plain, path)) is not type(value):
+    for path, value in leaves(made):
+        if at(plain, path) != value or type(at(plain, path)) is not type(value):
             parts.append(f"{'.'.join(path)}={json.dumps(value, sort_keys=True)}")
-    for path, _ in _leaves(plain):
-        if _at(made, path) is _ABSENT:
+    for path, _ in leaves(plain):
+        if at(made, path) is ABSENT:
             parts.append(f"{'.'.join(path)} absent")
     return ", ".join(parts)
-
-
-def _leaves(value: dict[str, Any], path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    for key, inner in value.items():
-        if isinstance(inner, dict) and inner:
-            yield from _leaves(inner, (*path, key))
-        else:
-            yield (*path, key), inner
-
-
-def _at(value: Any, path: Path) -> Any:
-    for field in path:
-        if not isinstance(value, dict) or field not in value:
-            return _ABSENT
-        value = value[field]
-    return value
 
 
 def _texts(spec: LanguageSpec) -> Iterator[str]:
@@ -350,7 +349,7 @@ def _texts(spec: LanguageSpec) -> Iterator[str]:
         if row_class.test is not None:
             yield row_class.test.text
     for item in spec.items:
-        yield item.key.text
+        yield from item.key_texts
         yield from (entry.when.text for entry in item.entries if entry.when is not None)
         yield from (expr.text for _, expr in item.report)
     if spec.replay is not None:

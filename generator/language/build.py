@@ -63,24 +63,57 @@ def _read(root: Path) -> LoadedFile:
 
 
 def _fields(items: dict[str, Any]) -> tuple[RowField, ...]:
-    return tuple(
-        RowField(name, item["type"], item.get("optional", False), tuple(item.get("enum", ())), item["description"])
-        for name, item in items.items()
+    return tuple(_field(name, item) for name, item in items.items())
+
+
+def _field(name: str, item: dict[str, Any]) -> RowField:
+    declared = item["type"]
+    types = tuple(declared) if isinstance(declared, list) else ()
+    refers = item.get("refers")
+    if refers is not None:
+        refers = (refers, ()) if isinstance(refers, str) else (refers["to"], tuple(refers.get("kinds", ())))
+    return RowField(
+        name, "json" if types else declared, item.get("optional", False), tuple(item.get("enum", ())), item["description"],
+        types=types, fields=_fields(item["fields"]) if "fields" in item else None, encoded=item.get("encoded") == "json", refers=refers,
     )
+
+
+def _run_from(parts: list[Any]) -> tuple[tuple[str, str, str], ...]:
+    """Per run part: (its name, where its value is read: rows, first_row or layout, the path)."""
+    found = []
+    for part in parts:
+        if isinstance(part, str):
+            found.append((part, "rows", part))
+        elif "first_row" in part:
+            found.append((part["name"], "first_row", part["first_row"]))
+        else:
+            found.append((part["name"], "layout", ""))
+    return tuple(found)
+
+
+def _kind(name: str, kind: dict[str, Any], tag: tuple[str, ...]) -> RowKind:
+    match = kind.get("match", {tag[0]: name} if len(tag) == 1 else {})
+    return RowKind(name, kind["description"], _fields(kind["fields"]),
+                   tuple((path, tuple(values) if isinstance(values, list) else (values,)) for path, values in match.items()))
 
 
 def _model(file: LoadedFile, root: Path) -> LanguageSpec:
     data = file.data
     rows_data = data["rows"]
+    tag = (rows_data["tag"],) if isinstance(rows_data["tag"], str) else tuple(rows_data["tag"])
+    run_from = _run_from(rows_data.get("run", []))
+    order = rows_data.get("order")
     rows = Rows(
-        id=rows_data["id"],
-        run=tuple(rows_data["run"]),
-        tag=rows_data["tag"],
+        id=rows_data.get("id"),
+        run=tuple(name for name, _, _ in run_from),
+        tag=tag,
         partial=rows_data.get("partial"),
         unknown_keys=rows_data.get("unknown_keys", "reject"),
         fields=_fields(rows_data["fields"]),
-        kinds=tuple(RowKind(name, kind["description"], _fields(kind["fields"])) for name, kind in rows_data["kinds"].items()),
+        kinds=tuple(_kind(name, kind, tag) for name, kind in rows_data["kinds"].items()),
         layout=rows_data.get("layout"),
+        run_from=run_from,
+        order=None if order is None else (order["by"], order["corrupt"]),
     )
     kinds = tuple(kind.name for kind in rows.kinds)
     classes = [RowClass(kind, (kind,), None) for kind in kinds] + [RowClass(ANY, kinds, None)]

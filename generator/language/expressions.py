@@ -8,31 +8,74 @@ from typing import Any
 
 from ..errors import SpecError
 from ..expr import Environment
-from ..expr.types import BOOL, DOUBLE, JSON, STRING, Type, list_of, map_of, object_type
+from ..expr.types import BOOL, DOUBLE, INT, JSON, STRING, Type, list_of, map_of, object_type
 from ..spec.compiled import compiled
 from ..spec.loader import LoadedFile
 from .model import Entry, Expr, Item, LanguageSpec, RowField
 
 ANY = "any"
-_TYPES = {"string": STRING, "boolean": BOOL, "number": DOUBLE, "json": JSON, "object": map_of(JSON), "array": list_of(JSON)}
+_TYPES = {"string": STRING, "integer": INT, "boolean": BOOL, "number": DOUBLE, "json": JSON, "object": map_of(JSON), "array": list_of(JSON)}
 KEY_KINDS = ("string", "int", "double", "json")
+_Fields = dict[str, tuple[Any, bool]]  # name -> (a Type, or the _Fields of an object declaring its fields; optional)
 
 
-def _typed(field: RowField) -> tuple[Type, bool]:
-    return _TYPES[field.type], field.optional
+def _declared(fields: tuple[RowField, ...]) -> _Fields:
+    found: _Fields = {}
+    for field in fields:
+        if field.fields is not None:
+            found[field.name] = (_declared(field.fields), field.optional)
+        elif field.types:
+            numeric = all(kind in ("integer", "number") for kind in field.types)
+            found[field.name] = (DOUBLE if numeric else JSON, field.optional)
+        else:
+            found[field.name] = (_TYPES[field.type], field.optional)
+    return found
+
+
+def _valued(values: tuple[Any, ...]) -> Type:
+    kinds = {value.__class__ for value in values}
+    return STRING if kinds == {str} else INT if kinds == {int} else BOOL if kinds == {bool} else JSON
+
+
+def _with_tag(fields: _Fields, path: list[str], kind: Type, optional: bool) -> None:
+    """The tag path's last field added where the path leads (an object the row does not declare: one holding it)."""
+    if len(path) == 1:
+        fields[path[0]] = (kind, optional)
+        return
+    held = fields.get(path[0])
+    if held is None:
+        inner: _Fields = {}
+        fields[path[0]] = (inner, optional)
+        _with_tag(inner, path[1:], kind, optional)
+    elif isinstance(held[0], dict):
+        _with_tag(held[0], path[1:], kind, optional or held[1])
+
+
+def _typed(name: str, fields: _Fields) -> Type:
+    return object_type(name, {key: (_typed(key, value) if isinstance(value, dict) else value, optional) for key, (value, optional) in fields.items()})
 
 
 def row_types(spec: LanguageSpec) -> dict[str, Type]:
-    """Per class, the row an expression about one of its rows reads: a kind's row holds its fields as declared;
-    any other class's row holds every row's fields as declared and each kind's as optional free JSON."""
+    """Per class, the row an expression about one of its rows reads: a kind's row holds its fields as declared
+    (nested objects' too) and its tag paths; any other class's row holds every row's fields as declared, the tag
+    paths every kind constrains, and each kind's own fields as optional free JSON."""
     rows = spec.rows
-    common = {field.name: _typed(field) for field in rows.fields} | {rows.tag: (STRING, False)}
-    by_kind = {kind.name: object_type("row", common | {field.name: _typed(field) for field in kind.fields}) for kind in rows.kinds}
-    loose = dict(common)
+    by_kind = {}
+    for kind in rows.kinds:
+        fields = _declared(rows.fields + kind.fields)
+        for path, values in kind.match:
+            _with_tag(fields, path.split("."), _valued(values), False)
+        by_kind[kind.name] = _typed("row", fields)
+    loose = _declared(rows.fields)
     for kind in rows.kinds:
         for field in kind.fields:
             loose.setdefault(field.name, (JSON, True))
-    loose_type = object_type("row", loose)
+    for path in rows.tag:
+        every = [dict(kind.match).get(path) for kind in rows.kinds]
+        if "." not in path:
+            typed = _valued(tuple(value for values in every if values for value in values)) if all(every) else JSON
+            loose.setdefault(path, (typed, not all(every)))
+    loose_type = _typed("row", loose)
     return {row_class.name: by_kind.get(row_class.name, loose_type) for row_class in spec.classes}
 
 
@@ -78,14 +121,24 @@ def _item(file: LoadedFile, item: Item, expr: Any, types: dict[str, Type], seman
         path = ("items", item.name, "on", index)
         when = expr(path + ("when",), body["class"], True) if "when" in body else None
         entries.append(Entry(body["class"], (body["from"],) if isinstance(body["from"], str) else tuple(body["from"]), when, body.get("to"), body.get("anomaly"), body.get("corrupt")))
-    key, wrong = None, False
+    key, wrong, keys = None, False, []
+    per_class = isinstance(data["key"], dict)
     for row_class in dict.fromkeys(entry.row_class for entry in entries):  # the key reads a row of each class
-        result = compiled(file, ("items", item.name, "key"), Environment({"row": types[row_class]}, semantics), errors)
+        at = ("items", item.name, "key") + ((row_class,) if per_class else ())
+        if per_class and row_class not in data["key"]:
+            errors.append(SpecError(file.mark(("items", item.name, "key")), f"item {item.name}: a row of class {row_class} moves it, and `key` gives that class no key"))
+            continue
+        result = compiled(file, at, Environment({"row": types[row_class]}, semantics), errors)
         if result is not None:
             if result[2].kind not in KEY_KINDS and not wrong:
                 wrong = True
-                errors.append(SpecError(file.mark(("items", item.name, "key")), f"an item's key is a string or a number; `{result[0]}` is {result[2]} for a row of class {row_class}"))
+                errors.append(SpecError(file.mark(at), f"an item's key is a string or a number; `{result[0]}` is {result[2]} for a row of class {row_class}"))
             key = key or Expr(result[0], result[1])
+            if per_class:
+                keys.append((row_class, Expr(result[0], result[1])))
+    for row_class in data["key"] if per_class else ():
+        if row_class not in {entry.row_class for entry in entries}:
+            errors.append(SpecError(file.key_mark(("items", item.name, "key", row_class)), f"item {item.name}: no entry names class '{row_class}', so its key is never read"))
     report = []
     openers = dict.fromkeys(e.row_class for e in entries if item.initial in e.sources and e.to not in (None, item.initial))
     for name in data.get("report", {}):
@@ -95,7 +148,7 @@ def _item(file: LoadedFile, item: Item, expr: Any, types: dict[str, Type], seman
             said = said or (Expr(result[0], result[1]) if result is not None else None)
         if said is not None:
             report.append((name, said))
-    done = dataclasses.replace(item, key=key, entries=tuple(entries), report=tuple(report))  # type: ignore[arg-type]
+    done = dataclasses.replace(item, key=key, entries=tuple(entries), report=tuple(report), keys=tuple(keys))  # type: ignore[arg-type]
     if len(errors) == before:  # (an entry whose `when` is wrong would read as one without)
         errors.extend(_coverage(file, done))
     return done

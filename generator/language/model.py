@@ -8,13 +8,18 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RowField:
-    """A field of a row: its wire name, type (string, boolean, number, json, object, array), allowed values."""
+    """A field of a row: its wire name, type (string, integer, number, boolean, json, object, array; `json` for a
+    union of scalar types, listed in `types`), allowed values, and what the row model says beyond its type."""
 
     name: str
     type: str
     optional: bool
     enum: tuple[str, ...]
     description: str
+    types: tuple[str, ...] = ()  # a union's scalar types ([string, integer]); empty for one type
+    fields: tuple[RowField, ...] | None = None  # an object's declared fields (None: a free object)
+    encoded: bool = False  # the wire holds the value as JSON text in a string (`encoded: json`)
+    refers: tuple[str, tuple[str, ...]] | None = None  # (`id` or `position`, the kinds it may name; () any)
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,8 @@ class RowKind:
     name: str
     description: str
     fields: tuple[RowField, ...]
+    # (a tag path, the values it holds in a row of this kind), per path of `rows.tag` the kind constrains
+    match: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 def struct_name(kind: str) -> str:
@@ -35,14 +42,22 @@ def struct_name(kind: str) -> str:
 class Rows:
     """How a row of the runtime's ledger maps to the language."""
 
-    id: str  # the field holding the event's id
-    run: tuple[str, ...]  # the fields every row of one run holds alike
-    tag: str  # the field whose value is the row's kind
+    id: str | None  # the path (dotted) holding a row's id; None: a row's id is its position in its run, from 1
+    run: tuple[str, ...]  # the names of a run's identity, in order
+    tag: tuple[str, ...]  # the paths (dotted) whose values tell a row's kind
     partial: str | None  # a boolean field marking streaming chunks (never an item's, never replayed)
     unknown_keys: str  # reject or ignore
     fields: tuple[RowField, ...]  # every row's
     kinds: tuple[RowKind, ...]
-    layout: str | None = None  # where a run's rows live in a workspace: a relative path naming each run field as {FIELD}
+    layout: str | None = None  # where a run's rows live in a workspace: a relative path naming each run part as {NAME}
+    # Per run name: where its value is read: ("rows", path) every row holds it alike, ("first_row", path) the run's
+    # first row holds it, ("layout", "") the file's place in the workspace
+    run_from: tuple[tuple[str, str, str], ...] = ()
+    order: tuple[str, str] | None = None  # (a path whose values increase row to row, the corruption's message)
+
+    def id_said(self) -> str:
+        """How a row's id is named in a message: its field, or its position."""
+        return self.id if self.id is not None else "position"
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,11 @@ class Item:
     states: tuple[State, ...]
     entries: tuple[Entry, ...]
     report: tuple[tuple[str, Expr], ...] = ()  # what a decision says of each item, read from the row that opened it
+    keys: tuple[tuple[str, Expr], ...] = ()  # per class of row, its own key (`key: {CLASS: EXPR}`); `key` the first
+
+    @property
+    def key_texts(self) -> tuple[str, ...]:
+        return tuple(expr.text for _, expr in self.keys) if self.keys else (self.key.text,)
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
+from typing import Any
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
@@ -13,7 +15,6 @@ ANY = "any"
 # Names the generated row model's annotations read: a field of that name, defined in the struct's body, would
 # shadow them for the fields after it.
 RESERVED_FIELDS = frozenset({"Any", "Literal", "Union", "UNSET", "UnsetType", "msgspec", "str", "bool", "int", "float", "dict", "list"})
-TYPES_OF_ROW_NOTIONS = {"id": ("string",), "run": ("string",), "partial": ("boolean",)}
 
 
 def name_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
@@ -92,37 +93,132 @@ def _item_errors(file: LoadedFile, name: str, item: dict, classes: set[str], dia
     return errors
 
 
+def resolve(fields: tuple[RowField, ...], path: str) -> RowField | None:
+    """The field a dotted path names through declared objects' fields, or None."""
+    found = None
+    for part in path.split("."):
+        if fields is None:
+            return None
+        found = next((field for field in fields if field.name == part), None)
+        if found is None:
+            return None
+        fields = found.fields  # type: ignore[assignment]
+    return found
+
+
+SCALAR_IDS = ("string", "integer", "number")
+
+
+def _scalar(field: RowField) -> bool:
+    return field.type in SCALAR_IDS or bool(field.types) and all(kind in SCALAR_IDS for kind in field.types)
+
+
+def _type_said(field: RowField) -> str:
+    return f"[{', '.join(field.types)}]" if field.types else field.type
+
+
 def _row_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     rows = spec.rows
-    errors: list[SpecError] = []
-    common = {field.name: field for field in rows.fields}
-    for notion, names in (("id", (rows.id,)), ("run", rows.run), ("partial", (rows.partial,) if rows.partial else ())):
-        for name in names:
-            field = common.get(name)
-            wanted = TYPES_OF_ROW_NOTIONS[notion]
-            if field is None:
-                errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} names '{name}', which is not a field of every row (rows.fields: [{', '.join(common)}])"))
-            elif field.type not in wanted or (field.optional and notion != "partial"):  # (an absent flag: not partial)
-                errors.append(SpecError(file.mark(("rows", notion)), f"rows.{notion} needs a field every row holds, of type {wanted[0]}; '{name}' is {'optional ' if field.optional else ''}{field.type}"))
+    errors = _scalar_errors(file, spec) + _run_errors(file, spec) + _tag_errors(file, spec) + _overlaps(file, spec) + _field_errors(file, spec)
+    if rows.partial is not None:
+        field = resolve(rows.fields, rows.partial)
+        if field is None or field.type != "boolean":
+            said = f"not one of rows.fields: [{', '.join(f.name for f in rows.fields)}]" if field is None else _type_said(field)
+            errors.append(SpecError(file.mark(("rows", "partial")), f"rows.partial needs a boolean field of every row; '{rows.partial}' is {said}"))
+    return errors + _kind_errors(file, spec)
+
+
+def _scalar_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    """The id, each run part read from rows and the order: scalars every row holds."""
+    rows = spec.rows
+    errors = []
+    needs: list[tuple[tuple[str, ...], str, str]] = [(("rows", "id"), "rows.id", rows.id)] if rows.id is not None else []
+    needs += [(("rows", "run"), f"run part '{name}'", path) for name, source, path in rows.run_from if source == "rows"]
+    needs += [(("rows", "order", "by"), "rows.order", rows.order[0])] if rows.order is not None else []
+    for at, what, path in needs:
+        field = resolve(rows.fields, path)
+        if field is None:
+            errors.append(SpecError(file.mark(at), f"{what} names '{path}', which is not a field of every row (rows.fields: [{', '.join(f.name for f in rows.fields)}])"))
+        elif not _scalar(field) or field.optional:
+            errors.append(SpecError(file.mark(at), f"{what} needs a field every row holds, a string or a number ({', '.join(SCALAR_IDS)}, or a list of them); "
+                                                   f"'{path}' is {'optional ' if field.optional else ''}{_type_said(field)}"))
+    return errors
+
+
+def _run_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    rows = spec.rows
+    errors = []
+    for name, source, path in rows.run_from:
+        if source == "first_row" and resolve(rows.fields, path) is None and all(resolve(kind.fields, path) is None for kind in rows.kinds):
+            errors.append(SpecError(file.mark(("rows", "run")), f"run part '{name}' is read from the first row's '{path}', which no kind of row declares"))
     if rows.layout is not None:
         errors += _layout_errors(file, rows.layout, rows.run)
-    if rows.tag in common:
-        errors.append(SpecError(file.key_mark(("rows", "fields", rows.tag)), f"'{rows.tag}' is the tag (rows.tag): its value is the row's kind, it is not declared as a field"))
+    elif any(source == "layout" for _, source, _ in rows.run_from):
+        errors.append(SpecError(file.mark(("rows", "run")), "a run part read from the file's place (`layout: true`) needs rows.layout, naming it as {NAME}"))
+    return errors
+
+
+def _tag_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    rows = spec.rows
+    errors = []
+    common = {field.name for field in rows.fields}
+    for path in rows.tag:
+        if resolve(rows.fields, path) is not None:
+            errors.append(SpecError(file.mark(("rows", "tag")), f"'{path}' is the tag (rows.tag): its value is the row's kind, it is not declared as a field"))
     for kind in rows.kinds:
+        at = ("rows", "kinds", kind.name)
         for field in kind.fields:
-            at = ("rows", "kinds", kind.name, "fields", field.name)
             if field.name in common:
-                errors.append(SpecError(file.key_mark(at), f"'{field.name}' is a field of every row (rows.fields); a kind cannot declare it again"))
-            if field.name == rows.tag:
-                errors.append(SpecError(file.key_mark(at), f"'{field.name}' is the tag (rows.tag); a kind cannot declare it as a field"))
-    places: list[tuple[tuple[str, ...], RowField]] = [(("rows", "fields", field.name), field) for field in rows.fields]
+                errors.append(SpecError(file.key_mark(at + ("fields", field.name)), f"'{field.name}' is a field of every row (rows.fields); a kind cannot declare it again"))
+        if not kind.match:
+            errors.append(SpecError(file.key_mark(at), f"kind '{kind.name}' needs `match:` (rows.tag has several paths: say the value each holds in a row of this kind)"))
+        for path, _ in kind.match:
+            if path not in rows.tag:
+                errors.append(SpecError(file.mark(at + ("match",)), f"'{path}' is not a tag path; rows.tag: [{', '.join(rows.tag)}]"))
+            elif resolve(kind.fields, path) is not None:
+                errors.append(SpecError(file.mark(at + ("match",)), f"'{path}' is the tag (rows.tag): its value is the row's kind, it is not declared as a field"))
+    return errors
+
+
+def _field_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    rows = spec.rows
+    errors = []
+    places: list[tuple[tuple[Any, ...], RowField]] = [(("rows", "fields", field.name), field) for field in rows.fields]
     places += [(("rows", "kinds", kind.name, "fields", field.name), field) for kind in rows.kinds for field in kind.fields]
-    for path, field in places:
+    kinds = {kind.name for kind in rows.kinds}
+    while places:
+        path, field = places.pop(0)
         if keyword.iskeyword(field.name) or field.name.startswith("__") or field.name in RESERVED_FIELDS:
             errors.append(SpecError(file.key_mark(path), f"'{field.name}' cannot be a field's name (a Python keyword, a dunder name, or one of {', '.join(sorted(RESERVED_FIELDS))})"))
         if field.enum and field.type != "string":
-            errors.append(SpecError(file.mark(path), f"only a string field takes `enum`; '{field.name}' is {field.type}"))
-    return errors + _kind_errors(file, spec)
+            errors.append(SpecError(file.mark(path), f"only a string field takes `enum`; '{field.name}' is {_type_said(field)}"))
+        if field.fields is not None and field.type != "object":
+            errors.append(SpecError(file.mark(path + ("fields",)), f"only an object declares `fields`; '{field.name}' is {_type_said(field)}"))
+        if field.refers is not None:
+            if not _scalar(field):
+                errors.append(SpecError(file.mark(path + ("refers",)), f"a reference is a string or a number; '{field.name}' is {_type_said(field)}"))
+            if field.refers[0] == "id" and rows.id is None:
+                errors.append(SpecError(file.mark(path + ("refers",)), "`refers: id` names a row by its id, and rows declare no `id`: refer by `position`, or declare rows.id"))
+            errors += [SpecError(file.mark(path + ("refers",)), _undeclared("kind", name, kinds)) for name in field.refers[1] if name not in kinds]
+        places += [(path + ("fields", inner.name), inner) for inner in field.fields or ()]
+    return errors
+
+
+def _overlaps(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
+    """Two kinds a row could be both of: every tag path both constrain has a value both allow."""
+    errors = []
+    kinds = spec.rows.kinds
+    for index, first in enumerate(kinds):
+        for second in kinds[index + 1:]:
+            mine, theirs = dict(first.match), dict(second.match)
+            shared = [path for path in mine if path in theirs]
+            both = {path: sorted({json.dumps(v) for v in mine[path]} & {json.dumps(v) for v in theirs[path]}) for path in shared}
+            if first.match and second.match and all(both.values()):
+                said = ", ".join(f"{path} {both[path][0] if path in both else json.dumps((mine.get(path) or theirs[path])[0])}"
+                                 for path in spec.rows.tag if path in mine or path in theirs)
+                errors.append(SpecError(file.key_mark(("rows", "kinds", second.name)), f"kinds '{first.name}' and '{second.name}' both match a row with {said}: "
+                                                                                      "give each a `match` the other does not"))
+    return errors
 
 
 def _kind_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:

@@ -194,8 +194,8 @@ def _how(old: Any, new: Any) -> str:
 
 def _item_detail(old: Any, new: Any) -> str:
     parts = []
-    if old.key != new.key:
-        parts.append(f"key `{old.key.text}` -> `{new.key.text}`")
+    if old.key_texts != new.key_texts:
+        parts.append(f"key `{' / '.join(old.key_texts)}` -> `{' / '.join(new.key_texts)}`")
     if old.initial != new.initial:
         parts.append(f"initial {old.initial} -> {new.initial}")
     old_states, new_states = {s.name for s in old.states}, {s.name for s in new.states}

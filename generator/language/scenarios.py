@@ -4,6 +4,8 @@ disagrees, with what the contract decides)."""
 
 from __future__ import annotations
 
+import json
+
 from resume_contract.core.language import outcome
 
 from ..errors import SpecError
@@ -20,10 +22,11 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
     for scenario in spec.scenarios:
         where = ("scenarios", scenario.name)
         rows = [row for row, _ in scenario.rows]
-        ids = [row.get(spec.rows.id) for row in rows]
-        runs = {tuple(str(row.get(name)) for name in spec.rows.run) for row in rows}
-        if len(set(map(str, ids))) != len(ids) or len(runs) > 1:
-            errors.append(SpecError(file.mark(where + ("rows",)), f"a scenario's rows are one run's ({', '.join(spec.rows.run)} alike), each with its own {spec.rows.id}"))
+        ids = [_at(row, spec.rows.id) for row in rows] if spec.rows.id is not None else list(range(1, len(rows) + 1))
+        alike = [path for _, source, path in spec.rows.run_from if source == "rows"]
+        runs = {tuple(json.dumps(_at(row, path)) for path in alike) for row in rows}
+        if len({json.dumps(value) for value in ids}) != len(ids) or len(runs) > 1:
+            errors.append(SpecError(file.mark(where + ("rows",)), f"a scenario's rows are one run's ({', '.join(alike) or 'one file'} alike), each with its own {spec.rows.id_said()}"))
             continue
         steps = [(where + ("start",), 0, scenario.start)] + [(where + ("rows", index, "then"), index + 1, then) for index, (_, then) in enumerate(scenario.rows)]
         for path, length, expect in steps:
@@ -37,10 +40,17 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
                     errors.append(SpecError(file.mark(where + ("rows", index, "row")), f"row {index + 1} ({spec.rows.id} {ids[index]!r}) is not a row the "
                                             f"contract reads ({why}): write it as `rows` declares, or give `then: {{corrupt: true}}`"))
                     break
-                after = "before any row" if length == 0 else f"after row {length} ({spec.rows.id} {ids[length - 1]!r})"
+                after = "before any row" if length == 0 else f"after row {length} ({spec.rows.id_said()} {ids[length - 1]!r})"
                 errors.append(SpecError(file.mark(path), f"{after} the contract {found}"))
                 break  # (the rows after it would repeat the disagreement)
     return errors
+
+
+def _at(row: dict, path: str) -> object:
+    value: object = row
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _disagreement(judged: Judged, expect: Expect) -> str | None:

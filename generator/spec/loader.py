@@ -162,7 +162,6 @@ def _check_scalar(value: Any, node: yaml.Node, loaded: LoadedFile, errors: list[
 
 
 _COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
-_ALIAS_MESSAGE = "anchors and aliases are not allowed in the spec"
 
 
 def _mark_of_problem(error: yaml.MarkedYAMLError, file_name: str) -> Mark:
@@ -180,50 +179,36 @@ def _record(node: yaml.Node, path: SpecPath, loaded: LoadedFile) -> None:
         loaded.styles[path] = node.style
 
 
+MOST_NODES = 200_000  # the values a spec may build, aliases expanded: a chain of aliases cannot expand without bound
+
+
 def _build(
-    node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader, seen: set[int] | None = None
+    node: yaml.Node, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader, budget: list[int] | None = None,
+    ancestors: frozenset[int] = frozenset(),
 ) -> Any:
-    # An alias hands back a node already built: refuse it (a reviewer reads each value where it stands,
-    # and a chain of aliases can expand without bound). PyYAML keeps no mark for the alias itself, so the
-    # error stands at the key, or at the list, that uses it.
-    seen = set() if seen is None else seen
-    seen.add(id(node))
+    # Standard YAML: an alias is the value its anchor names, built again where the alias stands (its marks are the
+    # anchor's: an error in it is reported where its text is); `<<` merges mappings, the keys written beside it
+    # winning. An alias of a collection it stands inside is refused (it would never end), and so is a spec whose
+    # aliases expand past MOST_NODES values.
+    budget = [0] if budget is None else budget
+    budget[0] += 1
+    if budget[0] > MOST_NODES:
+        if budget[0] == MOST_NODES + 1:
+            errors.append(SpecError(_mark_of(node, loaded.name), f"the spec's aliases expand to more than {MOST_NODES} values"))
+        return None
+    if id(node) in ancestors:
+        errors.append(SpecError(_mark_of(node, loaded.name), "an alias of a collection it stands inside (a value that never ends)"))
+        return None
+    inside = ancestors | {id(node)}
     _record(node, path, loaded)
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _COLLECTION_TAGS:
         kind = node.tag.rpartition(":")[2] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
         errors.append(SpecError(_mark_of(node, loaded.name), f"a YAML {kind} collection; the spec holds plain lists and mappings only"))
         return None
     if isinstance(node, yaml.MappingNode):
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                errors.append(SpecError(_mark_of(key_node, loaded.name), "merge keys ('<<') are not allowed in the spec"))
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                errors.append(SpecError(_mark_of(key_node, loaded.name), "a key must be a plain string"))
-                continue
-            key = key_node.value
-            _check_scalar(key, key_node, loaded, errors, "a key")
-            if key in result:
-                first = loaded.key_marks[path + (key,)]
-                errors.append(
-                    SpecError(_mark_of(key_node, loaded.name), f"duplicate key '{key}' (first defined at {first})")
-                )
-                continue
-            loaded.key_marks[path + (key,)] = _mark_of(key_node, loaded.name)
-            if id(value_node) in seen:
-                errors.append(SpecError(_mark_of(key_node, loaded.name), _ALIAS_MESSAGE))
-                continue
-            result[key] = _build(value_node, path + (key,), loaded, errors, loader, seen)
-        return result
+        return _mapping(node, path, loaded, errors, loader, budget, inside)
     if isinstance(node, yaml.SequenceNode):
-        items = []
-        for index, item in enumerate(node.value):
-            if id(item) in seen:
-                errors.append(SpecError(_mark_of(node, loaded.name), f"{_ALIAS_MESSAGE} (item {index + 1} of this list)"))
-                continue
-            items.append(_build(item, path + (index,), loaded, errors, loader, seen))
-        return items
+        return [_build(item, path + (index,), loaded, errors, loader, budget, inside) for index, item in enumerate(node.value)]
     try:
         value = loader.construct_object(node, deep=True)  # a tag it has no constructor for raises: invalid YAML
     except ValueError as error:  # e.g. an integer of thousands of digits (Python refuses to convert it)
@@ -240,6 +225,37 @@ def _build(
             return None
     _check_scalar(value, node, loaded, errors, "a value")
     return value
+
+
+def _mapping(node: yaml.MappingNode, path: SpecPath, loaded: LoadedFile, errors: list[SpecError], loader: yaml.SafeLoader, budget: list[int], inside: frozenset[int]) -> Any:
+    result: dict[str, Any] = {}
+    merged: dict[str, Any] = {}  # (what `<<` brings: a key written in the mapping wins)
+    for key_node, value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    errors.append(SpecError(_mark_of(key_node, loaded.name), "a merge key ('<<') takes a mapping, or a list of mappings"))
+                    continue
+                built = _build(source, path, loaded, errors, loader, budget, inside)
+                for key, value in (built or {}).items():
+                    merged.setdefault(key, value)
+            continue
+        if not isinstance(key_node, yaml.ScalarNode):
+            errors.append(SpecError(_mark_of(key_node, loaded.name), "a key must be a plain string"))
+            continue
+        key = key_node.value
+        _check_scalar(key, key_node, loaded, errors, "a key")
+        if key in result:
+            first = loaded.key_marks[path + (key,)]
+            errors.append(SpecError(_mark_of(key_node, loaded.name), f"duplicate key '{key}' (first defined at {first})"))
+            continue
+        loaded.key_marks[path + (key,)] = _mark_of(key_node, loaded.name)
+        result[key] = _build(value_node, path + (key,), loaded, errors, loader, budget, inside)
+    for key, value in merged.items():
+        result.setdefault(key, value)
+    _record(node, path, loaded)  # (a merged mapping's marks stood at this path: the mapping's own are its own)
+    return result
 
 
 _JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null"))

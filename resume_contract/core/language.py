@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ExpressionFailed, ResumeContractError
+from .language_rows import ABSENT, RowMismatch, at, kind_of, ordered, read_row, row_ids
 
 
 class SequenceCorrupt(ResumeContractError):
@@ -31,7 +32,7 @@ class ItemReport(msgspec.Struct, frozen=True):
     item: str
     key: Any
     status: str
-    event_id: str = msgspec.field(name="eventId")  # the row that opened it
+    event_id: Any = msgspec.field(name="eventId")  # the row that opened it (its id, or its position)
     report: dict[str, Any] = msgspec.field(default_factory=dict)  # what the contract says of it (`report:`)
 
 
@@ -39,7 +40,7 @@ class DiagnosticReport(msgspec.Struct, frozen=True):
     code: str
     reason: str
     message: str
-    event_id: str | None = msgspec.field(name="eventId")  # None: the prefix as a whole
+    event_id: Any = msgspec.field(name="eventId")  # None: the prefix as a whole
     item: str | None = None
     key: Any = None
 
@@ -50,7 +51,7 @@ class LanguageDecision(msgspec.Struct, frozen=True):
     items: list[ItemReport]
     diagnostics: list[DiagnosticReport]
     reasons: list[str] = msgspec.field(name="rejectionReasons")
-    replay: list[str] = msgspec.field(name="replayEventIds")
+    replay: list[Any] = msgspec.field(name="replayEventIds")
     high_water: int = msgspec.field(name="highWater")
 
 
@@ -62,12 +63,45 @@ def decide(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_wat
     if expected_high_water is not None and module.OFFSET_MISMATCH is not None and expected_high_water != len(rows):
         reason, message = module.DIAGNOSTICS[module.OFFSET_MISMATCH]
         walk.anomalies.append(DiagnosticReport(module.OFFSET_MISMATCH, reason, f"{message} (expected {expected_high_water}, found {len(rows)})", None))
+    ids = row_ids(module, rows)
+    kinds = [kind_of(module, row) for row in rows]
+    _sequence(module, rows, ids, kinds)
     partial = module.PARTIAL
     for index, row in enumerate(rows):
         if partial is None or row.get(partial) is not True:
-            walk.row(index, row)
-    decision = _decision(module, rows, walk.states, walk.anomalies)
+            walk.row(index, row, ids[index], kinds[index][0])  # type: ignore[index]  # (a row of the model has a kind)
+    decision = _decision(module, rows, ids, walk.states, walk.anomalies)
     return _checked(module, rows, walk.states, decision) if module.CHECKS else decision
+
+
+def _sequence(module: ModuleType, rows: Sequence[dict[str, Any]], ids: list[Any], kinds: list[Any]) -> None:
+    """The row model's rules over the sequence: ids that must increase (`rows.order`), and every reference names an
+    earlier row of the run (of the kinds it may name). Raises SequenceCorrupt at the first row that breaks one."""
+    earlier: dict[Any, str] = {}
+    previous = ABSENT
+    for index, row in enumerate(rows):
+        if module.ORDER is not None:
+            value = at(row, module.ORDER[0])
+            if previous is not ABSENT and not ordered(previous, value):
+                raise SequenceCorrupt(index, f"{module.ORDER[1]} ({'.'.join(module.ORDER[0])} {value!r} after {previous!r})")
+            previous = value
+        for path, to, allowed in kinds[index][4] if kinds[index] is not None else ():
+            named = at(row, path)
+            if named is ABSENT or named is None:
+                continue
+            if to == "position":
+                target = kinds[named - 1][0] if named.__class__ is int and 1 <= named <= index else None
+            else:
+                target = earlier.get(_id_key(named))
+            if target is None or (allowed and target not in allowed):
+                what = "no earlier row" if target is None else f"a {target} row, not a row of {', '.join(allowed)}"
+                raise SequenceCorrupt(index, f"dangling_reference: {'.'.join(path)} names {to} {named!r}, {what}")
+        if kinds[index] is not None:
+            earlier.setdefault(_id_key(ids[index]), kinds[index][0])
+
+
+def _id_key(value: Any) -> Any:
+    return (value.__class__.__name__, value) if value.__class__ in (str, int, float, bool) else repr(value)
 
 
 class _Walk:
@@ -84,9 +118,8 @@ class _Walk:
         self.states: dict[tuple[int, Any], list[Any]] = {}  # (item, key) -> [state, index of the row that opened it, report]
         self.anomalies: list[DiagnosticReport] = []
 
-    def row(self, index: int, row: dict[str, Any]) -> None:
-        event_id = row[self.module.ROW_ID]
-        classes = set(self.kind_classes.get(row[self.module.TAG], ()))
+    def row(self, index: int, row: dict[str, Any], event_id: Any, kind: str) -> None:
+        classes = set(self.kind_classes.get(kind, ()))
         for name, test in self.tests:
             if _run(test, row, f"class {name}", event_id):
                 classes.add(name)
@@ -105,6 +138,8 @@ class _Walk:
         """The item's entry that applies to the row, applied (every row of the item's classes has one: generate
         proves it)."""
         name, key_of, initial, _, entries, report = item
+        if key_of.__class__ is dict:  # (a key per class of row: the first the row is of)
+            key_of = next(function for row_class, function in key_of.items() if row_class in classes)
         key = _run(key_of, row, f"item {name}'s key", event_id)
         if key.__class__ not in (str, int, float):  # (a json field's value: 1 and true are one dict key; a map none)
             raise ExpressionFailed(f"item {name}'s key, at event {event_id!r}: a key is a string or a number, not {_kind_of(key)}")
@@ -140,12 +175,13 @@ class RowInvalid(ResumeContractError):
 def decide_rows(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> LanguageDecision:
     """`decide` over rows held in memory, each first checked against the model, as the reader checks a ledger's.
     Raises RowInvalid, SequenceCorrupt, ExpressionFailed."""
+    read = []
     for index, row in enumerate(rows):
         try:
-            msgspec.convert(row, module.Row, strict=True)
-        except msgspec.ValidationError as error:
-            raise RowInvalid(index, str(error)) from None
-    return decide(module, rows, expected_high_water)
+            read.append(read_row(module, row)[1])
+        except RowMismatch as mismatch:
+            raise RowInvalid(index, str(mismatch)) from None
+    return decide(module, read, expected_high_water)
 
 
 def outcome(decision: LanguageDecision) -> dict[str, Any]:
@@ -201,15 +237,14 @@ def _checked(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tu
     return msgspec.structs.replace(decision, decision=module.STOP, proceeds=False, diagnostics=diagnostics, reasons=reasons)
 
 
-def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tuple[int, Any], list[Any]], anomalies: list[DiagnosticReport]) -> LanguageDecision:
-    row_id = module.ROW_ID
+def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], ids: list[Any], states: dict[tuple[int, Any], list[Any]], anomalies: list[DiagnosticReport]) -> LanguageDecision:
     items: list[ItemReport] = []
     at_end: list[DiagnosticReport] = []
     hidden: set[int] = set()
     for (number, key), (state, opened, said) in sorted(states.items(), key=lambda pair: pair[1][1]):
         item = module.ITEMS[number]
         status, diagnostic, replayed = item[3][state]
-        opener = rows[opened][row_id]
+        opener = ids[opened]
         if status is not None:
             items.append(ItemReport(item[0], key, status, opener, said))
         if diagnostic is not None:
@@ -222,10 +257,10 @@ def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[t
     reasons = [reason for reason, _ in module.REASONS if reason in raised]
     partial, replay_test = module.PARTIAL, module.REPLAY
     replay = [
-        row[row_id]
+        ids[index]
         for index, row in enumerate(rows)
         if index not in hidden
         and not (partial is not None and row.get(partial) is True)
-        and (replay_test is None or _run(replay_test, row, "replay", row[row_id]))
+        and (replay_test is None or _run(replay_test, row, "replay", ids[index]))
     ]
     return LanguageDecision(module.STOP if reasons else module.PROCEED, not reasons, items, diagnostics, reasons, replay, len(rows))

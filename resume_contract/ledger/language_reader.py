@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from ..core.language_rows import ABSENT, RowMismatch, at, read_row
 from ..core.wire import json_value
 from ..errors import (
     DUPLICATE_EVENT_ID,
@@ -36,8 +37,9 @@ class Ledger(msgspec.Struct, frozen=True):
 
 
 def read_ledger(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any, ...] | None = None, *, no_link: bool = False) -> Ledger:
-    """The committed rows of the JSONL file at `path`, every one of `run` (its run fields' values; None: the first
-    row's); raises LedgerCorruption, OSError (with `no_link`, for a symlink where the file belongs too)."""
+    """The committed rows of the JSONL file at `path` (as expressions read them), every one of `run` (its run
+    parts' values as the file's place names them; None: as its rows name them); raises LedgerCorruption, OSError
+    (with `no_link`, for a symlink where the file belongs too)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if no_link else 0))
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # (a FIFO would block the read, a device never end it)
         os.close(fd)
@@ -50,24 +52,49 @@ def read_ledger(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any
     offsets: list[int] = []
     offset = 0
     seen: set[Any] = set()
-    whose = "the file's place in the workspace belongs"
+    named = _RunNamed(module, run)
     for number, line in enumerate(lines, 1):
         row = _row(path, number, offset, line, module)
-        identity = row[module.ROW_ID]
-        if identity in seen:
-            raise LedgerCorruption(path, number, offset, DUPLICATE_EVENT_ID, f"the event id {identity!r} is on an earlier row")
-        seen.add(identity)
-        this_run = tuple(row[name] for name in module.RUN)
-        if run is None:
-            run, whose = this_run, "the ledger's first row"
-        elif this_run != run:
-            raise LedgerCorruption(path, number, offset, FOREIGN_ROW, f"the row belongs to run {_named(module, this_run)}, {whose} to {_named(module, run)}")
+        if module.ROW_ID is not None:
+            identity = at(row, module.ROW_ID)
+            key = (identity.__class__.__name__, identity)
+            if key in seen:
+                raise LedgerCorruption(path, number, offset, DUPLICATE_EVENT_ID, f"the event id {identity!r} is on an earlier row")
+            seen.add(key)
+        foreign = named.check(row, number == 1)
+        if foreign is not None:
+            raise LedgerCorruption(path, number, offset, FOREIGN_ROW, foreign)
         rows.append(row)
         offsets.append(offset)
         offset += len(line) + 1
     if tail:
         raise LedgerCorruption(path, len(lines) + 1, offset, TORN_ROW, "the file does not end in a newline: the last row was cut off mid-write")
     return Ledger(os.fspath(path), rows, offsets)
+
+
+class _RunNamed:
+    """The run a ledger's rows must all be of: each part as the file's place names it, else as the first row that
+    holds it names it; a part read from rows is checked on every row, one read from the first row on that row."""
+
+    def __init__(self, module: ModuleType, run: tuple[Any, ...] | None) -> None:
+        self.module = module
+        self.values: dict[str, tuple[Any, str]] = {}  # name -> (value, whose)
+        for name, value in zip(module.RUN, run or (), strict=False):
+            self.values[name] = (value, "the file's place in the workspace belongs")
+
+    def check(self, row: dict[str, Any], first: bool) -> str | None:
+        for name, source, path in self.module.RUN_FROM:
+            if source == "layout" or (source == "first_row" and not first):
+                continue
+            value = at(row, path)
+            if value is ABSENT:
+                return f"the run's first row names no {name} ({'.'.join(path)} is absent)"
+            held = self.values.get(name)
+            if held is None:
+                self.values[name] = (value, "the ledger's first row")
+            elif value != held[0] and not (held[1].startswith("the file's") and str(value) == held[0]):
+                return f"the row belongs to run {name} {value!r}, {held[1]} to {name} {held[0]!r}"
+        return None
 
 
 def _row(path: str | os.PathLike[str], number: int, offset: int, line: bytes, module: ModuleType) -> dict[str, Any]:
@@ -82,14 +109,10 @@ def _row(path: str | os.PathLike[str], number: int, offset: int, line: bytes, mo
     if not isinstance(value, dict):
         raise LedgerCorruption(path, number, offset, INVALID_EVENT, f"a row is a JSON object, not {type(value).__name__}")
     try:
-        msgspec.convert(value, module.Row, strict=True)
-    except msgspec.ValidationError as error:
-        raise LedgerCorruption(path, number, offset, INVALID_EVENT, str(error)) from None
-    return value
-
-
-def _named(module: ModuleType, run: tuple[Any, ...]) -> str:
-    return ", ".join(f"{name} {value!r}" for name, value in zip(module.RUN, run, strict=True))
+        return read_row(module, value)[1]
+    except RowMismatch as mismatch:
+        raise LedgerCorruption(path, number, offset, INVALID_EVENT, f"{mismatch} (a row the contract's row model refuses: if the runtime writes it so, "
+                               "the contract does not match the runtime; `resume-contract fit` names every such row)") from None
 
 
 CORRUPT_SEQUENCE = "corrupt_sequence"  # rows the contract's items declare corrupt (an entry's `corrupt`)
