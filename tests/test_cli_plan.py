@@ -69,7 +69,10 @@ def test_a_corrupt_ledger_exits_3_names_line_and_offset_and_never_says_safe_repl
     with path.open("ab") as handle:
         handle.write(b'{"id":"torn"')
     code, out, err = run_cli("plan", str(path), "--json")
-    assert (code, out) == (3, "")
+    document = json.loads(out)  # (--json: a document for every outcome, a corrupt ledger's too)
+    assert code == 3 and document["outcome"] == "corrupt" and document["proceeds"] is False
+    assert document["corruption"] == {"kind": "torn_row", "file": str(path), "line": 4, "byteOffset": committed, "detail": "the last 12 bytes have no terminating newline"}
+    assert document["nextStep"].startswith("once no process is writing this run, run `resume-contract repair")
     assert err == (
         f"resume-contract: corrupt ledger, no plan: {path}:4: byte offset {committed}: torn_row: the last 12 bytes have no terminating newline\n"
         f"next step: once no process is writing this run, run `resume-contract repair {path}` (it moves the torn bytes to a file beside "

@@ -264,7 +264,7 @@ def test_without_the_scan_the_reader_refuses_a_repeated_id(gallery_step: Any, tm
     ledger.write_text("".join(json.dumps(row) + "\n" for row in [user("u"), user("u")]), encoding="utf-8")
     root = gallery_step("05-permission-closers")
     done = subprocess.run([sys.executable, "-m", "resume_contract", "--root", str(root), "plan", str(ledger), "--json"], capture_output=True, text=True, check=False)
-    assert done.returncode == 3 and "duplicate_event_id" in done.stderr and done.stdout == "", done.stderr
+    assert done.returncode == 3 and "duplicate_event_id" in done.stderr and json.loads(done.stdout)["corruption"]["kind"] == "duplicate_event_id", done.stderr
 
 
 def _generate_with(project: Path, tmp_path: Path, old: str, new: str) -> subprocess.CompletedProcess[str]:

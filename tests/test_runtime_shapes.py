@@ -74,3 +74,63 @@ def test_a_contract_declaring_seq_a_string_refuses_integer_ids_naming_the_row_an
     code, out, err = run_cli("--root", str(project), "plan", str(project / "ledgers" / "done.jsonl"))
     assert code == 3 and out == ""
     assert "done.jsonl:1:" in err and "`$.seq`" in err and "the contract declares string" in err and "resume-contract fit" in err, err
+
+
+def _seq_a_string(project: Path) -> None:
+    contract = project / "spec" / "contract.yaml"
+    text = contract.read_text(encoding="utf-8").replace("    seq: {type: integer,", "    seq: {type: string,")
+    for number in range(1, 5):
+        text = text.replace(f"row: {{seq: {number},", f'row: {{seq: "{number}",')
+    contract.write_text(text, encoding="utf-8")
+
+
+def test_fit_names_the_first_mismatching_row_and_field_and_passes_on_matching_ledgers(tmp_path: Path, run_cli) -> None:
+    project = Path(shutil.copytree(EXAMPLES / "integer-ids", tmp_path / "project"))
+    code, out, err = run_cli("--root", str(project), "fit", str(project / "ledgers"))
+    assert code == 0 and "6 file(s), 13 rows: 0 the contract's row model refuses, 1 corrupt" in out, out + err  # (the torn sample: damage, not a mismatch)
+    project = Path(shutil.copytree(EXAMPLES / "integer-ids", tmp_path / "mismatched"))  # (a contract is loaded once a process)
+    _seq_a_string(project)
+    assert run_cli("--root", str(project), "generate")[0] == 0
+    code, out, err = run_cli("--root", str(project), "fit", str(project / "ledgers" / "done.jsonl"), str(project / "ledgers"))
+    assert code == 1, out + err
+    first = out.splitlines()[0]
+    assert first.startswith("mismatch  ") and "done.jsonl:1  $.seq: Expected `str`, got `int` (the contract declares string in a user_message row)" in first, out
+    assert f"next: the contract does not read what the runtime writes (first at {project / 'ledgers' / 'done.jsonl'}:1, $.seq)" in out
+    document = json.loads(run_cli("--root", str(project), "fit", str(project / "ledgers"), "--format", "json")[1])
+    assert document["mismatches"] == 13 and document["corrupt"] == 1 and document["rows"] == 13
+    assert {(finding["field"], finding["kind"]) for finding in document["findings"]} == {("$.seq", "mismatch"), ("", "corrupt")}
+
+
+def test_fit_of_a_missing_sample_is_a_usage_error(tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("--root", str(EXAMPLES / "integer-ids"), "fit", str(tmp_path / "nowhere"))
+    assert code == 2 and "cannot read" in err
+
+
+def test_init_language_says_to_fit_the_teams_own_ledgers_first(tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("init", "--language", str(tmp_path / "p"))
+    assert code == 0 and "resume-contract fit" in out + err, out + err
+    assert "resume-contract fit samples" in (tmp_path / "p" / ".github" / "workflows" / "contract.yml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_examples_second_pull_request_is_a_yaml_edit_classed_as_it_says(tmp_path: Path, shape: str, run_cli) -> None:
+    """Each example's second-pr.patch edits spec/contract.yaml alone; after it the ledgers it names decide as
+    expected.json's `second_pull_request` says (written by hand), and `diff` classes it as it says, with a ledger."""
+    import subprocess
+
+    example = EXAMPLES / shape
+    expected = json.loads((example / "expected.json").read_text(encoding="utf-8"))["second_pull_request"]
+    head = Path(shutil.copytree(example, tmp_path / "head"))
+    patch = example / expected["patch"]
+    assert [line.split(" b/")[-1] for line in patch.read_text(encoding="utf-8").splitlines() if line.startswith("diff --git")] == ["spec/contract.yaml"]
+    subprocess.run(["git", "apply", str(patch)], cwd=head, check=True)
+    code, out, err = run_cli("--root", str(head), "generate")
+    assert code == 0, out + err
+    for ledger, want in expected["changes"].items():
+        code, out, err = run_cli("--root", str(head), "plan", str(head / "ledgers" / ledger), "--json")
+        decision = json.loads(out)
+        assert (code, decision["decision"], decision["rejectionReasons"]) == (want["exit"], want["decision"], want["reasons"]), out + err
+    code, out, err = run_cli("--root", str(head), "diff", str(example), str(head), "--format", "json")
+    review = json.loads(out)
+    assert review["verdict"] == expected["class"], review["changes"]
+    assert any(ledger["effect"] == expected["class"] for ledger in review["evidence"]["ledgers"])  # (a witness of its class)

@@ -265,7 +265,7 @@ def test_a_number_no_double_holds_is_corruption_not_a_crash(tmp_path: Path, run_
     call = row("c", {"kind": "function_call", "id": "t", "name": "n", "args": {"s": "\ud83d", "n": 0}})
     bad = json.dumps(call, separators=(",", ":")).encode().replace(b'"n":0', b'"n":1e400') + b"\n"  # the lone surrogate sends the row to the slow path
     code, out, err = run_cli("plan", "--json", str(write(tmp_path / "ledger.jsonl", bad)))
-    assert (code, out) == (3, "") and "the number 1e400 is out of range for a double" in err
+    assert code == 3 and json.loads(out)["outcome"] == "corrupt" and "the number 1e400 is out of range for a double" in err
     run_dir = tmp_path / "sessions" / "s1" / "runs" / "r1"
     write(run_dir / "runtime-events.jsonl", line(text("u1")))
     snapshot(run_dir, "a.partial", partial_text("p", "m", 1) | {"ts": 0})

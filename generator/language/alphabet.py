@@ -230,8 +230,9 @@ def _kind_letters(spec: LanguageSpec, kind: RowKind, fields: dict[str, RowField]
         put(plain, path, value)
     forms = [("", plain)]
     written_kind = _written(spec, kind.name, encoded, id_path) is not None
-    for name, field in fields.items():  # an optional field the contracts read: present, at its plain value
-        if field.optional and name not in plain and (name,) not in held and _is_read(reads, name) and not written_kind:
+    for name, field in fields.items():  # an optional field the contracts read (one a `has` asks of, always): present
+        asked = any(path[0] == name for path in reads.present)
+        if field.optional and name not in plain and (name,) not in held and _is_read(reads, name) and (asked or not written_kind):
             forms.append(_with(plain, (name,), plain_value(field, read, (name,))))
     # A kind the scenarios write holds the optional fields its written row holds: those, and every required one, vary.
     varied = {name: field for name, field in fields.items() if not written_kind or name in plain or not field.optional}

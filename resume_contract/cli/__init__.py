@@ -1,7 +1,9 @@
 """The `resume-contract` command: one `main()`; each command group registers its parser and owns its output.
 
     spec_commands    init, generate, check, diff (the contract's edit loop)
-    ledger_commands       plan, repair            (a crashed run's ledger)
+    ledger_commands       plan                    (a crashed run's ledger)
+    repair_command        repair                  (a torn tail quarantined)
+    fit_command           fit                     (the row model against the runtime's real ledgers)
     continuation_commands continue-plan           (may a crashed run be continued?)
     recovery_commands     recover                 (startup recovery of interrupted runs)
     proof_commands        verify, crash

@@ -61,7 +61,7 @@ def selected_contract(args: argparse.Namespace, *, language: bool = False) -> Co
     if not language and hasattr(contract, "module"):
         raise UsageError(
             f"`{args.command}` runs a contract of the catalogue's files (spec/projector.yaml ...), not one in the contract language "
-            "(spec/contract.yaml): for that, plan, repair, crash, verify, generate, check and diff do"
+            "(spec/contract.yaml): for that, plan, fit, repair, crash, verify, generate, check and diff do"
         )
     return contract
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-# What the plan and repair parsers (cli.ledger_commands.register) leave unset in these forms.
+# What the plan and repair parsers (cli.ledger_commands and cli.repair_command) leave unset in these forms.
 _LEDGER_DEFAULTS = {"root": None, "workspace": None, "session": None, "run": None}
 _PLAN_DEFAULTS = {"expected_high_water": None, "jobs": None}
 
@@ -26,7 +26,7 @@ def quick_arguments(argv: list[str]) -> SimpleNamespace | None:
     if len(words) != 1 or not words[0] or words[0].startswith("-"):
         return None  # an option, an empty LEDGER (argparse's, then the command's, message) or more than one word
     if command == "repair":
-        from .ledger_commands import cmd_repair
+        from .repair_command import cmd_repair
 
         return SimpleNamespace(**_LEDGER_DEFAULTS, command=command, ledger=words[0], handler=cmd_repair)
     from .ledger_commands import cmd_plan

@@ -53,6 +53,10 @@ class LanguageDecision(msgspec.Struct, frozen=True):
     reasons: list[str] = msgspec.field(name="rejectionReasons")
     replay: list[Any] = msgspec.field(name="replayEventIds")
     high_water: int = msgspec.field(name="highWater")
+    # The items whose end state raised a diagnostic (an effect not known to have happened: settle each before a
+    # replay), and the committed rows the replay leaves out (never shown to the model again)
+    to_verify: list[ItemReport] = msgspec.field(default_factory=list, name="toVerify")
+    withheld: list[Any] = msgspec.field(default_factory=list, name="withheldEventIds")
 
 
 def decide(module: ModuleType, rows: Sequence[dict[str, Any]], expected_high_water: int | None = None) -> LanguageDecision:
@@ -239,6 +243,7 @@ def _checked(module: ModuleType, rows: Sequence[dict[str, Any]], states: dict[tu
 
 def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], ids: list[Any], states: dict[tuple[int, Any], list[Any]], anomalies: list[DiagnosticReport]) -> LanguageDecision:
     items: list[ItemReport] = []
+    to_verify: list[ItemReport] = []
     at_end: list[DiagnosticReport] = []
     hidden: set[int] = set()
     for (number, key), (state, opened, said) in sorted(states.items(), key=lambda pair: pair[1][1]):
@@ -250,17 +255,20 @@ def _decision(module: ModuleType, rows: Sequence[dict[str, Any]], ids: list[Any]
         if diagnostic is not None:
             reason, message = module.DIAGNOSTICS[diagnostic]
             at_end.append(DiagnosticReport(diagnostic, reason, message, opener, item[0], key))
+            to_verify.append(ItemReport(item[0], key, status or state, opener, said))
         if not replayed:
             hidden.add(opened)
     diagnostics = anomalies + at_end
     raised = {diagnostic.reason for diagnostic in diagnostics}
     reasons = [reason for reason, _ in module.REASONS if reason in raised]
     partial, replay_test = module.PARTIAL, module.REPLAY
-    replay = [
-        ids[index]
+    replayed = {
+        index
         for index, row in enumerate(rows)
         if index not in hidden
         and not (partial is not None and row.get(partial) is True)
         and (replay_test is None or _run(replay_test, row, "replay", ids[index]))
-    ]
-    return LanguageDecision(module.STOP if reasons else module.PROCEED, not reasons, items, diagnostics, reasons, replay, len(rows))
+    }
+    replay = [ids[index] for index in range(len(rows)) if index in replayed]
+    withheld = [ids[index] for index in range(len(rows)) if index not in replayed]
+    return LanguageDecision(module.STOP if reasons else module.PROCEED, not reasons, items, diagnostics, reasons, replay, len(rows), to_verify, withheld)

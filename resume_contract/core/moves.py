@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .plan import ResumePlan
@@ -160,8 +160,8 @@ def _replaced(before: Outcome, after: Outcome) -> str:
     return ""
 
 
-def _listed(items: Counter[str] | list[str]) -> str:
-    names = sorted(items.elements()) if isinstance(items, Counter) else list(items)
+def _listed(items: Counter[Any] | list[Any]) -> str:
+    names = sorted(map(str, items.elements())) if isinstance(items, Counter) else [str(item) for item in items]  # (an id may be a number)
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 

@@ -24,3 +24,17 @@ def corruption_next_step(error: LedgerCorruption) -> str:
             "change a store; keep runtime.sqlite (with any -wal and -shm beside it) as evidence, do not replay this run"
         )
     return f"next step: line {error.line} is {error.kind}: {NOT_REPAIRABLE}"
+
+
+def corrupt_json(corruption: LedgerCorruption, contract: dict[str, str]) -> str:
+    """The JSON document `plan --json` prints for a corrupt ledger: no decision, what is corrupt and where, and what to do."""
+    import json
+
+    return json.dumps({
+        "outcome": "corrupt",
+        "proceeds": False,
+        "corruption": {"kind": corruption.kind, "file": str(corruption.path), "line": corruption.line, "byteOffset": corruption.offset, "detail": corruption.detail},
+        "mustNotReplay": "the whole run: a corrupt ledger is never planned",
+        "nextStep": corruption_next_step(corruption).removeprefix("next step: "),
+        "contract": contract,
+    })  # (ASCII: a file name that is no UTF-8 is written escaped)

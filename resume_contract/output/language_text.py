@@ -25,7 +25,14 @@ def decision_text(path: Any, decision: Any, reasons: dict[str, str]) -> str:
             where = f"{diagnostic.item} {diagnostic.key!r}, " if diagnostic.item is not None else ""
             at = f"at {diagnostic.event_id}" if diagnostic.event_id is not None else "the prefix"
             lines.append(f"  {escape(diagnostic.code)} ({escape(where)}{escape(at)}): {escape(diagnostic.message)}")
+    for item in decision.to_verify:
+        said = f" ({', '.join(f'{name}: {value}' for name, value in item.report.items())})" if item.report else ""
+        lines.append(f"verify:        {escape(item.item)} {escape(repr(item.key))}{escape(said)}: {escape(item.status)}, opened at {escape(item.event_id)}: "
+                     "its effect is not known to have happened or not; find out before anything is replayed")
     lines.append(f"replay:        {len(decision.replay)} of {decision.high_water} rows")
+    if decision.withheld:
+        shown = ", ".join(escape(repr(event_id)) for event_id in decision.withheld[:10]) + (f" and {len(decision.withheld) - 10} more" if len(decision.withheld) > 10 else "")
+        lines.append(f"never replay:  {shown} (the contract withholds these rows from the model: `--json` lists them as withheldEventIds)")
     if decision.proceeds:
         lines.append("next:          the run may be replayed: the rows `--json` lists as replayEventIds, in order")
     else:

@@ -69,7 +69,9 @@ class Initialized:
 
         where = "" if self.root == cwd.resolve() else f"cd {shlex.quote(str(self.root))} && "
         if language:
-            return f"{where}$EDITOR spec/contract.yaml && resume-contract generate && pytest generated/tests (spec/README.md has the loop)"
+            return (f"{where}$EDITOR spec/contract.yaml && resume-contract generate && resume-contract fit PATH/TO/YOUR/LEDGERS "
+                    "(first: does the contract read what your runtime writes? copy a few into samples/ for CI) && pytest generated/tests "
+                    "(spec/README.md has the loop)")
         return f"{where}git init && git add . && resume-contract check && resume-contract crash (spec/README.md has the loop)"
 
 
