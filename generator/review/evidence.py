@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
 from resume_contract.core.explore import CALL_IDS, Alphabet, Letter, deepest, letters_of, projector_view, union
 from resume_contract.core.letters import ID_FIELD, Shape, plain_value
-from resume_contract.core.moves import CORRUPT, Outcome, move, refusal
+from resume_contract.core.moves import CORRUPT, WEAKENS, Outcome, move, refusal, strongest
 from resume_contract.core.moves import describe as describe_outcome
 from resume_contract.core.project import project
 from resume_contract.core.table import ProjectorTable
@@ -161,16 +162,26 @@ def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Eviden
     # show only there (a reason that is also the high-water mismatch's, merged away).
     checked: list[tuple[str, tuple[bytes, ...], tuple[bytes, ...], int | None]] = [(label, old, new, None) for label, old, new in ledgers]
     checked += [(f"{label.partition(':')[0]} with expected high-water {len(new) + 1}", old, new, len(new) + 1) for label, old, new in ledgers]
-    if stories and depth < DEFAULT_DEPTH:  # (an alphabet too large to explore deep: a seeded sample of longer operation stories)
-        checked += [(alphabet.spell(word), alphabet.rows(word, base=True), alphabet.rows(word), None) for word in story_words(alphabet, depth, STORIES)]
-    moved = []
+    words = story_words(alphabet, depth, STORIES) if stories and depth < DEFAULT_DEPTH else []  # (an alphabet too large to explore deep)
+    moved: list[LedgerEvidence] = []
+
+    def judged(word: tuple[int, ...]) -> LedgerEvidence | None:
+        return _judged(sides, alphabet.spell(word), alphabet.rows(word, base=True), alphabet.rows(word), None)
+
     for label, old, new, expected_high_water in checked:
-        before, base_refused = sides[0].decide(old, expected_high_water)
-        after, head_refused = sides[1].decide(new, expected_high_water)
-        if before != after:
-            found = move(before, after)
-            if found.change_class != NEUTRAL:
-                moved.append(LedgerEvidence(label, new, before, after, found.change_class, base_refused, head_refused, None if old == new else old, found.why))
+        found = _judged(sides, label, old, new, expected_high_water)
+        moved += [found] if found is not None else []
+    grow = []
+    for word in words:
+        found = judged(word)
+        if found is not None:
+            moved.append(found)
+            grow.append((word, found))
+    grown: list[LedgerEvidence] = []
+    tried = 0
+    if words and strongest(item.effect for item in moved) != WEAKENS:
+        grown, tried = _grown(judged, grow, _story(alphabet), set(words))
+    moved += grown
     # The canonical ledgers first (a reviewer knows them), then the explored ones; each smallest first, the most
     # severe first among ledgers of one length, and of those a blocked ledger that now replays first.
     severity = {name: index for index, name in enumerate(CLASSES)}
@@ -178,7 +189,53 @@ def collect_evidence(base: Spec, head: Spec, depth: int | None = None) -> Eviden
         not item.label.startswith("canonical"), len(item.rows), severity[item.effect],
         not (item.head.proceeds and not item.base.proceeds),
     ))
-    return Evidence(moved, len(checked), depth, alphabet)
+    return Evidence(moved, len(checked) + len(words) + tried, depth, alphabet)
+
+
+def _judged(sides: tuple[_Side, _Side], label: str, old: tuple[bytes, ...], new: tuple[bytes, ...], expected_high_water: int | None) -> LedgerEvidence | None:
+    before, base_refused = sides[0].decide(old, expected_high_water)
+    after, head_refused = sides[1].decide(new, expected_high_water)
+    if before == after:
+        return None
+    found = move(before, after)
+    if found.change_class == NEUTRAL:
+        return None
+    return LedgerEvidence(label, new, before, after, found.change_class, base_refused, head_refused, None if old == new else old, found.why)
+
+
+GROWN = 20_000  # ledgers grown from the stories that moved, at most
+PER_MOVE = 8  # of the stories that moved one way (the same decisions before and after), those grown
+
+
+def _grown(judged: Any, moved: list[tuple[tuple[int, ...], LedgerEvidence]], story: list[int], seen: set[tuple[int, ...]]) -> tuple[list[LedgerEvidence], int]:
+    """Where the stories moved no ledger toward proceeding: each story that moved (of each way it moved, the first
+    PER_MOVE) one story letter longer, and so on while they move, up to DEFAULT_DEPTH + 1 letters and GROWN ledgers;
+    (the ledgers that moved, how many were tried). A change can move a ledger only in a way a consumer reads at
+    three events and toward proceeding at four (a second dispatch replayed, once a result follows it): the longer
+    ledger starts where the shorter one moved."""
+    found: list[LedgerEvidence] = []
+    tried = 0
+    frontier = moved
+    while frontier and tried < GROWN and not any(item.effect == WEAKENS for item in found):
+        ways: dict[tuple[str, str], int] = {}
+        grown = []
+        for word, evidence in frontier:
+            way = (describe_outcome(evidence.base), describe_outcome(evidence.head))
+            ways[way] = ways.get(way, 0) + 1
+            if ways[way] > PER_MOVE or len(word) > DEFAULT_DEPTH:
+                continue
+            for letter in story:
+                longer = (*word, letter)
+                if longer in seen or tried >= GROWN:
+                    continue
+                seen.add(longer)
+                tried += 1
+                result = judged(longer)
+                if result is not None:
+                    found.append(result)
+                    grown.append((longer, result))
+        frontier = grown
+    return found, tried
 
 
 def _canonical_ledgers(base: Spec, head: Spec) -> list[_Ledger]:
@@ -205,27 +262,45 @@ def effect(base: Decided, head: Decided) -> str:
 
 
 STORY_SEED = 53  # the sample of longer ledgers is the same on every run and machine
-STORIES = 10_000  # longer ledgers sampled where the whole alphabet is explored less deep than DEFAULT_DEPTH
+STORIES = 5_000  # longer ledgers sampled where the whole alphabet is explored less deep than DEFAULT_DEPTH
+EVERY_STORY = 60_000  # one operation's stories one event longer than the exhaustive depth: all of them, up to this many
 
 
 def story_words(alphabet: Alphabet, depth: int, count: int) -> list[tuple[int, ...]]:
-    """`count` words of depth + 1 to DEFAULT_DEPTH + 1 letters, drawn with a fixed seed from the letters of one
-    operation's story: those naming the explorers' first call id or none (no second call, no partial variant). A
-    check or a transition that only a third or fourth event of one call reaches (a dispatch after its result, a
-    decision after a reconcile) shows only in such ledgers, and the whole alphabet is too large to explore that
-    deep; where the exhaustive depth reaches DEFAULT_DEPTH, none are drawn."""
+    """The words of one operation's story letters (those naming the explorers' first call id or none: no second
+    call, no partial variant) one letter longer than `depth`, every one of them when they number at most
+    EVERY_STORY; then `count` longer ones, up to DEFAULT_DEPTH + 1 letters, drawn with a fixed seed. A check or a
+    transition that only a third or fourth event of one call reaches (a dispatch after its call under the boundary
+    marker, a second dispatch, a decision after a reconcile) shows only in such ledgers, and the whole alphabet is
+    too large to explore that deep; where the exhaustive depth reaches DEFAULT_DEPTH, none are made."""
+    import itertools
     import random
 
-    story = [index for index, group in enumerate(alphabet.classes) if _one_story(alphabet.letters[group[0]])]
+    story = _story(alphabet)
     if not story or count <= 0:
         return []
-    draw = random.Random(STORY_SEED)
     words: dict[tuple[int, ...], None] = {}
+    shortest = depth + 1
+    if len(story) ** shortest <= EVERY_STORY:
+        words = dict.fromkeys(itertools.product(story, repeat=shortest))
+        shortest += 1
+    if shortest > DEFAULT_DEPTH + 1:
+        return list(words)
+    draw = random.Random(STORY_SEED)
+    drawn = 0
     for _ in range(count * 2):
-        if len(words) >= count:
+        if drawn >= count:
             break
-        words.setdefault(tuple(draw.choice(story) for _ in range(draw.randint(depth + 1, DEFAULT_DEPTH + 1))))
+        word = tuple(draw.choice(story) for _ in range(draw.randint(shortest, DEFAULT_DEPTH + 1)))
+        if word not in words:
+            words[word] = None
+            drawn += 1
     return list(words)
+
+
+def _story(alphabet: Alphabet) -> list[int]:
+    """The symbols (classes of letters) of one operation's story."""
+    return [index for index, group in enumerate(alphabet.classes) if _one_story(alphabet.letters[group[0]])]
 
 
 def _one_story(letter: Letter) -> bool:
