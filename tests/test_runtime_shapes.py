@@ -134,3 +134,15 @@ def test_each_examples_second_pull_request_is_a_yaml_edit_classed_as_it_says(tmp
     review = json.loads(out)
     assert review["verdict"] == expected["class"], review["changes"]
     assert any(ledger["effect"] == expected["class"] for ledger in review["evidence"]["ledgers"])  # (a witness of its class)
+
+
+def test_fit_reads_maka_ledgers_and_maka_stores_under_the_packaged_contract(tmp_path: Path, run_cli) -> None:
+    reference = Path(__file__).resolve().parent / "conformance_sqlite" / "reference"
+    workspace = Path(shutil.copytree(reference / "T_P6" / "WS", tmp_path / "WS"))
+    code, out, err = run_cli("fit", str(workspace))
+    assert code == 0 and "0 the contract's row model refuses, 0 corrupt" in out, out + err
+    jsonl = Path(__file__).resolve().parent / "conformance" / "reference"
+    code, out, err = run_cli("fit", str(jsonl))
+    assert code == 0 and "0 the contract's row model refuses" in out, out + err
+    code, out, err = run_cli("--root", str(EXAMPLES / "integer-ids"), "fit", str(workspace))
+    assert code == 2 and "declares no SQLite layout yet" in err, out + err

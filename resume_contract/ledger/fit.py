@@ -5,7 +5,8 @@ bytes that are no JSON object, a key twice in one object), which says the file i
 is wrong. Read only; nothing is decided.
 
 Samples: a JSONL file, or a directory (under a contract in the contract language that declares `rows.layout`,
-the runs it holds by that layout; else every `*.jsonl` file under it, in name order, no symlink followed).
+the runs it holds by that layout; else every `*.jsonl` file under it, in name order, no symlink followed), or a
+workspace holding maka's runtime.sqlite (each run read as `plan` reads it).
 """
 
 from __future__ import annotations
@@ -60,12 +61,41 @@ class Report:
 
 def fit(samples: list[str], contract: Any) -> Report:
     """Every row of the sample ledgers read with `contract`'s row model."""
+    from .sqlite_layout import holds_store
+
     report = Report()
     for sample in samples:
+        if os.path.isdir(sample) and holds_store(sample):
+            _fit_store(sample, contract, report)
+            continue
         for path in _files(sample, contract, report):
             report.files.append(path)
             _fit_file(path, _reader(contract), report)
     return report
+
+
+def _fit_store(workspace: str, contract: Any, report: Report) -> None:
+    """A workspace's runtime.sqlite (maka's store): each run read as `plan` reads it; its first row the model
+    refuses, or its first corruption, named."""
+    from ..errors import LedgerCorruption, StoreError
+    from .sqlite_layout import store_path
+    from .sqlite_store import SqliteStore
+
+    path = str(store_path(workspace))
+    if getattr(contract, "module", None) is not None:
+        report.unreadable.append((path, "a SQLite store: the contract language declares no SQLite layout yet"))
+        return
+    report.files.append(path)
+    try:
+        with SqliteStore(workspace, contract=contract) as store:
+            for session, run in store.runs():
+                try:
+                    report.rows += len(store.read_run(session, run).events)
+                except LedgerCorruption as corruption:
+                    kind = MISMATCH if corruption.kind == "invalid_event" else CORRUPT
+                    report.findings.append(Finding(kind, f"{path} (session {session!r}, run {run!r})", corruption.line, "", f"{corruption.kind}: {corruption.detail}"))
+    except StoreError as error:
+        report.unreadable.append((path, str(error)))
 
 
 def _files(sample: str, contract: Any, report: Report) -> list[str]:
