@@ -219,3 +219,16 @@ def test_ids_of_any_scalar_type_and_a_declared_order(tmp_path: Path, run_cli, id
         assert said in str(decision)
     else:
         assert isinstance(decision, dict) and decision["replayEventIds"] == ids
+
+
+def test_a_run_named_by_its_directory_is_read_by_the_layout(tmp_path: Path, run_cli) -> None:
+    root = _project(tmp_path / "p", ORDERED.replace('layout: "{run}.jsonl"', 'layout: "{run}/events.jsonl"'))
+    assert run_cli("--root", str(root), "generate")[0] == 0
+    workspace = tmp_path / "ws"
+    for run, ids in (("w1", [1, 2]), ("w2", [1, 1])):
+        (workspace / run).mkdir(parents=True)
+        _rows(workspace / run, *({"n": value, "t": "a"} for value in ids), name="events.jsonl")
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace), "--run", "w1", "--json")
+    assert code == 0 and json.loads(out)["replayEventIds"] == [1, 2], out + err
+    code, out, err = run_cli("--root", str(root), "plan", "--workspace", str(workspace))
+    assert code == 3 and "w2" in out and out.splitlines()[-1].startswith("2 runs: 1 go"), out + err
