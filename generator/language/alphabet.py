@@ -35,7 +35,7 @@ from ..expr import nodes as n
 from ..expr.parse import parse
 from ..expr.probes import OTHER, _nodes, _put
 from ..expr.witness import witness
-from .model import LanguageSpec, RowField, RowKind
+from .model import LanguageSpec, RowField, RowKind, walk_fields
 from .row_shape import (
     ABSENT,
     at,
@@ -241,7 +241,7 @@ def _kind_letters(spec: LanguageSpec, kind: RowKind, fields: dict[str, RowField]
     # each position (an item a row opens by its own id, and a later row names: an activity's start naming its
     # schedule row).
     by_id = id_path in keyed
-    refers = [(path, field.refers[0]) for path, field in _walk(fields) if field.refers is not None]
+    refers = [(path, field.refers[0]) for path, field in walk_fields(tuple(fields.values())) if field.refers is not None]
     for path in keyed:
         if path[0] in varied and path not in held and not any(path == ref for ref, _ in refers):
             values = [_id(ids, position) for position in range(1, POSITIONS + 1)] if by_id else [f"k{number}" for number in range(2, keys + 1)]
@@ -257,14 +257,6 @@ def _kind_letters(spec: LanguageSpec, kind: RowKind, fields: dict[str, RowField]
             unique.add(key)
             letters.append(Letter(f"{kind.name}({said})" if said else kind.name, tuple(sorted(made.items()))))
     return letters[:MOST_PER_KIND]
-
-
-def _walk(fields: dict[str, RowField], path: Path = ()) -> list[tuple[Path, RowField]]:
-    found = []
-    for name, field in fields.items():
-        found.append(((*path, name), field))
-        found += _walk({inner.name: inner for inner in field.fields or ()}, (*path, name))
-    return found
 
 
 def _written(spec: LanguageSpec, kind: str, encoded: list[Path], id_path: Path | None) -> dict[str, Any] | None:

@@ -33,6 +33,28 @@ class RowKind:
     match: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
+def walk_fields(fields: tuple[RowField, ...], at: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], RowField]]:
+    """Every declared field, nested ones too, with its path."""
+    found = []
+    for one in fields:
+        found.append(((*at, one.name), one))
+        found += walk_fields(one.fields or (), (*at, one.name))
+    return found
+
+
+def field_at(fields: tuple[RowField, ...] | None, path: tuple[str, ...]) -> RowField | None:
+    """The field `path` names through declared objects' fields; None where it leads nowhere or into free JSON."""
+    found = None
+    for name in path:
+        if fields is None:
+            return None
+        found = next((one for one in fields if one.name == name), None)
+        if found is None:
+            return None
+        fields = found.fields
+    return found
+
+
 def struct_name(kind: str) -> str:
     """A kind's struct in the generated row model (`tool_result` -> `ToolResultRow`)."""
     return "".join(part.capitalize() for part in kind.split("_")) + "Row"

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
-from .model import LanguageSpec, RowField, struct_name
+from .model import LanguageSpec, RowField, field_at, struct_name
 
 ANY = "any"
 # Names the generated row model's annotations read: a field of that name, defined in the struct's body, would
@@ -95,15 +95,7 @@ def _item_errors(file: LoadedFile, name: str, item: dict, classes: set[str], dia
 
 def resolve(fields: tuple[RowField, ...], path: str) -> RowField | None:
     """The field a dotted path names through declared objects' fields, or None."""
-    found = None
-    for part in path.split("."):
-        if fields is None:
-            return None
-        found = next((field for field in fields if field.name == part), None)
-        if found is None:
-            return None
-        fields = found.fields  # type: ignore[assignment]
-    return found
+    return field_at(fields, tuple(path.split(".")))
 
 
 SCALAR_IDS = ("string", "integer", "number")

@@ -15,7 +15,7 @@ from typing import Any
 from ..environment import ENVIRONMENT
 from ..literals import Code, md_cell, md_code, md_text, py, py_expression
 from ..render.headers import with_header
-from .model import Entry, Expr, LanguageSpec, RowField, RowKind, struct_name
+from .model import Entry, Expr, LanguageSpec, RowField, RowKind, struct_name, walk_fields
 
 PACKAGE = "resume_contract_generated"
 GENERATED_DIR = "generated"
@@ -132,9 +132,9 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
     for kind in rows.kinds:
         matched = dict(kind.match)
         constrained = tuple((index, matched[path]) for index, path in enumerate(rows.tag) if path in matched)
-        encoded = tuple(tuple(path) for path, field in _walk_fields(rows.fields + kind.fields) if field.encoded)
-        refers = tuple((tuple(path), *field.refers) for path, field in _walk_fields(rows.fields + kind.fields) if field.refers is not None)
-        declared = {".".join(path): _declared(field) for path, field in _walk_fields(rows.fields + kind.fields)}
+        encoded = tuple(tuple(path) for path, field in walk_fields(rows.fields + kind.fields) if field.encoded)
+        refers = tuple((tuple(path), *field.refers) for path, field in walk_fields(rows.fields + kind.fields) if field.refers is not None)
+        declared = {".".join(path): _declared(field) for path, field in walk_fields(rows.fields + kind.fields)}
         kinds.append((kind.name, Code(_identifier(struct_name(kind.name))), constrained, encoded, refers, declared))
     if any("_x." in body for _, _, body, _ in functions):
         imports += ["", "from resume_contract.core import expressions as _x"]
@@ -165,15 +165,6 @@ def module_context(spec: LanguageSpec) -> dict[str, Any]:
         "semantics": repr(spec.semantics),
         "scenarios": py(_scenarios(spec), 0, 12),
     }
-
-
-def _walk_fields(fields: tuple[RowField, ...], at: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], RowField]]:
-    """Every declared field of a row, nested ones too, with its path."""
-    found = []
-    for field in fields:
-        found.append((at + (field.name,), field))
-        found += _walk_fields(field.fields or (), at + (field.name,))
-    return found
 
 
 def _declared(field: RowField) -> str:

@@ -11,20 +11,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from resume_contract.core.language_rows import ABSENT, at
+
 from ..expr.probes import OTHER, _put
-from .model import LanguageSpec, RowField, RowKind
+from .model import LanguageSpec, RowField, RowKind, walk_fields
+from .model import field_at as model_field_at
 
 Path = tuple[str, ...]
-ABSENT = object()
 _PLAIN = {"string": "k", "integer": 0, "number": 0, "boolean": True, "array": [], "null": None}
-
-
-def at(value: Any, path: Path) -> Any:
-    for field in path:
-        if not isinstance(value, dict) or field not in value:
-            return ABSENT
-        value = value[field]
-    return value
 
 
 def put(value: dict[str, Any], path: Path, held: Any) -> None:
@@ -45,12 +39,7 @@ def kind_of_row(spec: LanguageSpec, row: dict[str, Any]) -> str | None:
 
 def field_at(fields: dict[str, RowField], path: Path) -> RowField | None:
     """The declared field at `path` (through objects declaring their fields), or None inside free JSON."""
-    field = fields.get(path[0])
-    for name in path[1:]:
-        if field is None or field.fields is None:
-            return None
-        field = next((inner for inner in field.fields if inner.name == name), None)
-    return field
+    return model_field_at(tuple(fields.values()), path)
 
 
 def plain_value(field: RowField, read: dict[Path, list[Any]], path: Path) -> Any:
@@ -113,17 +102,7 @@ def _accepts(kind: str, value: Any) -> bool:
 
 
 def encoded_paths(fields: dict[str, RowField]) -> list[Path]:
-    found = []
-
-    def walk(field: RowField, path: Path) -> None:
-        if field.encoded:
-            found.append(path)
-        for inner in field.fields or ():
-            walk(inner, (*path, inner.name))
-
-    for name, field in fields.items():
-        walk(field, (name,))
-    return found
+    return [path for path, field in walk_fields(tuple(fields.values())) if field.encoded]
 
 
 def written(row: dict[str, Any], paths: list[Path]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from resume_contract.core.language import outcome
+from resume_contract.core.language_rows import ABSENT, at
 
 from ..errors import SpecError
 from ..spec.loader import LoadedFile
@@ -47,10 +48,8 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
 
 
 def _at(row: dict, path: str) -> object:
-    value: object = row
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
+    value = at(row, path.split("."))
+    return None if value is ABSENT else value
 
 
 def _disagreement(judged: Judged, expect: Expect) -> str | None:

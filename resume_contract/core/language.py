@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ExpressionFailed, ResumeContractError
-from .language_rows import ABSENT, RowMismatch, at, kind_of, ordered, read_row, row_ids
+from .language_rows import ABSENT, RowMismatch, at, id_key, kind_of, ordered, read_row, row_ids
 
 
 class SequenceCorrupt(ResumeContractError):
@@ -96,16 +96,12 @@ def _sequence(module: ModuleType, rows: Sequence[dict[str, Any]], ids: list[Any]
             if to == "position":
                 target = kinds[named - 1][0] if named.__class__ is int and 1 <= named <= index else None
             else:
-                target = earlier.get(_id_key(named))
+                target = earlier.get(id_key(named))
             if target is None or (allowed and target not in allowed):
                 what = "no earlier row" if target is None else f"a {target} row, not a row of {', '.join(allowed)}"
                 raise SequenceCorrupt(index, f"dangling_reference: {'.'.join(path)} names {to} {named!r}, {what}")
         if kinds[index] is not None:
-            earlier.setdefault(_id_key(ids[index]), kinds[index][0])
-
-
-def _id_key(value: Any) -> Any:
-    return (value.__class__.__name__, value) if value.__class__ in (str, int, float, bool) else repr(value)
+            earlier.setdefault(id_key(ids[index]), kinds[index][0])
 
 
 class _Walk:

@@ -113,6 +113,11 @@ def row_ids(module: ModuleType, rows: Sequence[dict[str, Any]]) -> list[Any]:
     return [at(row, module.ROW_ID) for row in rows]
 
 
+def id_key(value: Any) -> Any:
+    """An id as ids are told apart: as written (`"5"` and `5` are two ids; `1` and `true` too)."""
+    return (value.__class__.__name__, value) if value.__class__ in (str, int, float, bool) else repr(value)
+
+
 def _shown(value: Any) -> str:
     if value is ABSENT:
         return "absent"

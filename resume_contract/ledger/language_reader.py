@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.language_rows import ABSENT, RowMismatch, at, read_row
+from ..core.language_rows import ABSENT, RowMismatch, at, id_key, read_row
 from ..core.wire import json_value
 from ..errors import (
     DUPLICATE_EVENT_ID,
@@ -57,7 +57,7 @@ def read_ledger(path: str | os.PathLike[str], module: ModuleType, run: tuple[Any
         row = _row(path, number, offset, line, module)
         if module.ROW_ID is not None:
             identity = at(row, module.ROW_ID)
-            key = (identity.__class__.__name__, identity)
+            key = id_key(identity)
             if key in seen:
                 raise LedgerCorruption(path, number, offset, DUPLICATE_EVENT_ID, f"the event id {identity!r} is on an earlier row")
             seen.add(key)
