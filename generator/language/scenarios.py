@@ -38,7 +38,7 @@ def scenario_errors(file: LoadedFile, spec: LanguageSpec) -> list[SpecError]:
                 if invalid is not None and not scenario.rows[invalid[0]][1].corrupt:  # (the row's mistake, said at the row,
                     # unless its own then says the rows are corrupt: then this then is the mistake)
                     index, why = invalid
-                    errors.append(SpecError(file.mark(where + ("rows", index, "row")), f"row {index + 1} ({spec.rows.id} {ids[index]!r}) is not a row the "
+                    errors.append(SpecError(file.mark(where + ("rows", index, "row")), f"row {index + 1} ({spec.rows.id_said()} {ids[index]!r}) is not a row the "
                                             f"contract reads ({why}): write it as `rows` declares, or give `then: {{corrupt: true}}`"))
                     break
                 after = "before any row" if length == 0 else f"after row {length} ({spec.rows.id_said()} {ids[length - 1]!r})"
