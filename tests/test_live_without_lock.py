@@ -93,3 +93,34 @@ def test_repair_leaves_a_torn_ledger_alone_while_a_process_holds_it_open_for_wri
         assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == [path.name]
     code, out, _ = run_cli("repair", str(path))
     assert code == 0 and path.read_bytes() == before[: before.rindex(b"\n") + 1]
+
+
+def test_repair_is_not_refused_by_a_child_another_thread_forks_while_it_runs(tmp_path: Path, monkeypatch) -> None:
+    """A process that forks a child while repair runs (the crash harness forks children from threads) hands the
+    child, until its exec, every descriptor it holds: the child must not read as the ledger's writer."""
+    from resume_contract.ledger import repair as repair_module
+
+    path = _ledger(tmp_path, "torn")
+    with path.open("ab") as handle:
+        handle.write(b'{"id":"half')
+    real_scan = OpenFileTable.scan
+    forked: list[int] = []
+
+    def scan_while_a_forked_child_lives(of: os.stat_result | None = None) -> OpenFileTable:
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the instant between fork and exec, held open: it inherited every descriptor
+            os.close(write)
+            os.read(read, 1)
+            os._exit(0)
+        os.close(read)
+        forked.append(child)
+        try:
+            return real_scan(of)
+        finally:
+            os.close(write)
+            os.waitpid(child, 0)
+
+    monkeypatch.setattr(repair_module.OpenFileTable, "scan", scan_while_a_forked_child_lives)
+    result = repair_module.repair_ledger(path)
+    assert forked and result.torn_bytes == len(b'{"id":"half') and path.read_bytes().endswith(b"\n")

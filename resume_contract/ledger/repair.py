@@ -51,11 +51,14 @@ def repair_ledger(path: StrPath, *, durable: bool = True, workspace: StrPath | N
     try:
         # O_NONBLOCK: a FIFO where the ledger belongs must not hang the open. Anything but a regular file is
         # refused, as `plan` refuses it: a FIFO reads as empty, and "no torn tail" would say the rest reads clean.
+        # Read-only until every other writer is known to be gone: a descriptor this process opened for writing
+        # is, for the instant between another thread's fork and its exec, also the forked child's, and the
+        # writer scan would name that child (seen in the crash harness, which forks children from threads).
         try:
             if workspace is not None:
-                fd = open_in(directory_fd, name, os.O_RDWR | os.O_NONBLOCK, path)
+                fd = open_in(directory_fd, name, os.O_RDONLY | os.O_NONBLOCK, path)
             else:
-                fd = os.open(name, os.O_RDWR | os.O_NONBLOCK, dir_fd=directory_fd)
+                fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK, dir_fd=directory_fd)
         except IsADirectoryError:
             raise NotALedger(f"{path}: not a regular file; nothing to repair, nothing changed") from None
         try:
@@ -63,40 +66,61 @@ def repair_ledger(path: StrPath, *, durable: bool = True, workspace: StrPath | N
                 raise NotALedger(f"{path}: not a regular file; nothing to repair, nothing changed")
             if workspace is not None:
                 refuse_other_names(fd, path)
-            return _repair_open(path, fd, directory_fd, durable)
+            return _repair_open(path, name, fd, directory_fd, durable)
         finally:
             os.close(fd)
     finally:
         os.close(directory_fd)
 
 
-def _repair_open(path: Path, fd: int, directory_fd: int, durable: bool) -> RepairResult:
+def _repair_open(path: Path, name: str, fd: int, directory_fd: int, durable: bool) -> RepairResult:
     if not lock_for_writing(fd, wait_seconds=0.2):
         raise LedgerLocked(f"{path}: a live process is writing this ledger; stop it before repairing")
     try:
         # A writer that takes no lock would append behind the truncation: it too must be gone.
         status = os.fstat(fd)
-        writers = OpenFileTable.scan(of=status).writers_of(status, except_own=fd)
+        writers = OpenFileTable.scan(of=status).writers_of(status)
         if writers:
             raise LedgerLocked(f"{path}: open for writing by {', '.join(map(str, writers))}; stop it before repairing")
-        # In bounded memory: the last newline is found reading backwards, and the torn tail is hashed and
-        # copied a chunk at a time (a torn row can be as long as any row).
-        size = os.fstat(fd).st_size
-        read_at = file_reader(fd)
-        committed = last_row_end(read_at, size) if size and read_at(size - 1, 1) != b"\n" else size
-        if committed == size:
-            return RepairResult(path, None, 0, size)
-        digest = hashlib.sha256()
-        for piece in _pieces(read_at, committed, size):
-            digest.update(piece)
-        name = f"{path.name}{QUARANTINE_INFIX}{committed}-{digest.hexdigest()[:12]}"
-        _keep(directory_fd, name, read_at, committed, size)
-        os.ftruncate(fd, committed)
-        if durable:
-            os.fsync(fd)
-        return RepairResult(path, path.with_name(name), size - committed, committed)
+        write_fd = _reopen_for_writing(path, name, directory_fd, status)
+        try:
+            return _quarantine_torn_tail(path, fd, write_fd, directory_fd, durable)
+        finally:
+            os.close(write_fd)
     finally:
         unlock(fd)
+
+
+def _reopen_for_writing(path: Path, name: str, directory_fd: int, status: os.stat_result) -> int:
+    """The locked ledger again, for writing: the same file (never a name swapped in meanwhile, never a symlink)."""
+    try:
+        write_fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory_fd)
+    except OSError as error:
+        raise NotALedger(f"{path}: could not be opened for writing ({error.strerror}); nothing changed") from None
+    now = os.fstat(write_fd)
+    if (now.st_dev, now.st_ino) != (status.st_dev, status.st_ino):
+        os.close(write_fd)
+        raise LedgerLocked(f"{path}: replaced by another file while it was repaired; nothing changed, run repair again")
+    return write_fd
+
+
+def _quarantine_torn_tail(path: Path, fd: int, write_fd: int, directory_fd: int, durable: bool) -> RepairResult:
+    # In bounded memory: the last newline is found reading backwards, and the torn tail is hashed and
+    # copied a chunk at a time (a torn row can be as long as any row).
+    size = os.fstat(fd).st_size
+    read_at = file_reader(fd)
+    committed = last_row_end(read_at, size) if size and read_at(size - 1, 1) != b"\n" else size
+    if committed == size:
+        return RepairResult(path, None, 0, size)
+    digest = hashlib.sha256()
+    for piece in _pieces(read_at, committed, size):
+        digest.update(piece)
+    name = f"{path.name}{QUARANTINE_INFIX}{committed}-{digest.hexdigest()[:12]}"
+    _keep(directory_fd, name, read_at, committed, size)
+    os.ftruncate(write_fd, committed)
+    if durable:
+        os.fsync(write_fd)
+    return RepairResult(path, path.with_name(name), size - committed, committed)
 
 
 def _pieces(read_at: ReadAt, start: int, end: int) -> Iterator[bytes]:

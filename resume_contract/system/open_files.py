@@ -61,13 +61,10 @@ class OpenFileTable(msgspec.Struct, frozen=True):
                     found.setdefault(key, []).append(Writer(pid, command, descriptor))
         return cls({key: tuple(writers) for key, writers in found.items()})
 
-    def writers_of(self, status: os.stat_result, *, except_own: int | None = None) -> tuple[Writer, ...]:
-        """The processes holding the file of `status` open for writing; `except_own`, a descriptor of this process's
-        that is not counted (the one `repair` itself writes through)."""
-        writers = self.writers.get((status.st_dev, status.st_ino))
-        if writers is None:
-            return ()  # (nearly every file)
-        return tuple(writer for writer in writers if (writer.pid, writer.descriptor) != (os.getpid(), except_own))
+    def writers_of(self, status: os.stat_result) -> tuple[Writer, ...]:
+        """The processes holding the file of `status` open for writing (this one too: `repair` scans before it
+        opens the ledger for writing)."""
+        return self.writers.get((status.st_dev, status.st_ino), ())
 
 
 def _written_files(pid: int, only: FileKey | None) -> list[tuple[FileKey, int]]:
