@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/memory.py                          # 570k events (~170 MB), the size
     .venv/bin/python benchmarks/memory.py --events 1000000,3000000 --json
+    .venv/bin/python benchmarks/memory.py --events 1000000 --without-numpy   # as an install without the extra
 
 Each measurement runs in a fresh interpreter, so its peak RSS (ru_maxrss) is its own:
 
@@ -79,7 +80,12 @@ def write_workspace(root: Path, events: int) -> Path:
     return ledger
 
 
+_NO_NUMPY = 'import sys; sys.modules["numpy"] = None  # import numpy fails, as where it is not installed\n'
+WITHOUT_NUMPY = False
+
+
 def measure(script: str, *args: str) -> list[str]:
+    script = _NO_NUMPY + script if WITHOUT_NUMPY else script
     result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"a measurement failed:\n{result.stderr}")
@@ -92,9 +98,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="runs of each measurement; the largest peak is kept (default: %(default)s)")
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "resume-contract-bench-memory", help="where ledgers are cached (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--without-numpy", action="store_true", help="measure as an install without the numpy extra")
     args = parser.parse_args()
+    global WITHOUT_NUMPY
+    WITHOUT_NUMPY = args.without_numpy
     start_up = max(int(measure(_START_UP)[0]) for _ in range(args.rounds))
-    results: dict[str, object] = {"python": sys.version.split()[0], "rounds": args.rounds, "start_up_peak_rss_mib": round(start_up / 1024), "ledgers": []}
+    results: dict[str, object] = {"python": sys.version.split()[0], "numpy": not args.without_numpy, "rounds": args.rounds, "start_up_peak_rss_mib": round(start_up / 1024), "ledgers": []}
     for events in map(int, args.events.split(",")):
         workspace = args.cache / f"ws-{events}"
         ledger = write_workspace(workspace, events)

@@ -175,3 +175,14 @@ def diagnosing_contract() -> Any:
         contract.table, diagnostics={**contract.table.diagnostics, **codes}, duplicate_id_diagnostic="duplicate_event_id", foreign_row_diagnostic="foreign_run_row"
     )
     return msgspec.structs.replace(contract, table=table)
+
+
+@pytest.fixture(params=["numpy", "no numpy"])
+def numpy_or_not(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A large ledger's path twice: with NumPy, and as an install without the `numpy` extra runs it."""
+    if request.param == "no numpy":
+        monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` raises ImportError, as when not installed
+        from resume_contract.core.int64_sort import numpy_or_none
+
+        assert numpy_or_none() is None
+    return str(request.param)

@@ -561,7 +561,7 @@ def test_a_snapshot_that_is_a_link_or_a_fifo_is_not_followed_and_does_not_hang(t
 # -- issue 23, item 5: memory bounded when the store reopens a ledger, and in repair ----------------------------
 @pytest.mark.parametrize("in_a_dict", [1 << 16, 3])
 @pytest.mark.parametrize("hashes", ["python", "all colliding"])
-def test_a_reopened_writer_tells_exact_retries_from_new_events_by_reading_rows_back(tmp_path: Path, events, monkeypatch, in_a_dict: int, hashes: str) -> None:
+def test_a_reopened_writer_tells_exact_retries_from_new_events_by_reading_rows_back(tmp_path: Path, events, monkeypatch, in_a_dict: int, hashes: str, numpy_or_not: str) -> None:
     # The writer keeps only where each id's row starts (past a few ids, a hash of each): a hash found sends it
     # back to the row in the file, so ids whose hashes collide are still told apart.
     from resume_contract.ledger import committed_ids

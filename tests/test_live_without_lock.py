@@ -124,3 +124,37 @@ def test_repair_is_not_refused_by_a_child_another_thread_forks_while_it_runs(tmp
     monkeypatch.setattr(repair_module.OpenFileTable, "scan", scan_while_a_forked_child_lives)
     result = repair_module.repair_ledger(path)
     assert forked and result.torn_bytes == len(b'{"id":"half') and path.read_bytes().endswith(b"\n")
+
+
+def test_a_reader_whose_descriptor_is_reused_for_writing_mid_scan_is_not_the_ledgers_writer(tmp_path: Path, monkeypatch) -> None:
+    """A process reading the ledger closes it and opens another file for writing under the same descriptor
+    number just as the scan reads that descriptor's flags (racing executors did, 1 round in 120): the ledger's
+    file and the other file's flags must not be paired into a writer of the ledger."""
+    from resume_contract.system import open_files
+
+    ledger, other = tmp_path / "ledger.jsonl", tmp_path / "claim.tmp"
+    ledger.write_bytes(b"{}\n")
+    reading = os.open(ledger, os.O_RDONLY)
+    real_flags = open_files._open_flags
+    swapped: list[int] = []
+
+    def flags_read_after_the_number_is_reused(pid: int, fd: str) -> int | None:
+        if int(fd) == reading and not swapped:
+            writing = os.open(other, os.O_WRONLY | os.O_CREAT)
+            os.dup2(writing, reading)  # the reader's number now holds a file open for writing
+            os.close(writing)
+            swapped.append(reading)
+        return real_flags(pid, fd)
+
+    monkeypatch.setattr(open_files, "_open_flags", flags_read_after_the_number_is_reused)
+    try:
+        status = os.stat(ledger)
+        assert OpenFileTable.scan(of=status).writers_of(status) == ()
+        assert swapped == [reading]
+        writing = os.open(ledger, os.O_WRONLY)  # and a real writer is still seen
+        try:
+            assert [writer.descriptor for writer in OpenFileTable.scan(of=status).writers_of(status)] == [writing]
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)

@@ -299,8 +299,8 @@ def test_the_one_call_decoder_is_used_exactly_when_its_framing_proof_holds() -> 
 
 
 @pytest.mark.parametrize("in_a_set", [0, 1 << 16])
-def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Long ledgers sort their id hashes with NumPy, short ones use a set (hashes.repeated_hashes).
+def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set: int, monkeypatch: pytest.MonkeyPatch, numpy_or_not: str) -> None:
+    # Long ledgers sort their id hashes (with NumPy or without), short ones use a set (hashes.repeated_hashes).
     from resume_contract.core import hashes
 
     monkeypatch.setattr(hashes, "_HASHES_IN_A_SET", in_a_set)
@@ -312,7 +312,7 @@ def test_a_repeated_event_id_is_found_however_the_id_hashes_are_checked(in_a_set
 
 
 @pytest.mark.parametrize("in_a_set", [0, 1 << 16])
-def test_repeated_hashes_finds_every_repeat_across_arrays_and_uses_them_up(in_a_set: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repeated_hashes_finds_every_repeat_across_arrays_and_uses_them_up(in_a_set: int, monkeypatch: pytest.MonkeyPatch, numpy_or_not: str) -> None:
     from array import array
 
     from resume_contract.core import hashes

@@ -9,8 +9,9 @@ from __future__ import annotations
 from array import array
 from itertools import chain
 
-# Fewer hashes than this are checked with a set; more are sorted with NumPy (imported only then: it costs a
-# command ~0.1 s to start).
+from .int64_sort import bucket_sorted, numpy_or_none, repeats_in_sorted
+
+# Fewer hashes than this are checked with a set; more are sorted (int64_sort.py: with NumPy when it is installed).
 _HASHES_IN_A_SET = 1 << 16
 
 
@@ -24,8 +25,9 @@ def repeated_hashes(hashes: array | list[array]) -> set[int]:
     else:
         # A set costs ~70 bytes and ~0.25 us a hash; sorted in place, 8 bytes and ~0.03 us. Equal hashes end up
         # side by side.
-        import numpy
-
+        numpy = numpy_or_none()
+        if numpy is None:
+            return repeats_in_sorted(bucket_sorted(arrays))
         if len(arrays) == 1:
             values = numpy.frombuffer(arrays[0], dtype=numpy.int64)  # the array itself, sorted in place
         else:

@@ -3,16 +3,19 @@
 A writer reopening a ledger used to hold every event decoded, then a digest per id (1.1 GB to reopen a
 170 MB ledger). Only the row's offset is kept now: the row itself is read back from the file when an append
 names its id, and compared there. Up to `IN_A_DICT` ids sit in a dict by id (~100 bytes each, no NumPy
-imported: most ledgers are small); beyond, a 64-bit hash of each id, sorted, beside its offset in NumPy
-arrays (16 bytes an event). A hash found only names rows to read back: a collision of two ids costs a read,
+imported: most ledgers are small); beyond, a 64-bit hash of each id, sorted, beside its offset in int64
+arrays (16 bytes an event; NumPy's when it is installed, core/int64_sort.py's otherwise). A hash found only names rows to read back: a collision of two ids costs a read,
 never a wrong answer.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
+
+from ..core.int64_sort import bucket_sorted_pairs, merged_pairs, numpy_or_none
 
 IN_A_DICT = 1 << 16
 
@@ -50,8 +53,15 @@ class CommittedIds:
         """Sort what `extend` gathered into the arrays `offsets_of` searches."""
         if self._unsorted is None:
             return
-        import numpy  # only for a ledger of many events (it costs a command ~0.1 s to start)
-
+        numpy = numpy_or_none()  # only for a ledger of many events (it costs a command ~0.1 s to start)
+        if numpy is None:
+            hashes, offsets = bucket_sorted_pairs(*self._unsorted)
+            self._unsorted = None
+            if self._hashes is None:
+                self._hashes, self._offsets = hashes, offsets
+            else:
+                self._hashes, self._offsets = merged_pairs((self._hashes, self._offsets), (hashes, offsets))
+            return
         hashes = numpy.frombuffer(self._unsorted[0], dtype=numpy.int64)
         offsets = numpy.frombuffer(self._unsorted[1], dtype=numpy.int64)
         order = numpy.argsort(hashes, kind="stable")
@@ -73,6 +83,5 @@ class CommittedIds:
         if self._hashes is None:
             return []
         key = hash(event_id)
-        low = int(self._hashes.searchsorted(key, "left"))
-        high = int(self._hashes.searchsorted(key, "right"))
+        low, high = bisect_left(self._hashes, key), bisect_right(self._hashes, key)  # (NumPy arrays or int64 ones)
         return [int(offset) for offset in self._offsets[low:high]]

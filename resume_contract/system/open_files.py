@@ -21,6 +21,7 @@ import msgspec
 _PROC = "/proc"
 VISIBLE = os.path.isdir("/proc/self/fdinfo")
 _ACCESS_MODE = 0o3  # O_ACCMODE: O_RDONLY 0, O_WRONLY 1, O_RDWR 2
+_TRIES = 3
 
 FileKey = tuple[int, int]  # (device, inode)
 
@@ -74,30 +75,51 @@ def _written_files(pid: int, only: FileKey | None) -> list[tuple[FileKey, int]]:
     try:
         with os.scandir(f"{_PROC}/{pid}/fd") as descriptors:
             for descriptor in descriptors:
-                try:
-                    status = descriptor.stat()  # follows the link: the open file itself
-                except OSError:
-                    continue
-                key = (status.st_dev, status.st_ino)
-                if only is not None and key != only:
-                    continue
-                if (status.st_mode & 0o170000) == 0o100000 and _opened_for_writing(pid, descriptor.name):
+                key = _written_file(pid, descriptor, only)
+                if key is not None:
                     keys.append((key, int(descriptor.name)))
     except OSError:
         pass
     return keys
 
 
-def _opened_for_writing(pid: int, fd: str) -> bool:
+def _written_file(pid: int, descriptor: os.DirEntry[str], only: FileKey | None) -> FileKey | None:
+    """The file of one descriptor, when it is open with write access. The process goes on meanwhile: a
+    descriptor closed and its number reused between the link's stat and the flags' read would pair one file with
+    another's flags (a racing reader of the ledger read as its writer). So the flags count only when the
+    descriptor names the same file before and after they are read; one that will not hold still for a few tries
+    counts as written (a live writer is never missed)."""
+    for _ in range(_TRIES):
+        try:
+            before = os.stat(descriptor.path)  # follows the link: the open file itself (DirEntry.stat() caches)
+        except OSError:
+            return None
+        key = (before.st_dev, before.st_ino)
+        if (only is not None and key != only) or (before.st_mode & 0o170000) != 0o100000:
+            return None
+        flags = _open_flags(pid, descriptor.name)
+        if flags is None:
+            return None
+        try:
+            after = os.stat(descriptor.path)
+        except OSError:
+            return None
+        if (after.st_dev, after.st_ino) == key:
+            return key if flags & _ACCESS_MODE in (os.O_WRONLY, os.O_RDWR) else None
+    return key
+
+
+def _open_flags(pid: int, fd: str) -> int | None:
+    """The descriptor's open flags (None: it is gone)."""
     try:
         with open(f"{_PROC}/{pid}/fdinfo/{fd}", "rb") as handle:
             info = handle.read()
     except OSError:
-        return False
+        return None
     for line in info.splitlines():
         if line.startswith(b"flags:"):
-            return int(line.split()[1], 8) & _ACCESS_MODE in (os.O_WRONLY, os.O_RDWR)
-    return False
+            return int(line.split()[1], 8)
+    return None
 
 
 def _command(pid: int) -> str:
