@@ -227,7 +227,7 @@ def own(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
 
 @pytest.mark.parametrize(
     "argv",
-    [("plan", "work/runtime-events.jsonl"), ("check",), ("check", "--format", "json"), ("vectors", "--out", "v")],
+    [("plan", "work/runtime-events.jsonl"), ("check",), ("check", "--format", "json"), ("vectors", "--out", "v", "--depth", "1")],
     ids=["plan", "check", "check json", "vectors"],
 )
 def test_read_only_commands_run_none_of_the_projects_code(own, argv: tuple[str, ...]) -> None:
@@ -259,6 +259,7 @@ def test_a_wrong_oracle_is_found_by_check_run_oracle_after_a_remembered_clean_ch
     assert judged.returncode == 2 and "matches_oracle" in judged.stderr
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_diff_executes_nothing_from_the_revisions_it_compares(own, tmp_path: Path) -> None:
     project, environment, marker = own
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]

@@ -146,6 +146,7 @@ def test_an_implementation_written_from_the_shared_document_agrees_with_every_ve
     assert report["summary"]["agrees"] == report["summary"]["total"] == len(_section(frozen_vectors)["cases"])
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exactly_those_vectors(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
     vectors = frozen_vectors
     code, report = _conform(run_cli, vectors, sys.executable, "-c", IGNORES_PERMISSIONS, str(phase1_project), root=phase1_project)
@@ -157,6 +158,7 @@ def test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exac
     assert {result["unsafe"] for result in report["results"] if result["verdict"] != "agrees"} == {"park -> continue"}
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_one_that_parks_where_the_contract_continues_disagrees_but_is_not_unsafe(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
     vectors = frozen_vectors
     code, report = _conform(run_cli, vectors, sys.executable, "-c", ALWAYS_PARKS, str(phase1_project), root=phase1_project)
@@ -205,6 +207,7 @@ def test_continue_plan_agrees_with_every_planner_vector(vectors: Path, run_cli) 
     assert report["summary"]["agrees"] == len(_section(vectors)["plannerCases"])
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_planner_vectors(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
     vectors = frozen_vectors
     code, report = _conform(run_cli, vectors, sys.executable, "-c", CONTINUES_TWICE, str(phase1_project), decision="continuation-planner", root=phase1_project)
@@ -229,6 +232,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_an_implementation_that_writes_into_its_workspace_changes_neither_the_vectors_nor_a_second_run(frozen_vectors: Path, phase1_project: Path, run_cli) -> None:
     before = _tree(frozen_vectors)
     for _ in range(2):  # the second run sees no claim the first one wrote

@@ -36,6 +36,17 @@ WORDLESS = (
     "tests/test_verify.py::test_a_table_that_forgets_an_anomaly_breaks_monotonic_evidence",
     "tests/test_store_damage.py::test_no_page_flip_of_any_fixture_reads_more_permissively",  # the reference's databases
     "tests/test_review_judge.py::test_every_third_mutant_is_classed_as_the_judge_classes_it",  # mutants' classes
+    # implementations held to every vector (frozen vectors, or decisions compared): verdicts, never words
+    "tests/test_vectors_conform.py::test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors",
+    "tests/test_vectors_conform.py::test_a_stricter_implementation_disagrees_but_is_not_unsafe",
+    "tests/test_continuation_vectors.py::test_one_that_continues_over_a_pending_permission_is_reported_unsafe_on_exactly_those_vectors",
+    "tests/test_continuation_vectors.py::test_one_that_parks_where_the_contract_continues_disagrees_but_is_not_unsafe",
+    "tests/test_continuation_vectors.py::test_an_implementation_that_writes_into_its_workspace_changes_neither_the_vectors_nor_a_second_run",
+    "tests/test_continuation_vectors.py::test_one_that_continues_a_run_twice_is_reported_unsafe_on_exactly_those_planner_vectors",
+    # diffs of examples' own specs (the gallery's step, the other runtime's pull request) and a trust test
+    "tests/test_recovery_facts.py::test_diff_of_the_step_with_itself_finds_nothing",
+    "tests/test_language_review.py::test_the_other_runtimes_second_pull_request_is_one_yaml_edit_classed_breaking",
+    "tests/test_attacks_trust.py::test_diff_executes_nothing_from_the_revisions_it_compares",
 )
 
 

@@ -134,6 +134,7 @@ def test_a_reworded_message_is_neutral_and_moves_no_ledger(tmp_path: Path, run_c
     assert review["evidence"]["ledgersDecidingDifferently"] == 0
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_the_other_runtimes_second_pull_request_is_one_yaml_edit_classed_breaking(tmp_path: Path, run_cli) -> None:
     """examples/other-runtime/second-pr.patch: the contract's change is a git diff of spec/contract.yaml (and the
     project's oracle, its independent Python, follows the prose); after it the sample ledger decides as

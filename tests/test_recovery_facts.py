@@ -302,6 +302,7 @@ def test_the_new_constructs_are_checked_at_generate(project: Path, tmp_path: Pat
     assert not (tmp_path / "project" / "generated").exists()
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_diff_of_the_step_with_itself_finds_nothing(project: Path, tmp_path: Path) -> None:
     """A rule that moves and raises is compared as what it is: nothing changed, nothing reported."""
     shutil.copytree(project / "spec", tmp_path / "copy" / "spec")

@@ -85,6 +85,7 @@ def _conform(run_cli, *args: str) -> tuple[int, str, str]:
     return run_cli("--root", str(REPO), "conform", *args)
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_vectors_are_byte_identical_across_runs_and_hash_seeds(vectors: Path, tmp_path: Path) -> None:
     for seed in ("0", "1"):
         out = tmp_path / f"seed-{seed}"
@@ -167,6 +168,7 @@ def test_two_implementations_agree_on_every_vector(vectors: Path, run_cli, adapt
     assert report["summary"]["agrees"] == report["summary"]["total"] == len(_manifest(vectors)["cases"])
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_a_wrong_implementation_is_reported_with_exactly_its_failing_vectors(few_vectors: Path, run_cli, tmp_path: Path) -> None:
     vectors = few_vectors
     junit = tmp_path / "conform.xml"
@@ -210,6 +212,7 @@ raise SystemExit(result.returncode)
 """
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_a_stricter_implementation_disagrees_but_is_not_unsafe(few_vectors: Path, run_cli) -> None:
     code, out, _ = _conform(run_cli, "--vectors", str(few_vectors), "--json", "--", sys.executable, "-c", STRICTER_ADAPTER)
     report = json.loads(out)

@@ -67,6 +67,7 @@ def _with_table(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
     monkeypatch.setattr(proof_commands, "selected_contract", lambda args, **_: broken)
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_ledger(monkeypatch, run_cli, tmp_path: Path) -> None:
     _broken(monkeypatch, ("indeterminate", "function_response", False), ("succeeded", None))
     counterexample = tmp_path / "cx.jsonl"
@@ -84,6 +85,7 @@ def test_a_table_that_accepts_a_misnamed_response_is_caught_with_the_shortest_le
     assert code == 1 and all(code in out for code in names.MISNAMED)
 
 
+@pytest.mark.slow  # runs every vector or explores: CI runs it, the edit loop (-m 'not slow') does not
 def test_a_table_that_forgets_an_anomaly_breaks_monotonic_evidence(monkeypatch, run_cli, tmp_path: Path) -> None:
     _broken(monkeypatch, ("succeeded", "function_response", True), ("succeeded", None))
     code, out, _ = run_cli("verify", "--depth", "3", "--jobs", "1", "--counterexample", str(tmp_path / "cx.jsonl"))
