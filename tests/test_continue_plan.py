@@ -442,3 +442,19 @@ def test_latest_skips_what_is_not_a_run_directory_and_refuses_a_run_it_cannot_re
     (runs / "run-x" / "run.json").write_text(json.dumps(_header("run-y", createdAt="2026-09-09")), encoding="utf-8")
     code, out, err = _latest(run_cli, workspace, tmp_path / "host.json", "--json")
     assert (code, out) == (2, "") and "names another run than the one whose directory holds it" in err
+
+def test_facts_nested_too_deep_are_refused_whatever_the_processs_recursion_limit(tmp_path: Path, run_cli, snapshot) -> None:
+    # A library in the same process may raise the recursion limit (cel-python sets 2500): the depth is bounded
+    # before the decoder, never by the limit (a decoder let deeper than the stack would crash the process).
+    import sys
+
+    ledger, facts_file = _write(tmp_path, _case("cwd_moved")[0], '{"workspaceCheckpoint": ' + "[" * 1200 + "]" * 1200 + "}")
+    before = snapshot(tmp_path)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)
+    try:
+        code, out, err = run_cli("--root", str(REPO), "continue-plan", str(ledger), "--facts", str(facts_file), "--json")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert (code, out) == (2, "") and "facts.json: the facts file nests arrays or objects too deeply to read (more than 256 levels)" in err
+    assert snapshot(tmp_path) == before

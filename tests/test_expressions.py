@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,9 @@ def _plain(value: Any) -> Any:
 
 
 def _cel(text: str) -> Any:
+    limit = sys.getrecursionlimit()
     environment = celpy.Environment()
+    sys.setrecursionlimit(limit)  # (cel-python raises the process's limit to 2500: the tests after it ran on it)
     program = environment.program(environment.compile(text))
     activation = {name: celpy.json_to_cel(value) for name, value in ACTIVATION.items()}
     try:

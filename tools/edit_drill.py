@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -340,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.edits or [name for name in by_name if name != "none"]:
         started = time.perf_counter()
         try:
-            passed, detail = run_edits([by_name[part] for part in name.split("+")], args.pytest_args.split())
+            passed, detail = run_edits([by_name[part] for part in name.split("+")], shlex.split(args.pytest_args))
         except EditDoesNotApply as error:
             passed, detail = False, f"the edit does not apply: {error}"
         failures += not passed

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..core.wire import MAX_NESTING, too_deep
 from .common import add_format_arguments, selected_contract
 from .errors import EXIT_FAIL, EXIT_OK, UsageError
 
@@ -29,6 +30,8 @@ def read_facts(path: Path, what: str = "facts") -> Any:
         raise UsageError(f"{path}: no such {what} file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"cannot read the {what} file {path}: {getattr(error, 'strerror', None) or error}") from None
+    if too_deep(text.encode("utf-8", "surrogatepass")):  # (before the decoder: a raised recursion limit lets it go deeper than the stack)
+        raise UsageError(f"{path}: the {what} file nests arrays or objects too deeply to read (more than {MAX_NESTING} levels)")
     try:
         return json.loads(text, object_pairs_hook=_refuse_repeated, parse_int=_integer)
     except json.JSONDecodeError as error:
