@@ -18,6 +18,7 @@ from typing import Any
 import celpy
 import pytest
 from celpy import celtypes
+from resume_contract_generator.errors import SpecError
 from resume_contract_generator.expr import Environment, Origin, compile_at, declared
 from resume_contract_generator.expr.compile import compile_condition, compile_text
 from resume_contract_generator.expr.page import page
@@ -199,7 +200,7 @@ classes:
         ("call", None),
         ("typo", "spec/ledger.yaml:3:21: in `row.content.knd == \"function_call\"`: 'knd' is no field of row.content (its fields: id, kind, name)"),
         ("quoted", "spec/ledger.yaml:4:19: in `row.id == 3`: compares string with int: never equal"),
-        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, kind, last, normalise_path, sha256_json, size, string, truthy)"),
+        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, json_mainline_v1, kind, last, normalise_path, sha256, sha256_json, size, string, truthy)"),
         ("block", "spec/ledger.yaml:8:38: in `row.actions.exists(a, a.x) && row.content.name.startsWith(3)`: s.startsWith(t) is about strings, and this is int"),
         ("syntax", "spec/ledger.yaml:9:20: in `row.id ==`: the expression ends too early"),
         ("condition", "spec/ledger.yaml:10:14: in `row.id && true`: a condition must be true or false, and this is string: compare it (`!= null`, `size(x) > 0`) or write truthy(x)"),
@@ -291,3 +292,11 @@ def test_a_single_equals_is_pointed_at_the_comparison_it_meant() -> None:
     with pytest.raises(ExpressionSyntaxError, match=r"unexpected character '=' \(equality is `==`\)") as refused:
         compile_text('a = "x"', env)
     assert refused.value.at == (1, 3)
+
+
+def test_sha256_takes_a_string_and_json_mainline_v1_any_value() -> None:
+    env = Environment({"row": declared("row", ROW)})
+    good = compile_at('row.content.id != sha256(json_mainline_v1({"toolName": row.content.name, "args": [row.content.kind, 1]}))', env, Origin("spec/x.yaml", 1, 1), condition=True)
+    assert not isinstance(good, SpecError), good
+    bad = compile_at("sha256(size(row.content.id)) == ''", env, Origin("spec/x.yaml", 3, 7), condition=True)
+    assert isinstance(bad, SpecError) and "sha256(s) takes a string, not int" in str(bad), bad

@@ -117,6 +117,36 @@ def test_canonical_json_agrees_with_node_on_random_values(values: list[object]) 
     assert [canonical_json(value) for value in values] == _ask_node({"canonical": texts})["canonical"]
 
 
+def test_a_tool_call_is_written_and_hashed_as_makas_canonicalize_mainline_v1_on_the_frozen_calls() -> None:
+    # (through the expression library, as a contract calls them: sha256(json_mainline_v1(x)))
+    from resume_contract.core.expressions import json_mainline_v1, sha256
+
+    wrong = [text for text, (body, digest) in FIXTURE["mainline"] if (json_mainline_v1(json.loads(text)), sha256(json_mainline_v1(json.loads(text)))) != (body, digest)]
+    assert not wrong and len(FIXTURE["mainline"]) > 300
+    # where the two differ: an array-index key, an array under `required`, a `__proto__` key
+    differing = [text for text, (body, _) in FIXTURE["mainline"] if canonical_json(json.loads(text)) != body]
+    assert len(differing) > 50
+
+
+_MAINLINE_KEYS = st.sampled_from(["a", "B", "_", "0", "1", "10", "09", "required", "enum", "__proto__", "é"]) | st.text(max_size=3)
+_MAINLINE_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_MAINLINE_KEYS, inner, max_size=4),
+    max_leaves=14,
+)
+
+
+@needs_node
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MAINLINE_JSON, min_size=1, max_size=40))
+def test_canonicalize_mainline_v1_agrees_with_node_on_random_calls(values: list[object]) -> None:
+    from resume_contract.core.expressions import json_mainline_v1, sha256
+
+    texts = [json.dumps({"toolName": "t", "args": value}) for value in values]
+    ours = [[json_mainline_v1(json.loads(text)), sha256(json_mainline_v1(json.loads(text)))] for text in texts]
+    assert ours == _ask_node({"mainline": texts})["mainline"]
+
+
 def test_locale_compare_orders_the_frozen_ids_as_node() -> None:
     wrong = [(a, b, theirs) for (a, b), theirs in FIXTURE["pairs"] if _sign(a, b) != theirs]
     assert not wrong and len(FIXTURE["pairs"]) > 2000

@@ -78,6 +78,7 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         "first": ("list", "json"),
         "last": ("list", "json"),
         "normalise_path": ("string", "json"),
+        "sha256": ("string", "json"),
     }.get(name)
     if wanted is not None and type_.kind not in wanted:
         raise _fail(node.arguments[0], f"{FUNCTIONS[name].form} takes a {' or a '.join(k for k in wanted if k != 'json')}, not {type_}")
@@ -95,6 +96,10 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         return f"_x.string({source}, {compiler.js})", STRING
     if name == "sha256_json":
         return f"_x.sha256_json({source})", STRING
+    if name == "json_mainline_v1":
+        return f"_x.json_mainline_v1({source})", STRING
+    if name == "sha256":
+        return f"_x.sha256({source})", STRING
     return f"_x.normalise_path({source})", STRING
 
 

@@ -23,6 +23,8 @@ FUNCTIONS: dict[str, Entry] = {
     "kind": Entry("kind(x)", "string", "what x is: \"null\" (absent too), \"bool\", \"number\", \"string\", \"list\" or \"map\""),
     "truthy": Entry("truthy(x)", "bool", "JavaScript's truthiness, whatever the semantics: false for absent, null, false, 0 and \"\""),
     "normalise_path": Entry("normalise_path(s)", "string", "a working directory as maka compares them: `\\` as `/`, no trailing `/`, a drive letter lower-cased"),
+    "json_mainline_v1": Entry("json_mainline_v1(x)", "string", "x's JSON as maka's `canonicalizeMainlineV1` writes it: keys sorted, array-index keys first by value (as a JavaScript object lists them), `__proto__` dropped, an array under a key `required` or `enum` sorted by its items' JSON in `localeCompare` order"),
+    "sha256": Entry("sha256(s)", "string", "`sha256:` and the hex SHA-256 of the string's UTF-8 bytes (as node's `createHash('sha256').update(s)`)"),
     "sha256_json": Entry("sha256_json(x)", "string", "`sha256:` and the hex SHA-256 of x's canonical JSON: as JavaScript's `JSON.stringify` writes it, every map's keys in UTF-16 code-unit order (array-index keys too), no spaces (as maka hashes a call's arguments)"),
 }
 

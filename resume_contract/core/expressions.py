@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ExpressionFailed
 from .continuation_functions import normalised_cwd
-from .javascript import canonical_json, is_truthy, to_number, to_string
+from .javascript import canonical_json, is_truthy, mainline_v1_json, to_number, to_string
 
 __all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
@@ -247,6 +247,24 @@ def sha256_json(value: Any) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def sha256(value: Any) -> str:
+    """`sha256:` and the SHA-256 (hex) of a string's UTF-8 bytes (a lone surrogate as U+FFFD, as node hashes it)."""
+    import hashlib
+
+    if value.__class__ is not str:
+        raise ExpressionFailed(f"sha256 of {_kind(value)}")
+    data = value.encode("utf-8", "surrogatepass") if value.isascii() else value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def json_mainline_v1(value: Any) -> str:
+    """x's JSON as maka's canonicalizeMainlineV1 writes it (`javascript.mainline_v1_json`)."""
+    try:
+        return mainline_v1_json(value)
+    except TypeError as error:
+        raise ExpressionFailed(str(error)) from None
 
 
 def text_test(operator: str, value: Any, part: Any) -> bool:

@@ -155,6 +155,39 @@ def canonical_json(value: Any) -> str:
     return text.decode("ascii")
 
 
+def mainline_v1_json(value: Any) -> str:
+    """maka's `canonicalizeMainlineV1` then `JSON.stringify` (maka:packages/core/src/tool-args-identity.ts), the
+    text its tool dispatch hashes: each object's keys sorted (UTF-16 code units), a `__proto__` key dropped, and
+    rebuilt as a JavaScript object lists them, array-index keys ("0", "10") first by value; an array held under a
+    key named `required` or `enum` sorted by its items' texts in `localeCompare` order (stably); numbers and
+    strings as JSON.stringify writes them."""
+    return _mainline_v1(value, None)
+
+
+def _mainline_v1(value: Any, parent_key: str | None) -> str:
+    if value.__class__ is list:
+        texts = [_mainline_v1(item, None) for item in value]
+        if parent_key in ("required", "enum"):
+            from .collation import locale_compare_key
+
+            texts.sort(key=locale_compare_key)
+        return "[" + ",".join(texts) + "]"
+    if value.__class__ is dict:
+        keys = sorted((key for key in value if key != "__proto__"), key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        indexes = sorted((key for key in keys if _is_array_index(key)), key=int)
+        ordered = indexes + [key for key in keys if not _is_array_index(key)]
+        return "{" + ",".join(f"{_quoted(key)}:{_mainline_v1(value[key], key)}" for key in ordered) + "}"
+    return _canonical(value)
+
+
+_ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+
+
+def _is_array_index(key: str) -> bool:
+    """A key JavaScript keeps as an array index (listed first, by value, in any object): "0" to "4294967294"."""
+    return _ARRAY_INDEX.match(key) is not None and int(key) <= 4294967294
+
+
 def _canonical(value: Any) -> str:
     """canonical_json the long way, value by value."""
     if value.__class__ in (int, float) and not math.isfinite(to_number(value)):

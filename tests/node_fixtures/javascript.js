@@ -4,6 +4,7 @@
 //   {"parse": [texts]}                              -> {"parse": [true if JSON.parse accepts it, ...]}
 //   {"pairs": [[a, b], ...]}                        -> {"pairs": [Math.sign(a.localeCompare(b)), ...]}
 //   {"canonical": [JSON texts]}                     -> {"canonical": [JSON.stringify, every object's keys sorted, written out]}
+//   {"mainline": [JSON texts]}                      -> {"mainline": [[maka's canonicalizeMainlineV1 text, sha256 of it], ...]}
 const request = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 const answer = {};
 const buffer = Buffer.alloc(8);
@@ -16,4 +17,25 @@ const canonical = (value) => Array.isArray(value) ? '[' + value.map(canonical).j
   : value !== null && typeof value === 'object' ? '{' + Object.keys(value).sort().map((key) => JSON.stringify(key) + ':' + canonical(value[key])).join(',') + '}'
   : JSON.stringify(value);
 if (request.canonical) answer.canonical = request.canonical.map((text) => canonical(JSON.parse(text)));
+// maka's own (maka:packages/core/src/tool-args-identity.ts at f19eede03), verbatim but for its types.
+function canonicalizeMainlineV1(value, parentKey) {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    return value;
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((item) => canonicalizeMainlineV1(item));
+    return parentKey === 'required' || parentKey === 'enum'
+      ? items.slice().sort((a, b) => JSON.stringify(canonicalizeMainlineV1(a)).localeCompare(JSON.stringify(canonicalizeMainlineV1(b))))
+      : items;
+  }
+  const record = value;
+  const result = {};
+  for (const key of Object.keys(record).sort()) {
+    if (key === '__proto__') continue;
+    result[key] = canonicalizeMainlineV1(record[key], key);
+  }
+  return result;
+}
+const sha256 = (text) => 'sha256:' + require('crypto').createHash('sha256').update(text).digest('hex');
+if (request.mainline) answer.mainline = request.mainline.map((text) => { const body = JSON.stringify(canonicalizeMainlineV1(JSON.parse(text))); return [body, sha256(body)]; });
 process.stdout.write(JSON.stringify(answer));

@@ -25,6 +25,28 @@ _CANONICAL = [
     '{"toolName":"Bash","args":{"command":"echo tool-1"}}', '{"b":1,"a":[1.0,2.5,1e21,-0,1e-7,123456789012345678901]}',
     '{"\\ud83d\\ude00":1,"\\uffff":2,"\\u00e9":3,"z":null,"A":true}', '["\\u0001\\u001f\\"\\\\\\/\\u2028\\ud800x"]', '{"a":{"c":{},"b":[]}}', '{"b":1,"10":2,"2":3,"":4}', "0.1", '""', '{"big":1' + "0" * 400 + ',"x":[1e16,2.5e-6,9007199254740993]}',
 ]
+# Tool calls as maka hashes them (canonicalizeMainlineV1): array-index keys, `__proto__`, arrays under `required` and
+# `enum` at any depth (not in an array of arrays), mixed items, numbers, escapes; random ones follow.
+_MAINLINE = [
+    '{"toolName":"Bash","args":{"command":"echo tool-1"}}', '{"toolName":"t","args":{"b":1,"10":2,"9":3,"a":4,"":5,"4294967295":6,"4294967294":7,"01":8}}',
+    '{"toolName":"t","args":{"__proto__":{"x":1},"a":{"__proto__":2}}}', '{"toolName":"t","args":{"required":["b","a","B","_","é","10","9"]}}',
+    '{"toolName":"t","args":{"schema":{"enum":[3,1,"2",null,true,{"b":1,"a":2},[2,1]],"items":{"required":["z","y"]}}}}',
+    '{"toolName":"t","args":{"required":[["b","a"],{"required":["d","c"]}],"x":[["required",["b","a"]]]}}',
+    '{"toolName":"t","args":{"n":[1.0,2.5,1e21,-0,1e-7,123456789012345678901],"s":"\\u0001\\u2028\\ud800x"}}',
+    '{"toolName":"t","args":{"enum":["a","A","a","b"],"required":[]}}', '{"toolName":"t","args":null}',
+]
+_KEYS = ["a", "b", "B", "_", "0", "1", "2", "10", "09", "required", "enum", "__proto__", "é", "z"]
+
+
+def _random_json(generator: random.Random, depth: int) -> object:
+    roll = generator.random()
+    if depth <= 0 or roll < 0.35:
+        return generator.choice([None, True, False, 0, 1, -1, 2.5, 1e21, "a", "B", "_b", "10", "9", "é", "a b", ""])
+    if roll < 0.65:
+        return [_random_json(generator, depth - 1) for _ in range(generator.randint(0, 4))]
+    return {generator.choice(_KEYS): _random_json(generator, depth - 1) for _ in range(generator.randint(0, 5))}
+
+
 # Ids as the reference writes them, and the pairs the approximation got wrong.
 _PAIRS = [["chunk-1", "chunk_1"], ["rt_event_88", "rt_event97"], ["a", "B"], ["B", "a"], ["a", "A"], ["item-10", "item-9"], ["x.1", "x-1"], ["é", "f"], ["a\u0000", "a"]]
 
@@ -40,7 +62,9 @@ def _requests() -> dict[str, list]:
         a = "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 10)))
         b = a[: generator.randint(0, len(a))] + "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 4)))
         pairs.append([a, b])
-    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs, "canonical": _CANONICAL}
+    mainline = list(_MAINLINE)
+    mainline += [json.dumps({"toolName": "t", "args": _random_json(generator, 4)}, ensure_ascii=False) for _ in range(300)]
+    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs, "canonical": _CANONICAL, "mainline": mainline}
 
 
 def ask_node(request: dict[str, list]) -> dict[str, list]:
