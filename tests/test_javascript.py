@@ -62,16 +62,15 @@ def test_canonical_json_is_javascripts_stringify_with_sorted_keys_on_the_frozen_
         assert canonical_json(json.loads(text)) == theirs, text
 
 
-def test_the_recovery_oracle_hashes_a_calls_arguments_as_javascript_writes_them() -> None:
-    """maka's dispatch carries sha256 of {"args", "toolName"} as canonical JSON: the oracle (written apart from
-    canonical_json) must accept the hash node's text gives, for each frozen value as the call's arguments."""
-    import hashlib
-
+def test_the_recovery_oracle_hashes_a_calls_arguments_as_maka_writes_them() -> None:
+    """maka's dispatch carries the sha256 of {"args", "toolName"} as its canonicalizeMainlineV1 writes it: the oracle
+    (written apart from the expression library) must accept the hash node gives, for each frozen call."""
     from resume_contract.core.oracle_recovery import _of_its_call, _Story
 
-    for text, theirs in FIXTURE["canonical"]:
-        story = _Story(0, "Bash", True, json.loads(text))
-        dispatch = {"toolName": "Bash", "canonicalArgsHash": "sha256:" + hashlib.sha256(('{"args":' + theirs + ',"toolName":"Bash"}').encode()).hexdigest()}
+    for text, (_, digest) in FIXTURE["mainline"]:
+        call = json.loads(text)
+        story = _Story(0, call["toolName"], True, call["args"])
+        dispatch = {"toolName": call["toolName"], "canonicalArgsHash": digest}
         assert _of_its_call(story, dispatch), text[:60]
         assert not _of_its_call(story, {**dispatch, "toolName": "Write"})
 

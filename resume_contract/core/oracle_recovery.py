@@ -141,18 +141,36 @@ def decide_recovery(rows: Sequence[dict[str, Any]], expected_high_water: int | N
 
 def _of_its_call(story: _Story, dispatch: Any) -> bool:
     """Whether a dispatch is of its operation's call: the same tool, and `canonicalArgsHash` the SHA-256 of the
-    call's tool and arguments written as JavaScript's JSON.stringify writes them, keys sorted."""
+    call's tool and arguments as maka's canonicalizeMainlineV1 writes them (maka-history.md, step 01)."""
     text = _js_json({"toolName": story.name, "args": story.args})
     return bool(dispatch.get("toolName") == story.name and dispatch.get("canonicalArgsHash") == "sha256:" + hashlib.sha256(text.encode()).hexdigest())
 
 
-def _js_json(value: Any) -> str:
-    """JSON.stringify of a JSON value, every object's keys in UTF-16 code-unit order (JavaScript's sort)."""
+_COLLATOR: list[Any] = []
+
+
+def _collation_key(text: str) -> Any:
+    """localeCompare's order (the root collation), its collator loaded once (about 0.5 s)."""
+    if not _COLLATOR:
+        from pyuca.collator import Collator_10_0_0
+
+        _COLLATOR.append(Collator_10_0_0())
+    return _COLLATOR[0].sort_key(text)
+
+
+def _js_json(value: Any, parent: str | None = None) -> str:
+    """maka's canonicalizeMainlineV1 then JSON.stringify: keys sorted (UTF-16), array-index keys first by value (a
+    JavaScript object lists them so), `__proto__` dropped, arrays under `required`/`enum` in localeCompare order."""
     if isinstance(value, dict):
-        keys = sorted(value, key=lambda key: key.encode("utf-16-be", "surrogatepass"))
-        return "{" + ",".join(_js_string(key) + ":" + _js_json(value[key]) for key in keys) + "}"
+        keys = sorted((key for key in value if key != "__proto__"), key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        index = [key for key in keys if key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 4294967295]
+        keys = sorted(index, key=int) + [key for key in keys if key not in index]
+        return "{" + ",".join(_js_string(key) + ":" + _js_json(value[key], key) for key in keys) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(map(_js_json, value)) + "]"
+        texts = [_js_json(item) for item in value]
+        if parent in ("required", "enum"):
+            texts.sort(key=_collation_key)
+        return "[" + ",".join(texts) + "]"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _js_number(value)
     return _js_string(value) if isinstance(value, str) else json.dumps(value)
