@@ -32,8 +32,9 @@ class Names:
         self.DANGLING = self.reason_of(self.PENDING)
         self.HIGH_WATER = table.high_water_diagnostic
         self.OFFSET_MISMATCH = self.reason_of(self.HIGH_WATER)
+        # (None where a row after the terminal event raises nothing of its own: maka's contract since step 06)
         self.AFTER_TERMINAL = table.after_terminal_diagnostic
-        self.SEQUENCE_VIOLATION = self.reason_of(self.AFTER_TERMINAL)
+        self.SEQUENCE_VIOLATION = self.reason_of(self.AFTER_TERMINAL) if self.AFTER_TERMINAL else None
         call, response = (table.event_kinds[(kind, False)] for kind, read in sorted(table.tool_contents.items(), key=lambda item: not item[1].opens))
         self.SUCCEEDED = next(state for state in sorted(table.settled_states) if table.state_status[state] == "succeeded")
         self.UNMATCHED = self.raised(table.initial_state, response)

@@ -238,7 +238,7 @@ def _contract_context(spec: Spec) -> dict[str, Any]:
             for r in projector.rules
         ],
         "mermaid": mermaid,
-        "after_terminal": md_code(projector.after_terminal_anomaly),
+        "after_terminal": md_code(projector.after_terminal_anomaly) if projector.after_terminal_anomaly else None,
         "diagnostic_rows": [[md_code(d.code), md_code(d.reason), md_cell(d.message)] for d in projector.diagnostics],
         "reason_rows": [[md_code(name), md_cell(text)] for name, text in projector.reasons],
         "directive": md_text(projector.directive),

@@ -34,7 +34,7 @@ class ProjectorChanges:
         self.rules()
         self._diagnostics()
         if base.after_terminal_anomaly != head.after_terminal_anomaly and not self.renames.diagnostic_follows(base.after_terminal_anomaly, head.after_terminal_anomaly):
-            self.add(rules.AFTER_TERMINAL_DIAGNOSTIC_CHANGED, f"after the terminal event: {base.after_terminal_anomaly} -> {head.after_terminal_anomaly}", *self._in_projector("ledger_anomalies"))
+            self.add(rules.AFTER_TERMINAL_DIAGNOSTIC_CHANGED, f"after the terminal event: {base.after_terminal_anomaly or 'nothing raised'} -> {head.after_terminal_anomaly or 'nothing raised'}", *self._in_projector("ledger_anomalies"))
         self._reasons()
         self._directive()
 

@@ -254,7 +254,7 @@ class Projector:
     states: tuple[State, ...]
     events: tuple[EventKind, ...]
     rules: tuple[Rule, ...]
-    after_terminal_anomaly: str
+    after_terminal_anomaly: str | None  # `ledger_anomalies.after_terminal` (None: a row after it raises nothing)
     diagnostics: tuple[DiagnosticSpec, ...]
     reasons: tuple[tuple[str, str], ...]
     directive: str
@@ -283,7 +283,7 @@ class Projector:
     @property
     def anomalies(self) -> tuple[str, ...]:
         """Every diagnostic raised for one event out of place: the rules', after the terminal event, the row checks'."""
-        codes = [code for rule in self.rules for code in rule.codes] + [self.after_terminal_anomaly]
+        codes = [code for rule in self.rules for code in rule.codes] + [code for code in (self.after_terminal_anomaly,) if code]
         hidden = [self.hidden.anomaly] if self.hidden is not None and self.hidden.anomaly else []
         ledger = [code for code in (self.duplicate_id, self.foreign_row) if code]
         against_call = [check.anomaly for kind in self.events for check in kind.against_call]

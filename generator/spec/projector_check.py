@@ -81,7 +81,7 @@ def projector_model(file: LoadedFile) -> Projector:
         states=states,
         events=events,
         rules=rules,
-        after_terminal_anomaly=anomalies["after_terminal"],
+        after_terminal_anomaly=anomalies.get("after_terminal"),
         diagnostics=diagnostics,
         reasons=tuple(data["reasons"].items()),
         directive=data["directive"],
@@ -321,7 +321,7 @@ class _ProjectorChecks:
         for diagnostic in projector.diagnostics:
             if diagnostic.reason not in reason_names:
                 self.unknown(("diagnostics", diagnostic.code, "reason"), "reason", diagnostic.reason, reason_names)
-        if projector.after_terminal_anomaly not in self.codes:
+        if projector.after_terminal_anomaly is not None and projector.after_terminal_anomaly not in self.codes:
             self.unknown(("ledger_anomalies", "after_terminal"), "diagnostic", projector.after_terminal_anomaly, self.codes)
         if projector.hidden is not None and projector.hidden.anomaly and projector.hidden.anomaly not in self.codes:
             self.unknown(("replay", "unpaired_result"), "diagnostic", projector.hidden.anomaly, self.codes)

@@ -3,8 +3,9 @@ scan), written straight from that text, for a contract whose spec/invariants.yam
 recovery-facts`. Like `oracle.py` it imports nothing from the spec or the generated code, and is written otherwise
 than the walk: each row is put in its lane first, then each call id's rows are resolved as one story.
 
-What it decides, from the text (and the first edition's rules it keeps: partial rows, the terminal event, the
-tool-boundary marker, the high-water, hidden rows):
+What it decides, from the text (and the first edition's rules it keeps: partial rows, the tool-boundary marker,
+the high-water, hidden rows; not the first edition's rule against rows after the terminal event, which maka's
+ledger scan never had: such a row is read as any other):
 
 - every committed row belongs to one lane by its content kind and action keys: ordinary, function_call,
   tool_dispatch, function_response, a recovery fact (reconcile_result, recovery_decision). A row in two lanes, or
@@ -97,14 +98,10 @@ def decide_recovery(rows: Sequence[dict[str, Any]], expected_high_water: int | N
     committed = [index for index, row in enumerate(read) if not row.partial]
     under_protocol = bool(read) and read[0].protocol == (PROTOCOL,)
     blocked = expected_high_water is not None and expected_high_water != len(rows)
-    terminal_seen = False
     stories: dict[Any, _Story] = {}
     dropped: set[int] = set()  # tool rows never replayed
     for index in committed:
         row, raw = read[index], rows[index]
-        if terminal_seen:
-            blocked = True
-        terminal_seen = terminal_seen or row.terminal
         if row.protocol is not None and (index != 0 or row.protocol != (PROTOCOL,)):
             blocked = True
         if lane_conflict(raw):

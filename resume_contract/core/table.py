@@ -80,7 +80,7 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
     # diagnostic code -> (rejection reason, message)
     diagnostics: Mapping[str, tuple[str, str]]
     reason_order: tuple[str, ...]
-    after_terminal_diagnostic: str
+    after_terminal_diagnostic: str | None  # None: a row after the terminal event raises nothing of its own
     high_water_diagnostic: str
     directive: str
     # What the contract's expressions add (spec/projector.yaml; none for a contract without them): the run's facts
@@ -124,7 +124,8 @@ class ProjectorTable(msgspec.Struct, frozen=True, dict=True):
         if self.hidden is not None and self.hidden.code:
             codes.add(self.hidden.code)
         codes.update(code for code in (self.duplicate_id_diagnostic, self.foreign_row_diagnostic) if code)
-        return frozenset(codes) | {self.after_terminal_diagnostic}
+        codes.update(code for code in (self.after_terminal_diagnostic,) if code)
+        return frozenset(codes)
 
     @cached_property
     def tolerated(self) -> frozenset[str]:

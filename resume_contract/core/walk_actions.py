@@ -174,7 +174,7 @@ def walk_row(walk: Any, event: Any, index: int) -> bool:
     walked here, as an action event (its content being no tool kind). An expression that cannot judge the row
     raises ExpressionFailed, naming it and the event: nothing is decided."""
     table = walk.table
-    if index > walk.terminal_index:
+    if index > walk.terminal_index and table.after_terminal_diagnostic is not None:
         walk.diagnostics.append(diagnostic(table, table.after_terminal_diagnostic, event_id=event.id))
     row = None  # (the row as JSON, read once, by the first test that needs it)
     if table.row_checks:
