@@ -51,7 +51,17 @@ def _integer(text: str) -> int:
 _MAX_DIGITS = 4300  # sys.get_int_max_str_digits()'s default
 
 
-def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | None]:
+def _where(workspace: str, session: str, run: str | None) -> Path | str:
+    """The run decided on, as a person finds it: its directory, or its rows' place in the workspace's store."""
+    from ..ledger.sqlite_layout import holds_store, store_path
+
+    if holds_store(workspace):
+        return f"{store_path(workspace)} (session {session}" + (f", run {run})" if run else ")")
+    session_dir = Path(workspace) / "sessions" / session
+    return session_dir / "runs" / run if run else session_dir
+
+
+def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path | str, Any, int | None]:
     """(what was decided on, the plan, how many events the ledger held, when a file was read) for either form."""
     from ..contract import build_continuation_plan
     from ..errors import (
@@ -63,6 +73,7 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         LedgerMissing,
         NotALedger,
         RunHeaderUnreadable,
+        StoreError,
     )
     from ..ledger.continuation_run import plan_continuation, plan_latest_continuation
     from ..ledger.store import read_ledger
@@ -71,12 +82,11 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         if args.latest:
             host = args.given = read_facts(Path(args.host), "host")
             args.picked, plan = plan_latest_continuation(args.workspace, args.session, host, _ids(args.ids), contract=contract)
-            session = Path(args.workspace) / "sessions" / args.session
-            return (session / "runs" / args.picked if args.picked else session), plan, None
+            return _where(args.workspace, args.session, args.picked), plan, None
         if args.workspace is not None:
             host = args.given = read_facts(Path(args.host), "host")
             plan = plan_continuation(args.workspace, args.session, args.run, host, _ids(args.ids), contract=contract)
-            return Path(args.workspace) / "sessions" / args.session / "runs" / args.run, plan, None
+            return _where(args.workspace, args.session, args.run), plan, None
         facts = args.given = read_facts(Path(args.facts))
         ledger = read_ledger(Path(args.ledger), refuse_live=True, contract=contract)
         return Path(args.ledger), build_continuation_plan(ledger.events, facts, rows=ledger.rows, contract=contract), len(ledger.events)
@@ -84,7 +94,7 @@ def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path, Any, int | N
         raise UsageError(*(f"{args.host or args.facts}: {problem}" for problem in refused.problems)) from None
     except ExpressionFailed as failed:
         raise UsageError(f"nothing was decided: an expression of the contract cannot judge these facts ({failed})") from None
-    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId, RunHeaderUnreadable) as error:
+    except (LedgerInUse, LedgerMissing, NotALedger, EscapesWorkspace, InvalidLedgerId, RunHeaderUnreadable, StoreError) as error:
         raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot read {args.ledger or args.workspace}: {error.strerror or error}") from None
@@ -173,6 +183,7 @@ def register(commands: Any) -> None:
         "  resume-contract continue-plan --workspace WS --session S --latest --host host.json\n\n"
         "FACTS.json is one object with exactly the inputs the spec declares (the reference's field names).\n"
         "The planner form reads the run's run.json, its ledger (snapshots merged) and its session's other runs,\n"
+        "or, in a workspace holding runtime.sqlite, the run's header (core_agent_runs) and rows (runtime_events),\n"
         "applies the spec's planner gates, and takes the host's inputs from HOST.json (exactly those). --latest\n"
         "picks the run as the spec's `planner.candidate` says (the newest interrupted one; none parks).\n"
         "--json prints {disposition, rejectionReasons, diagnostics, continuation?}; runtimeContext holds the\n"

@@ -30,6 +30,8 @@ from .bytes import StrPath
 from .containment import check_contained
 from .ids import check_ledger_id, is_ledger_id
 from .run_headers import HEADER_NAME, read_header_file
+from .sqlite_layout import holds_store
+from .sqlite_store import SqliteStore
 from .workspace import read_run, run_directory
 
 
@@ -51,10 +53,16 @@ def plan_continuation(
     if table is None or table.planner is None:
         raise NoContinuationDecision(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
     ids = _checked_ids(ids)
-    run_dir = run_directory(workspace, session_id, run_id)
-    header = _own(read_header(run_dir / HEADER_NAME), session_id, run_id)  # not its own: as unreadable (parks)
+    if holds_store(workspace):  # the headers are rows of the store too (sqlite_headers)
+        stored = _stored_headers(workspace, session_id, contract, run_id)
+        source = stored.pop(run_id, None)
+        header = _own(source, session_id, run_id) if isinstance(source, dict) else None
+        others = _readable(stored, session_id)
+    else:
+        run_dir = run_directory(workspace, session_id, run_id)
+        header = _own(read_header(run_dir / HEADER_NAME), session_id, run_id)  # not its own: as unreadable (parks)
+        others = _headers(run_dir.parent, session_id, source=run_id)
     events, rows = _committed(workspace, session_id, run_id, contract)
-    others = _headers(run_dir.parent, session_id, source=run_id)
     return decide_from_run(header, events, others, host, ids, contract.table, table, rows=rows)
 
 
@@ -76,6 +84,9 @@ def plan_latest_continuation(
         raise NoContinuationDecision(f"the contract {contract.identity} declares no way to pick a run (spec/continuation.yaml `planner.candidate`)")
     check_ledger_id("session", session_id)
     ids = _checked_ids(ids)
+    if holds_store(workspace):
+        headers = _readable(_stored_headers(workspace, session_id, contract), session_id)
+        return decide_latest(headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids, contract.table, table)
     workspace = Path(workspace)
     session_dir = workspace / "sessions" / session_id
     if not workspace.is_dir():
@@ -124,6 +135,31 @@ def _headers(runs: Path, session_id: str, source: str | None = None) -> dict[str
         if _own(header, session_id, entry.name) is None:
             raise RunHeaderUnreadable(f"{path}: names another run than the one whose directory holds it; repair it, then plan again")
         headers[entry.name] = header
+    return headers
+
+
+def _stored_headers(workspace: StrPath, session_id: str, contract: Contract, run_id: str | None = None) -> dict[str, Any]:
+    """The session's headers in the workspace's runtime.sqlite (`SqliteStore.run_headers`). LedgerMissing when
+    the store knows neither the run (`run_id`) nor, without one, the session: no header and no row of it."""
+    with SqliteStore(workspace, contract=contract) as store:
+        headers = store.run_headers(session_id)
+        known = headers.keys() | {run for session, run in store.runs() if session == session_id}
+        if run_id is None and not known:
+            raise LedgerMissing(f"{store.path}: no session {session_id!r} (no run header in core_agent_runs, no row in runtime_events)")
+        if run_id is not None and run_id not in known:
+            where = f"session {session_id!r} has no run {run_id!r}" if known else f"no session {session_id!r}"
+            raise LedgerMissing(f"{store.path}: {where} (no run header in core_agent_runs, no row in runtime_events)")
+    return headers
+
+
+def _readable(headers: dict[str, Any], session_id: str) -> dict[str, dict[str, Any]]:
+    """The store's other headers: each may be a claim of the run decided, so one that cannot be read, or names
+    another run, raises RunHeaderUnreadable (as a run.json does, `_headers`)."""
+    for run_id, header in headers.items():
+        if isinstance(header, RunHeaderUnreadable):
+            raise RunHeaderUnreadable(f"{header}; whether that run continues this one cannot be known: repair it, then plan again")
+        if _own(header, session_id, run_id) is None:
+            raise RunHeaderUnreadable(f"run header {run_id!r} of the store names another run than its row's; repair it, then plan again")
     return headers
 
 

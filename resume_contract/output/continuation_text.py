@@ -10,7 +10,7 @@ from ..core.continuation import ContinuationPlan
 from ..core.continuation_table import ContinuationTable
 
 
-def continuation_text(path: Path, plan: ContinuationPlan, table: ContinuationTable, events: int | None, plan_command: str) -> str:
+def continuation_text(path: Path | str, plan: ContinuationPlan, table: ContinuationTable, events: int | None, plan_command: str) -> str:
     """The decision over the ledger (or run) at `path` (of `events` committed events, when known), as lines a
     person reads; `plan_command` is the command that shows Phase 0's plan of the same events."""
     held = "" if events is None else f" ({events} committed event{'s' if events != 1 else ''})"
