@@ -3,9 +3,9 @@
 tests/conformance_sqlite_phase1/reference.tar.xz is ../shared/conformance-sqlite-phase1 byte for byte (38
 workspaces written by apache/maka @ f19eede03's own writers: runs, T1/T2 rounds, claims, child runs, continuation
 starts, lineages; and what its `SessionManager.planSafeBoundaryContinuation` returned), kept as one archive of 89 KB
-(the databases, 36 MB, are mostly empty pages). Made with:
+(the databases, 36 MB, are mostly empty pages), read by tests/phase1_archive.py and made by it:
 
-    python -c 'see test_the_archive_is_the_shared_set: every file, sorted, mode 0644, mtime 0, PAX, xz -9'
+    .venv/bin/python tests/phase1_archive.py ../shared/conformance-sqlite-phase1
 
 Each case's source run is decided by `continue-plan --workspace WS --json`, reading the run's header from the
 store's `core_agent_runs` and its events from `runtime_events`, with the case's host facts and fresh ids. The exit
@@ -22,17 +22,14 @@ and its digests, the claim id, the provider replay digest) are not compared yet 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import lzma
 import shutil
-import tarfile
 from pathlib import Path
 from typing import Any
 
+import phase1_archive
 import pytest
 
-ARCHIVE = Path(__file__).parent / "conformance_sqlite_phase1" / "reference.tar.xz"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance-sqlite-phase1"
 HOST_KEYS = ("currentCwd", "sourceWorkspaceIdentity", "currentWorkspaceIdentity", "availableToolNames", "backgroundOperationsSettled", "expectedRuntimeEventHighWater")
 STEP_09_FIELDS = {"boundary", "claimId", "providerReplayDigest", "providerProjectionVersion"}
@@ -52,36 +49,12 @@ STEP_09 = {
 }
 
 
-def _members() -> dict[str, bytes]:
-    """The archive's files: regular files only, under relative paths that never step up (else refused)."""
-    files = {}
-    with lzma.open(ARCHIVE) as raw, tarfile.open(fileobj=io.BytesIO(raw.read())) as tar:
-        for member in tar.getmembers():
-            parts = Path(member.name).parts
-            assert member.isfile() and parts and not Path(member.name).is_absolute() and ".." not in parts, member.name
-            extracted = tar.extractfile(member)
-            assert extracted is not None
-            files[member.name] = extracted.read()
-    return files
-
-
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("phase1")
-    for name, data in _members().items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(data)
-    return root
+    return phase1_archive.write(tmp_path_factory.mktemp("phase1"))
 
 
-def _expected() -> dict[str, Any]:
-    with lzma.open(ARCHIVE) as raw, tarfile.open(fileobj=io.BytesIO(raw.read())) as tar:
-        extracted = tar.extractfile("expected.json")
-        assert extracted is not None
-        return json.loads(extracted.read())  # type: ignore[no-any-return]
-
-
-EXPECTED = _expected()
+EXPECTED = phase1_archive.expected()
 
 
 def _digest(directory: Path) -> dict[str, str]:
@@ -91,7 +64,7 @@ def _digest(directory: Path) -> dict[str, str]:
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance-sqlite-phase1 is not beside this checkout")
 def test_the_archive_is_the_shared_set() -> None:
     shared = {path.relative_to(SHARED).as_posix(): path.read_bytes() for path in sorted(SHARED.rglob("*")) if path.is_file()}
-    assert _members() == shared
+    assert phase1_archive.members() == shared
 
 
 def test_every_case_is_listed_once() -> None:

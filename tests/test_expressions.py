@@ -200,7 +200,7 @@ classes:
         ("call", None),
         ("typo", "spec/ledger.yaml:3:21: in `row.content.knd == \"function_call\"`: 'knd' is no field of row.content (its fields: id, kind, name)"),
         ("quoted", "spec/ledger.yaml:4:19: in `row.id == 3`: compares string with int: never equal"),
-        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, json_mainline_v1, kind, last, normalise_path, sha256, sha256_json, size, string, truthy)"),
+        ("unknown", "spec/ledger.yaml:5:33: in `size(row.id) > 1 && frob(row)`: unknown function 'frob' (the functions: first, has, json_mainline_v1, json_stable, kind, last, normalise_path, range, sha256, sha256_frames, sha256_json, size, string, truthy)"),
         ("block", "spec/ledger.yaml:8:38: in `row.actions.exists(a, a.x) && row.content.name.startsWith(3)`: s.startsWith(t) is about strings, and this is int"),
         ("syntax", "spec/ledger.yaml:9:20: in `row.id ==`: the expression ends too early"),
         ("condition", "spec/ledger.yaml:10:14: in `row.id && true`: a condition must be true or false, and this is string: compare it (`!= null`, `size(x) > 0`) or write truthy(x)"),

@@ -146,6 +146,41 @@ def test_canonicalize_mainline_v1_agrees_with_node_on_random_calls(values: list[
     assert ours == _ask_node({"mainline": texts})["mainline"]
 
 
+def test_json_stable_is_makas_stable_json_stringify_on_the_frozen_values() -> None:
+    # (through the expression library: maka's boundary digests hash this text)
+    from resume_contract.core.expressions import json_stable
+
+    wrong = [text for text, answer in FIXTURE["stable"] if json_stable(json.loads(text)) != answer]
+    assert not wrong and len(FIXTURE["stable"]) > 200
+    # where an object holds an array-index key, maka's text lists it first: the plain sorted text differs
+    assert sum(canonical_json(json.loads(text)) != answer for text, answer in FIXTURE["stable"]) > 20
+
+
+def test_sha256_frames_frames_as_makas_boundary_digests_on_the_frozen_lists() -> None:
+    from resume_contract.core.expressions import sha256_frames
+
+    wrong = [text for text, answer in FIXTURE["frames"] if sha256_frames(json.loads(text)) != answer]
+    assert not wrong and len(FIXTURE["frames"]) > 200
+
+
+_FRAME = st.recursive(
+    st.integers(0, 2**53 - 1) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@needs_node
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MAINLINE_JSON, min_size=1, max_size=30), st.lists(st.lists(_FRAME, max_size=5), min_size=1, max_size=30))
+def test_json_stable_and_sha256_frames_agree_with_node_on_random_values(values: list[object], frames: list[list[object]]) -> None:
+    from resume_contract.core.expressions import json_stable, sha256_frames
+
+    texts, framed = [json.dumps(value) for value in values], [json.dumps(frame) for frame in frames]
+    answer = _ask_node({"stable": texts, "frames": framed})
+    assert [json_stable(json.loads(text)) for text in texts] == answer["stable"]
+    assert [sha256_frames(json.loads(text)) for text in framed] == answer["frames"]
+
 def test_locale_compare_orders_the_frozen_ids_as_node() -> None:
     wrong = [(a, b, theirs) for (a, b), theirs in FIXTURE["pairs"] if _sign(a, b) != theirs]
     assert not wrong and len(FIXTURE["pairs"]) > 2000

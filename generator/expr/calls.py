@@ -79,6 +79,8 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         "last": ("list", "json"),
         "normalise_path": ("string", "json"),
         "sha256": ("string", "json"),
+        "sha256_frames": ("list", "json"),
+        "range": ("int", "double", "json"),
     }.get(name)
     if wanted is not None and type_.kind not in wanted:
         raise _fail(node.arguments[0], f"{FUNCTIONS[name].form} takes a {' or a '.join(k for k in wanted if k != 'json')}, not {type_}")
@@ -100,6 +102,12 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
         return f"_x.json_mainline_v1({source})", STRING
     if name == "sha256":
         return f"_x.sha256({source})", STRING
+    if name == "json_stable":
+        return f"_x.json_stable({source})", STRING
+    if name == "sha256_frames":
+        return f"_x.sha256_frames({source})", STRING
+    if name == "range":
+        return f"_x.range_of({source})", list_of(INT)
     return f"_x.normalise_path({source})", STRING
 
 

@@ -24,6 +24,9 @@ FUNCTIONS: dict[str, Entry] = {
     "truthy": Entry("truthy(x)", "bool", "JavaScript's truthiness, whatever the semantics: false for absent, null, false, 0 and \"\""),
     "normalise_path": Entry("normalise_path(s)", "string", "a working directory as maka compares them: `\\` as `/`, no trailing `/`, a drive letter lower-cased"),
     "json_mainline_v1": Entry("json_mainline_v1(x)", "string", "x's JSON as maka's `canonicalizeMainlineV1` writes it: keys sorted, array-index keys first by value (as a JavaScript object lists them), `__proto__` dropped, an array under a key `required` or `enum` sorted by its items' JSON in `localeCompare` order"),
+    "json_stable": Entry("json_stable(x)", "string", "x's JSON as maka's `stableJsonStringify` writes it (the text its boundary digests hash): keys sorted, then listed as a JavaScript object lists them (array-index keys first, by value), `__proto__` kept as data, no spaces"),
+    "range": Entry("range(n)", "list of int", "the integers 0 to n - 1 (n from 0 to 1,000,000): with `map`, each item's position, as in `range(size(xs)).map(i, [i + 1, json_stable(xs[i])])`"),
+    "sha256_frames": Entry("sha256_frames(list)", "string", "`sha256:` and the hex SHA-256 of the list's items framed as maka's boundary digests frame them: a string as its UTF-8 length (8 bytes, big-endian) then its bytes, an integer from 0 to 2^53 - 1 as 8 bytes big-endian, a list as its items in turn"),
     "sha256": Entry("sha256(s)", "string", "`sha256:` and the hex SHA-256 of the string's UTF-8 bytes (as node's `createHash('sha256').update(s)`)"),
     "sha256_json": Entry("sha256_json(x)", "string", "`sha256:` and the hex SHA-256 of x's canonical JSON: as JavaScript's `JSON.stringify` writes it, every map's keys in UTF-16 code-unit order (array-index keys too), no spaces (as maka hashes a call's arguments)"),
 }

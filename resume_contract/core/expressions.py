@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ExpressionFailed
 from .continuation_functions import normalised_cwd
-from .javascript import canonical_json, is_truthy, mainline_v1_json, to_number, to_string
+from .javascript import canonical_json, is_truthy, mainline_v1_json, stable_json, to_number, to_string
 
 __all__ = ["ExpressionFailed"]  # raised here, defined with the other errors
 
@@ -265,6 +265,57 @@ def json_mainline_v1(value: Any) -> str:
         return mainline_v1_json(value)
     except TypeError as error:
         raise ExpressionFailed(str(error)) from None
+
+
+def json_stable(value: Any) -> str:
+    """x's JSON as maka's stableJsonStringify writes it (`javascript.stable_json`)."""
+    try:
+        return stable_json(value)
+    except TypeError as error:
+        raise ExpressionFailed(str(error)) from None
+
+
+MAX_SAFE_INTEGER = 2**53 - 1
+MAX_RANGE = 1_000_000
+
+
+def sha256_frames(value: Any) -> str:
+    """`sha256:` and the SHA-256 (hex) of `value`'s items framed as maka frames its boundary digests
+    (maka:packages/core/src/runtime-boundary.ts: `updateLengthPrefixed`, `uint64be`): a string as its UTF-8 length in
+    8 bytes big-endian, then those bytes (a lone surrogate as U+FFFD); an integer from 0 to 2**53 - 1 as 8 bytes
+    big-endian; a list as its items in turn (any depth)."""
+    import hashlib
+
+    if value.__class__ is not list:
+        raise ExpressionFailed(f"sha256_frames of {_kind(value)}")
+    digest = hashlib.sha256()
+    pending = [iter(value)]
+    while pending:
+        item = next(pending[-1], _END)
+        if item is _END:
+            pending.pop()
+        elif item.__class__ is list:
+            if len(pending) >= 64:
+                raise ExpressionFailed("sha256_frames of lists nested more than 64 deep")
+            pending.append(iter(item))
+        elif item.__class__ is str:
+            data = item.encode("utf-8", "surrogatepass") if item.isascii() else item.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+            digest.update(len(data).to_bytes(8, "big") + data)
+        elif item.__class__ in (int, float) and item == int(item) and 0 <= item <= MAX_SAFE_INTEGER:
+            digest.update(int(item).to_bytes(8, "big"))
+        else:
+            raise ExpressionFailed(f"sha256_frames of {_kind(item)} {item!r}: frames are strings, integers from 0 to 2**53 - 1 and lists of them")
+    return "sha256:" + digest.hexdigest()
+
+
+_END = object()
+
+
+def range_of(value: Any) -> list[int]:
+    """The integers 0 to n - 1 (n an integer from 0 to MAX_RANGE)."""
+    if value.__class__ not in (int, float) or value != int(value) or not 0 <= value <= MAX_RANGE:
+        raise ExpressionFailed(f"range of {_kind(value)} {value!r}: an integer from 0 to {MAX_RANGE}")
+    return list(range(int(value)))
 
 
 def text_test(operator: str, value: Any, part: Any) -> bool:

@@ -164,19 +164,27 @@ def mainline_v1_json(value: Any) -> str:
     return _mainline_v1(value, None)
 
 
-def _mainline_v1(value: Any, parent_key: str | None) -> str:
+def stable_json(value: Any) -> str:
+    """maka's `stableJsonStringify` (maka:packages/core/src/tool-args-identity.ts), the text its boundary digests
+    hash: each object's keys sorted (UTF-16 code units) into a null-prototype object, which JavaScript lists with
+    its array-index keys first by value (`__proto__` kept, as data); arrays as they are; numbers and strings as
+    JSON.stringify writes them."""
+    return _mainline_v1(value, None, mainline=False)
+
+
+def _mainline_v1(value: Any, parent_key: str | None, mainline: bool = True) -> str:
     if value.__class__ is list:
-        texts = [_mainline_v1(item, None) for item in value]
-        if parent_key in ("required", "enum"):
+        texts = [_mainline_v1(item, None, mainline) for item in value]
+        if mainline and parent_key in ("required", "enum"):
             from .collation import locale_compare_key
 
             texts.sort(key=locale_compare_key)
         return "[" + ",".join(texts) + "]"
     if value.__class__ is dict:
-        keys = sorted((key for key in value if key != "__proto__"), key=lambda key: key.encode("utf-16-be", "surrogatepass"))
+        keys = sorted((key for key in value if key != "__proto__" or not mainline), key=lambda key: key.encode("utf-16-be", "surrogatepass"))
         indexes = sorted((key for key in keys if _is_array_index(key)), key=int)
         ordered = indexes + [key for key in keys if not _is_array_index(key)]
-        return "{" + ",".join(f"{_quoted(key)}:{_mainline_v1(value[key], key)}" for key in ordered) + "}"
+        return "{" + ",".join(f"{_quoted(key)}:{_mainline_v1(value[key], key, mainline)}" for key in ordered) + "}"
     return _canonical(value)
 
 

@@ -5,6 +5,8 @@
 //   {"pairs": [[a, b], ...]}                        -> {"pairs": [Math.sign(a.localeCompare(b)), ...]}
 //   {"canonical": [JSON texts]}                     -> {"canonical": [JSON.stringify, every object's keys sorted, written out]}
 //   {"mainline": [JSON texts]}                      -> {"mainline": [[maka's canonicalizeMainlineV1 text, sha256 of it], ...]}
+//   {"stable": [JSON texts]}                        -> {"stable": [maka's stableJsonStringify text, ...]}
+//   {"frames": [JSON texts of frame lists]}         -> {"frames": [sha256 of the frames as maka's boundary digests frame them, ...]}
 const request = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 const answer = {};
 const buffer = Buffer.alloc(8);
@@ -37,5 +39,27 @@ function canonicalizeMainlineV1(value, parentKey) {
   return result;
 }
 const sha256 = (text) => 'sha256:' + require('crypto').createHash('sha256').update(text).digest('hex');
+// maka's own (maka:packages/core/src/tool-args-identity.ts at f19eede03: stableJsonStringify, canonicalizeStrictJson
+// without its checks of what JSON.parse never makes), verbatim but for its types.
+function canonicalizeStrictJson(value) {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') return value;
+  if (Array.isArray(value)) return value.map(canonicalizeStrictJson);
+  const result = Object.create(null);
+  for (const key of Object.keys(value).sort()) result[key] = canonicalizeStrictJson(value[key]);
+  return result;
+}
+const stableJsonStringify = (value) => JSON.stringify(canonicalizeStrictJson(value));
+if (request.stable) answer.stable = request.stable.map((text) => stableJsonStringify(JSON.parse(text)));
+// maka's framing (maka:packages/core/src/runtime-boundary.ts at f19eede03: updateLengthPrefixed, uint64be): a string
+// length-prefixed, a number as 8 bytes big-endian, a list as its items in turn.
+function uint64be(value) { const bytes = Buffer.allocUnsafe(8); bytes.writeBigUInt64BE(BigInt(value)); return bytes; }
+function frame(hash, item) {
+  if (Array.isArray(item)) { for (const inner of item) frame(hash, inner); return; }
+  if (typeof item === 'number') { hash.update(uint64be(item)); return; }
+  const bytes = Buffer.from(item, 'utf8');
+  hash.update(uint64be(bytes.byteLength));
+  hash.update(bytes);
+}
+if (request.frames) answer.frames = request.frames.map((text) => { const hash = require('crypto').createHash('sha256'); frame(hash, JSON.parse(text)); return 'sha256:' + hash.digest('hex'); });
 if (request.mainline) answer.mainline = request.mainline.map((text) => { const body = JSON.stringify(canonicalizeMainlineV1(JSON.parse(text))); return [body, sha256(body)]; });
 process.stdout.write(JSON.stringify(answer));

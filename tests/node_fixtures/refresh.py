@@ -47,6 +47,27 @@ def _random_json(generator: random.Random, depth: int) -> object:
     return {generator.choice(_KEYS): _random_json(generator, depth - 1) for _ in range(generator.randint(0, 5))}
 
 
+# Frame lists as maka's boundary digests hash them: a tag, canonical JSON, sequence numbers, nesting, the 2**53 - 1 bound,
+# non-ASCII and lone surrogates (node writes one as U+FFFD), empty strings and lists.
+_FRAMES = [
+    '["maka.runtime-prefix.v1", "{}", [1, "{}"], [2, "{\\"a\\":1}"]]', "[]", '[""]', "[0]", "[9007199254740991]", '["é", "\\ud800", "\\ud83d\\ude00"]',
+    '[[], [[]], [[["x"]]]]', '["maka.runtime-boundary-manifest.v1", "{\\"protocol\\":\\"runtime_boundary_cursor_v1\\",\\"segments\\":[]}"]',
+]
+
+
+def _random_frames(generator: random.Random, depth: int) -> list[object]:
+    items: list[object] = []
+    for _ in range(generator.randint(0, 5)):
+        roll = generator.random()
+        if depth > 0 and roll < 0.25:
+            items.append(_random_frames(generator, depth - 1))
+        elif roll < 0.55:
+            items.append(generator.choice([0, 1, 2, 255, 256, 65535, 2**32, 2**53 - 1, generator.randint(0, 2**53 - 1)]))
+        else:
+            items.append(json.dumps(_random_json(generator, 2), ensure_ascii=False) if generator.random() < 0.5 else generator.choice(["", "a", "é", "\ud800", "tag.v1", "\U0001f600"]))
+    return items
+
+
 # Ids as the reference writes them, and the pairs the approximation got wrong.
 _PAIRS = [["chunk-1", "chunk_1"], ["rt_event_88", "rt_event97"], ["a", "B"], ["B", "a"], ["a", "A"], ["item-10", "item-9"], ["x.1", "x-1"], ["é", "f"], ["a\u0000", "a"]]
 
@@ -64,7 +85,12 @@ def _requests() -> dict[str, list]:
         pairs.append([a, b])
     mainline = list(_MAINLINE)
     mainline += [json.dumps({"toolName": "t", "args": _random_json(generator, 4)}, ensure_ascii=False) for _ in range(300)]
-    return {"numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs, "canonical": _CANONICAL, "mainline": mainline}
+    stable = list(_CANONICAL) + [json.dumps(_random_json(generator, 4), ensure_ascii=False) for _ in range(200)]
+    frames = list(_FRAMES) + [json.dumps(_random_frames(generator, 3), ensure_ascii=False) for _ in range(200)]
+    return {
+        "numbers": [f"{bits:016x}" for bits in numbers], "values": _VALUES, "parse": _PARSE, "pairs": pairs, "canonical": _CANONICAL,
+        "mainline": mainline, "stable": stable, "frames": frames,
+    }
 
 
 def ask_node(request: dict[str, list]) -> dict[str, list]:
