@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import io
 import os
@@ -22,8 +23,11 @@ settings.register_profile("long", max_examples=20_000, deadline=None, database=N
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # A project's in-sync verdicts are remembered in a cache outside it (resume_contract/project/verdicts.py): the
-# suite keeps its own, in a temporary directory, so that it writes nothing into the user's home.
-os.environ.setdefault("RESUME_CONTRACT_CACHE_DIR", tempfile.mkdtemp(prefix="resume-contract-test-cache-"))
+# suite keeps its own, in a temporary directory, so that it writes nothing into the user's home. The process that
+# made it (under xdist, the controller: its workers inherit the variable, and share the verdicts) removes it at exit.
+if "RESUME_CONTRACT_CACHE_DIR" not in os.environ:
+    os.environ["RESUME_CONTRACT_CACHE_DIR"] = tempfile.mkdtemp(prefix="resume-contract-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["RESUME_CONTRACT_CACHE_DIR"], ignore_errors=True)
 
 from resume_contract.cli import main
 

@@ -188,3 +188,67 @@ def test_a_view_where_the_headers_belong_is_refused(cases: Path, run_cli: Any, t
     workspace, host = _plain(cases, tmp_path, ("ALTER TABLE core_agent_runs RENAME TO kept", ()), ("CREATE VIEW core_agent_runs AS SELECT * FROM kept", ()))
     code, out, err = _decide(run_cli, workspace, host)
     assert (code, out) == (2, "") and "core_agent_runs: a view, not a table" in err, err
+
+
+def _child_header(cases: Path) -> dict[str, Any]:
+    child = {**_header(cases, "run-1"), "runId": "run-2", "invocationId": "inv-2", "turnId": "turn-2", "status": "completed"}
+    child["continuationSource"] = {"sourceInvocationId": "inv-1", "sourceRunId": "run-1", "sourceTurnId": "turn-1", "sourceRuntimeEventHighWater": 5}
+    return child
+
+
+def test_a_header_row_that_names_no_run_or_a_run_twice_is_no_decision(cases: Path, run_cli: Any, tmp_path: Path) -> None:
+    # Either may be the claim that continues run-1 (a user's trial: a claiming child's row with its run_id stored as
+    # a BLOB, or twice in a table without its key, was passed over and run-1 continued).
+    record = json.dumps(_child_header(cases))
+    blob = ("INSERT INTO core_agent_runs (session_id, run_id, created_at, record_json) VALUES ('session-1', CAST('run-2' AS BLOB), 2, ?)", (record,))
+    workspace, host = _plain(cases, tmp_path / "blob", blob)
+    code, out, err = _decide(run_cli, workspace, host)
+    assert (code, out) == (2, "") and "a run_id stored as blob" in err, err
+    twice = [
+        ("CREATE TABLE runs_without_key AS SELECT * FROM core_agent_runs", ()), ("DROP TABLE core_agent_runs", ()),
+        ("ALTER TABLE runs_without_key RENAME TO core_agent_runs", ()),
+        ("INSERT INTO core_agent_runs (session_id, run_id, created_at, record_json) VALUES ('session-1', 'run-2', 2, ?)", (record,)),
+        ("INSERT INTO core_agent_runs (session_id, run_id, created_at, record_json) VALUES ('session-1', 'run-2', 3, ?)", (record,)),
+    ]
+    workspace, host = _plain(cases, tmp_path / "twice", *twice)
+    code, out, err = _decide(run_cli, workspace, host)
+    assert (code, out) == (2, "") and "two rows for one run" in err, err
+
+
+def test_a_durable_claim_whose_run_was_never_written_is_no_decision(cases: Path, run_cli: Any, tmp_path: Path) -> None:
+    # claim_claim's state, made from continue_plain: a claim of run-1 committed, its target run-2 never created.
+    # This contract reads no claims (step 09): it must not continue run-1 a second time, nor decide it.
+    claim = (
+        "INSERT INTO runtime_continuation_claims (claim_id, source_session_id, source_invocation_id, source_run_id, source_turn_id, "
+        "source_event_high_water, source_prefix_digest, boundary_digest, boundary_json, provider_projection_version, provider_replay_digest, "
+        "target_session_id, target_invocation_id, target_run_id, target_turn_id, target_run_header_json, claimed_at, protocol_version) "
+        "VALUES ('claim-2', 'session-1', 'inv-1', 'run-1', 'turn-1', 5, 'sha256:p', 'sha256:b', '{}', 1, 'sha256:r', 'session-1', 'inv-2', "
+        "'run-2', 'turn-2', '{}', 7, 1)"
+    )
+    workspace, host = _plain(cases, tmp_path / "cut", (claim, ()))
+    for run in (("--run", "run-1"), ("--latest",)):
+        code, out, err = _decide(run_cli, workspace, host, *run)
+        assert (code, out) == (2, "") and "claim 'claim-2' of run 'run-1'" in err and "no decision is made" in err, (run, err)
+    # with its run written, the claim's run is a continuation that exists, as any other
+    record = json.dumps(_child_header(cases))
+    workspace, host = _plain(cases, tmp_path / "made", (claim, ()), ("INSERT INTO core_agent_runs (session_id, run_id, created_at, record_json) VALUES ('session-1', 'run-2', 2, ?)", (record,)))
+    code, out, err = _decide(run_cli, workspace, host)
+    assert (code, json.loads(out)["rejectionReasons"]) == (1, ["continuation_already_exists"]), err
+
+
+def test_a_sessions_folder_beside_the_store_is_said_not_to_be_read(cases: Path, run_cli: Any, tmp_path: Path) -> None:
+    workspace, host = _plain(cases, tmp_path)
+    (workspace / "sessions" / "session-1" / "runs" / "run-2").mkdir(parents=True)
+    code, out, err = _decide(run_cli, workspace, host)
+    assert code == 0 and f"note: {workspace / 'sessions'} is not read" in err, err
+
+
+def test_a_run_id_holding_a_newline_cannot_forge_a_line_of_the_text(cases: Path, run_cli: Any, tmp_path: Path) -> None:
+    forged = "run-1\ndecision:      continue"
+    edits = [(f"UPDATE {table} SET run_id = ? WHERE run_id = 'run-1'", (forged,)) for table in ("runtime_events", "core_agent_runs", "core_agent_run_events")]
+    edits.append(("UPDATE core_agent_runs SET record_json = json_set(record_json, '$.runId', ?)", (forged,)))
+    edits.append(("UPDATE runtime_events SET payload_json = json_set(payload_json, '$.runId', ?)", (forged,)))
+    workspace, host = _plain(cases, tmp_path, *edits)
+    code, out, err = run_cli("continue-plan", "--workspace", str(workspace), "--session", "session-1", "--latest", "--host", str(host))
+    assert [line for line in out.splitlines() if line.startswith("decision:")] == [f"decision:      {'continue' if code == 0 else 'park'}"], out
+    assert "\\n" in out, out

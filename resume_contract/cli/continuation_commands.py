@@ -52,13 +52,23 @@ _MAX_DIGITS = 4300  # sys.get_int_max_str_digits()'s default
 
 
 def _where(workspace: str, session: str, run: str | None) -> Path | str:
-    """The run decided on, as a person finds it: its directory, or its rows' place in the workspace's store."""
+    """The run decided on, as a person finds it: its directory, or its rows' place in the workspace's store (its
+    ids escaped: a store's run id may hold any text, a newline too)."""
     from ..ledger.sqlite_layout import holds_store, store_path
+    from ..output.terminal import escape
 
     if holds_store(workspace):
-        return f"{store_path(workspace)} (session {session}" + (f", run {run})" if run else ")")
+        return f"{store_path(workspace)} (session {escape(session)}" + (f", run {escape(run)})" if run else ")")
     session_dir = Path(workspace) / "sessions" / session
     return session_dir / "runs" / run if run else session_dir
+
+
+def _note_what_is_not_read(workspace: Path, err: TextIO) -> None:
+    """A workspace holding runtime.sqlite and `sessions/` too: the store is read, as `plan --workspace` reads it."""
+    from ..ledger.sqlite_layout import holds_store, store_path
+
+    if holds_store(workspace) and (workspace / "sessions").is_dir():
+        print(f"note: {workspace / 'sessions'} is not read: this workspace keeps its runs in {store_path(workspace)}", file=err)
 
 
 def _decide(args: argparse.Namespace, contract: Any) -> tuple[Path | str, Any, int | None]:
@@ -152,6 +162,8 @@ def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         raise UsageError(f"the contract {contract.identity} declares no continuation planner (spec/continuation.yaml `planner`)")
     if args.latest and (table.planner is None or "candidate" not in table.planner):
         raise UsageError(f"the contract {contract.identity} declares no way to pick a run for --latest (spec/continuation.yaml `planner.candidate`)")
+    if args.workspace is not None:
+        _note_what_is_not_read(Path(args.workspace), err)
     path, plan, events = _decide(args, contract)
     if args.json:
         encoded = msgspec.json.encode(plan)
@@ -162,7 +174,9 @@ def cmd_continue_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         from ..output.continuation_text import continuation_text
 
         if args.latest:
-            chosen = f"run {args.picked}" if args.picked else "no run"
+            from ..output.terminal import escape
+
+            chosen = f"run {escape(args.picked)}" if args.picked else "no run"
             out.write(f"--latest:      {chosen} (the newest interrupted run of session {args.session})\n")
         out.write(continuation_text(path, plan, table, events, _plan_command(args, table)))
         out.write(f"contract:      {contract.identity}; {contract.origin}\n")

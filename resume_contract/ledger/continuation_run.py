@@ -30,6 +30,7 @@ from .bytes import StrPath
 from .containment import check_contained
 from .ids import check_ledger_id, is_ledger_id
 from .run_headers import HEADER_NAME, read_header_file
+from .sqlite_headers import claims_of, headers_of
 from .sqlite_layout import holds_store
 from .sqlite_store import SqliteStore
 from .workspace import read_run, run_directory
@@ -86,7 +87,7 @@ def plan_latest_continuation(
     ids = _checked_ids(ids)
     if holds_store(workspace):
         headers = _readable(_stored_headers(workspace, session_id, contract), session_id)
-        return decide_latest(headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids, contract.table, table)
+        return decide_latest(headers, _claims_checked(workspace, session_id, headers, contract), host, ids, contract.table, table)
     workspace = Path(workspace)
     session_dir = workspace / "sessions" / session_id
     if not workspace.is_dir():
@@ -142,14 +143,40 @@ def _stored_headers(workspace: StrPath, session_id: str, contract: Contract, run
     """The session's headers in the workspace's runtime.sqlite (`SqliteStore.run_headers`). LedgerMissing when
     the store knows neither the run (`run_id`) nor, without one, the session: no header and no row of it."""
     with SqliteStore(workspace, contract=contract) as store:
-        headers = store.run_headers(session_id)
+        headers = headers_of(store, session_id)
         known = headers.keys() | {run for session, run in store.runs() if session == session_id}
         if run_id is None and not known:
             raise LedgerMissing(f"{store.path}: no session {session_id!r} (no run header in core_agent_runs, no row in runtime_events)")
         if run_id is not None and run_id not in known:
             where = f"session {session_id!r} has no run {run_id!r}" if known else f"no session {session_id!r}"
             raise LedgerMissing(f"{store.path}: {where} (no run header in core_agent_runs, no row in runtime_events)")
+        if run_id is not None:
+            _no_claim_cut_off(store, session_id, run_id, headers)
     return headers
+
+
+def _no_claim_cut_off(store: SqliteStore, session_id: str, run_id: str, headers: Mapping[str, Any]) -> None:
+    """Raise RunHeaderUnreadable (no decision) where a durable claim of the run names a target run the store holds
+    no header of: a continuation begun and cut off, which only a contract reading claims can decide (maka's
+    step 09 parks it); one whose target has a header is decided by that header, as any continuation is."""
+    for claim, target in claims_of(store, session_id, run_id):
+        if target is None or target not in headers:
+            named = f"run {target!r}, which has no header in core_agent_runs" if target is not None else "a target_run_id that is not text"
+            raise RunHeaderUnreadable(
+                f"{store.path}: runtime_continuation_claims holds claim {claim!r} of run {run_id!r}, naming {named}: a continuation "
+                "was begun and cut off (maka parks it, continuation_claim_repair_required); this contract does not read durable "
+                "claims (maka's step 09), so no decision is made: let the runtime repair the claim, then plan again"
+            )
+
+
+def _claims_checked(workspace: StrPath, session_id: str, headers: Mapping[str, Any], contract: Contract) -> Any:
+    """--latest's reading of the run it picked: its claims checked (`_no_claim_cut_off`), then its rows."""
+    def committed(run_id: str) -> tuple[Any, Any]:
+        with SqliteStore(workspace, contract=contract) as store:
+            _no_claim_cut_off(store, session_id, run_id, headers)
+        return _committed(workspace, session_id, run_id, contract)
+
+    return committed
 
 
 def _readable(headers: dict[str, Any], session_id: str) -> dict[str, dict[str, Any]]:

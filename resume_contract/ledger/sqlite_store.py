@@ -45,7 +45,6 @@ from ..errors import DUPLICATE_EVENT_ID, INVALID_UTF8, LedgerCorruption, RowRefu
 from .bytes import StrPath
 from .reader import CommittedLedger, decode_payloads
 from .sqlite_damage import bound, check_invocations, check_kinds, check_tool_facts, check_totals, read_operations
-from .sqlite_headers import parsed_headers, read_run_headers
 from .sqlite_layout import HEADER as _HEADER
 from .sqlite_layout import STORE_NAME, side_files, store_path
 from .sqlite_partials import merged_partials, read_partial
@@ -260,9 +259,10 @@ class SqliteStore:
             listed.append((names[0], names[1], problem))
         return listed
 
-    def run_headers(self, session_id: str) -> dict[str, Any]:
-        """{run id: header, or the RunHeaderUnreadable saying why not} of a session's runs (`sqlite_headers`)."""
-        return parsed_headers(str(self.path), self._snapshot(lambda connection: read_run_headers(connection, session_id)))
+    def read(self, query: Any) -> Any:
+        """`query(connection)`, a read of the caller's own (`sqlite_headers`), in one read transaction, checked as
+        every read of the store is (schema, a writer meanwhile)."""
+        return self._snapshot(query)
 
     def read_run(self, session_id: str, run_id: str) -> CommittedLedger:
         """One run's committed events (rows and partial snapshots merged), read in one read transaction."""
