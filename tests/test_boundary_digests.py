@@ -70,10 +70,23 @@ def test_a_digest_moves_with_one_byte_of_one_event(cases: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "error"),
-    [("sha256_frames([-1])", "integers from 0"), ("sha256_frames([1.5])", "integers from 0"), ('sha256_frames([true])', "bool"),
-     ("sha256_frames([9007199254740992])", "integers from 0"), ("range(-1)", "an integer from 0"), ("range(1000001)", "an integer from 0")],
+    ("text", "value", "error"),
+    [("sha256_frames([x])", -1, "integers from 0"), ("sha256_frames([x])", 1.5, "integers from 0"), ("sha256_frames([x])", True, "bool"),
+     ("sha256_frames([x])", 2**53, "integers from 0"), ("sha256_frames([x])", None, "null"), ("sha256_frames([x])", {"a": 1}, "map"),
+     ("sha256_frames(x)", "a", "string"), ("range(x)", -1, "an integer from 0"), ("range(x)", 1_000_001, "an integer from 0"), ("range(x)", 1.5, "an integer from 0")],
 )
-def test_what_maka_would_refuse_to_frame_is_no_value(text: str, error: str) -> None:
+def test_what_maka_would_refuse_to_frame_is_no_value(text: str, value: Any, error: str) -> None:
     with pytest.raises(runtime.ExpressionFailed, match=error):
-        _evaluate(text, unused=None)
+        _evaluate(text, x=value)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [("sha256_frames([true])", "not a list of bool"), ("sha256_frames([[1.5]])", "not a list of double"), ('sha256_frames([{"a": 1}])', "not a list of map"),
+     ("range(-1)", "an integer from 0 to 1000000, not -1"), ("range(1.5)", "not 1.5"), ("range(1000001)", "not 1000001")],
+)
+def test_a_literal_that_can_never_be_framed_or_ranged_is_refused_when_the_contract_is_compiled(text: str, error: str) -> None:
+    from resume_contract_generator.expr.parse import ExpressionSyntaxError
+
+    with pytest.raises((ExpressionSyntaxError, ValueError), match=error):
+        compile_text(text, Environment({}, "javascript"))

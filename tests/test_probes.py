@@ -112,6 +112,11 @@ def test_the_call_a_well_formed_probe_agrees_with_is_the_explorers_first_call() 
     from resume_contract.core.explore import CALL_IDS, TOOLS
 
     assert (EXPLORED_CALL["id"], EXPLORED_CALL["name"], EXPLORED_CALL["args"]) == (CALL_IDS[0], TOOLS[0], {})
+    from resume_contract_generator.spec.witnesses import TELLING_CALL
+
+    from resume_contract.core.letters import TELLING_ARGS
+
+    assert TELLING_CALL == {**EXPLORED_CALL, "args": TELLING_ARGS}
 
 
 # -- which rows a test can hold for (generator/expr/needs.py): the walk tests only those ----------------------------

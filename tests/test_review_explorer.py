@@ -170,3 +170,34 @@ def test_verify_fails_a_recovery_oracle_that_never_blocks_for_the_packaged_contr
                       "    return _dataclasses.replace(_decide(rows, expected_high_water), disposition='safe_replay')\n", encoding="utf-8")
     code, out, err = run_cli("--root", str(project), "verify", "--depth", "1", "--counterexample", str(tmp_path / "smallest.jsonl"))
     assert code == 1 and "VIOLATION matches_oracle" in out, out + err
+
+
+@pytest.mark.slow  # materialises a gallery step and reviews it: CI runs it, the edit loop (-m 'not slow') does not
+def test_a_dispatch_hashed_another_way_weakens_safety_with_a_call_whose_arguments_tell_the_ways_apart(tmp_path: Path, run_cli, gallery_step) -> None:
+    # A user's trial (issue 56): the packaged contract's switch from sha256_json to sha256(json_mainline_v1(...)) read
+    # "neutral, none of the 69845 ledgers decides otherwise": every explored call had the arguments {}, which every
+    # canonical encoding writes alike. The explorers now also write a call whose arguments they write apart
+    # (array-index keys, __proto__, required/enum arrays), and a dispatch agreeing with it under each side. (The base,
+    # hashing with sha256_json, is reviewed from its spec alone: its own generate now fails the packaged oracle, which
+    # hashes as maka does, on exactly that call.)
+    head = gallery_step("06-recovery-facts")
+    mainline = 'sha256(json_mainline_v1({"toolName": call.name, "args": call.args}))'
+    shutil.copytree(head / "spec", tmp_path / "base" / "spec")
+    projector = tmp_path / "base" / "spec" / "projector.yaml"
+    text = projector.read_text(encoding="utf-8")
+    assert mainline in text
+    projector.write_text(text.replace(mainline, 'sha256_json({"toolName": call.name, "args": call.args})'), encoding="utf-8")
+    code, out, err = run_cli("--root", str(head), "diff", str(tmp_path / "base" / "spec"), str(head / "spec"), "--format", "json", "--fail-on", "weakens-safety")
+    review = json.loads(out)
+    assert code == 1 and review["summary"]["weakens-safety"] >= 1, out + err
+    witness = _witness(review, "weakens-safety")
+    call = next(row["content"] for row in witness["events"] if row.get("content", {}).get("kind") == "function_call")
+    assert {"10", "9", "__proto__", "required"} <= set(call["args"]), witness
+    # The witness, planned for real under the head, decides as the review says it does there.
+    path = tmp_path / "witness.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in witness["events"]), encoding="utf-8")
+    code, out, err = run_cli("--root", str(head), "plan", str(path), "--format", "json")
+    plan = json.loads(out)
+    assert witness["base"]["toVerify"] == ["a"] and witness["head"]["toVerify"] == [], witness  # the call's operation: in doubt -> corrupt
+    assert (plan["disposition"], plan["requiresVerification"]) == (witness["head"]["disposition"], False), plan
+    assert [operation["status"] for operation in plan["operations"]] == ["corruption"], plan

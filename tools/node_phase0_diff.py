@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
-import subprocess
 import sys
 import tempfile
 from collections import Counter

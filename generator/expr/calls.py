@@ -105,10 +105,24 @@ def _function(compiler: Compiler, node: n.Call) -> tuple[str, Type]:
     if name == "json_stable":
         return f"_x.json_stable({source})", STRING
     if name == "sha256_frames":
+        _frames_only(node.arguments[0], type_)
         return f"_x.sha256_frames({source})", STRING
     if name == "range":
+        argument = node.arguments[0]
+        if isinstance(argument, n.Literal) and not (isinstance(argument.value, int) and not isinstance(argument.value, bool) and 0 <= argument.value <= 1_000_000):
+            raise _fail(argument, f"range(n) takes an integer from 0 to 1000000, not {argument.value!r}")
         return f"_x.range_of({source})", list_of(INT)
     return f"_x.normalise_path({source})", STRING
+
+
+def _frames_only(node: n.Node, type_: Type) -> None:
+    """sha256_frames' items are strings, integers and lists of them: an item type that is none of those (a bool, a
+    map, null, a double) can never be framed, and is refused here rather than at run time."""
+    item = type_.item if type_.kind == "list" else None
+    while item is not None and item.kind == "list":
+        item = item.item
+    if item is not None and item.kind not in ("string", "int", "json"):
+        raise _fail(node, f"sha256_frames(list) frames strings, integers and lists of them, not a list of {item}")
 
 
 def _macro(compiler: Compiler, node: n.Call) -> tuple[str, Type]:

@@ -23,6 +23,9 @@ from .projector_expressions import CALL, ROW_PARAMETERS
 # The explorers' first call (resume_contract.core.explore: CALL_IDS[0], TOOLS[0], its arguments' plain value):
 # the call an action probe's operation holds. tests/test_probes.py holds the two equal.
 EXPLORED_CALL = {"id": CALL_ID, "name": "write", "args": {}}
+# Its second call, where a contract checks actions against their call (resume_contract.core.letters.TELLING_ARGS):
+# arguments every canonical encoding writes otherwise. tests/test_probes.py holds them equal too.
+TELLING_CALL = {**EXPLORED_CALL, "args": {"b": 1, "10": 2, "9": 3, "required": ["b", "a"], "enum": [2, 1], "__proto__": {"x": 1}}}
 
 
 def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], bool]]:
@@ -43,6 +46,8 @@ def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], 
             rows.append(witness(copy.deepcopy(rows[0]), [], checks, _evaluate(projector)))
             # Each check alone failing the call (the others agreeing): a change of that one check shows only there.
             rows += [witness(copy.deepcopy(rows[1]), [check], [other for other in checks if other != check], _evaluate(projector)) for check in checks]
+            # And one agreeing with the second call, whose arguments tell the canonical encodings apart.
+            rows.append(witness(copy.deepcopy(rows[0]), [], checks, _evaluate(projector, TELLING_CALL)))
         for fields in rows:
             name = f"{kind.name}({CALL_ID}) {json.dumps(fields, separators=(',', ':'), sort_keys=True)}"
             if all(name != probe[0] for probe in probes) and _takes(projector, kind, when[1], key[1], lane_checks, fields):
@@ -50,11 +55,11 @@ def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], 
     return probes
 
 
-def _evaluate(projector: Projector) -> Any:
+def _evaluate(projector: Projector, call: dict[str, Any] = EXPLORED_CALL) -> Any:
     environment = Environment({"call": CALL}, projector.semantics)
 
     def evaluate(node: n.Node) -> Any:
-        return function_of(compile_node(node, environment).source, ("call",))(EXPLORED_CALL)
+        return function_of(compile_node(node, environment).source, ("call",))(call)
 
     return evaluate
 

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ExpressionFailed, RowRefused
-from .letters import CALL_IDS, ID_FIELD, STATUS_ATTRIBUTE, TOOLS, Letter, Shape, Wire, struct_config
+from .letters import CALL_IDS, ID_FIELD, STATUS_ATTRIBUTE, TELLING_ARGS, TOOLS, Letter, Shape, Wire, struct_config
 from .table import ProjectorTable
 from .walk_reads import reading
 from .wire import WireModel
@@ -147,13 +147,14 @@ def _reads(model: WireModel, letter: Letter) -> bool:
 
 
 def _tool_letters(shape: Shape) -> list[Letter]:
-    letters = []
+    letters, telling_calls = [], []
     for kind in shape.kinds:
         tag = struct_config(kind).tag
         read = shape.table.tool_contents.get(tag)
         if read is None or shape.content_field is None:
             continue
         forms: list[tuple[str, str, bool]] = [(CALL_IDS[0], TOOLS[0], False), (CALL_IDS[1], TOOLS[0], False)]
+        telling = read.opens and read.arguments is not None and any(action.against_call for action in shape.table.action_kinds)
         if not read.opens:
             other = [(CALL_IDS[0], TOOLS[1], False)] if read.tool_name else []
             forms = [forms[0], *other, forms[1]]
@@ -169,7 +170,13 @@ def _tool_letters(shape: Shape) -> list[Letter]:
             details = [call_id] + (["other tool"] if tool != TOOLS[0] else []) + ([error_name] if failed and error_name else [])
             content = shape.content(kind, **fields)
             letters.append(Letter(f"{tag}({', '.join(details)})", shape.event(**{shape.content_field: content})))
-    return letters
+        if telling and read.arguments is not None:  # a call whose arguments every canonical encoding writes otherwise (letters.TELLING_ARGS)
+            telling_fields: dict[str, Any] = {read.call_id: CALL_IDS[0], read.arguments: TELLING_ARGS}
+            if read.tool_name:
+                telling_fields[read.tool_name] = TOOLS[0]
+            content = shape.content(kind, **telling_fields)
+            telling_calls.append(Letter(f"{tag}({CALL_IDS[0]}, telling args)", shape.event(**{shape.content_field: content})))
+    return letters + telling_calls
 
 
 def _plain_letters(shape: Shape) -> list[Letter]:

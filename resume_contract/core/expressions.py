@@ -304,17 +304,23 @@ def sha256_frames(value: Any) -> str:
         elif item.__class__ in (int, float) and item == int(item) and 0 <= item <= MAX_SAFE_INTEGER:
             digest.update(int(item).to_bytes(8, "big"))
         else:
-            raise ExpressionFailed(f"sha256_frames of {_kind(item)} {item!r}: frames are strings, integers from 0 to 2**53 - 1 and lists of them")
+            raise ExpressionFailed(f"sha256_frames of {_kind(item)} {_json_text(item)}: frames are strings, integers from 0 to 2**53 - 1 and lists of them")
     return "sha256:" + digest.hexdigest()
 
 
 _END = object()
 
 
+def _json_text(value: Any) -> str:
+    """A value in an error, as the contract's author wrote it (JSON), cut short."""
+    text = stable_json(value) if value.__class__ in (dict, list, str, int, float, bool) or value is None else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def range_of(value: Any) -> list[int]:
     """The integers 0 to n - 1 (n an integer from 0 to MAX_RANGE)."""
     if value.__class__ not in (int, float) or value != int(value) or not 0 <= value <= MAX_RANGE:
-        raise ExpressionFailed(f"range of {_kind(value)} {value!r}: an integer from 0 to {MAX_RANGE}")
+        raise ExpressionFailed(f"range of {_kind(value)} {_json_text(value)}: an integer from 0 to {MAX_RANGE}")
     return list(range(int(value)))
 
 

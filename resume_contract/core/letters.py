@@ -20,6 +20,11 @@ ID_FIELD = "id"  # the field the store reads each row's id from
 STATUS_ATTRIBUTE = "status"  # the attribute the walk reads a status from (spec/runtime_event.yaml's `status`)
 TOOLS = ("write", "delete")  # a call's tool, and the other tool a misnamed result names
 CALL_IDS = ("a", "b")
+# The arguments of a second call the explorers write where a contract checks an action against its call: every
+# canonical encoding of the expression library writes them otherwise (sha256_json: keys in code-unit order;
+# json_stable: array-index keys first; json_mainline_v1: `__proto__` dropped, `required`/`enum` sorted), so a change
+# from one to another moves a ledger (generator/spec/witnesses.py writes the dispatches agreeing with it).
+TELLING_ARGS = {"b": 1, "10": 2, "9": 3, "required": ["b", "a"], "enum": [2, 1], "__proto__": {"x": 1}}
 
 
 @dataclass(frozen=True)

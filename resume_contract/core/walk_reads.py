@@ -123,8 +123,9 @@ NO_FIELDS_READ = msgspec.Raw(b"{}")
 def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
     """Everything the walk reads of one event (`walk.Walk`): two events with one reading are walked alike, so
     the explorer explores one of them for both. A partial event is read no further; otherwise whether it is
-    terminal, and for a tool event whether it opens, its event kind, call id and tool name; and for a result, where
-    a check of a later action event reads it (`ProjectorTable.result_fields`), the JSON of what it reads."""
+    terminal, and for a tool event whether it opens, its event kind, call id and tool name; for a call, where an
+    action event is checked against its call (`against_call`), its arguments as JSON; and for a result, where a
+    check of a later action event reads it (`ProjectorTable.result_fields`), the JSON of what it reads."""
     if getattr(event, table.partial_attribute):
         return ("partial",)
     flags = getattr(event, table.terminal_flag[0])
@@ -134,7 +135,9 @@ def reading(table: ProjectorTable, event: Any) -> tuple[Any, ...]:
     if read is None:
         return (terminal,)
     opens, values_of, kind_ok, kind_error = read
-    call_id, tool_name, failed, _ = values_of(content)
+    call_id, tool_name, failed, arguments = values_of(content)
     if not opens and table.keeps_results:
         return (terminal, opens, kind_error if failed else kind_ok, call_id, tool_name, bytes(kept_json(event, table.result_fields)))
+    if opens and arguments is not None and any(action.against_call for action in table.action_kinds):
+        return (terminal, opens, kind_ok, call_id, tool_name, msgspec.json.encode(arguments))
     return (terminal, opens, kind_error if failed else kind_ok, call_id, tool_name)
