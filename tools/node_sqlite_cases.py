@@ -30,6 +30,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gallery import plan_check as _check  # noqa: E402 - a sibling script, not a package
+
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "tests" / "conformance_sqlite" / "reference"
 TARGET = REPO / "tests" / "conformance_sqlite" / "node"
@@ -133,19 +136,6 @@ def _events(maka: Maka, start: list[tuple[Any, ...]], steps: list[tuple[Any, ...
         if ending in ("response", "error"):
             events.append(_response(n, tool, ts + 1, error=ending == "error"))
     return [{**event, **head} for event in events]
-
-
-def _check(plan: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "exit": 0 if plan["disposition"] == "safe_replay" else 1,
-        "disposition": plan["disposition"],
-        "rejectionReasons": plan["rejectionReasons"],
-        "diagnostics": [diagnostic["code"] for diagnostic in plan["diagnostics"]],
-        "operations": [{"toolCallId": operation["toolCallId"], "status": operation["status"]} for operation in plan["operations"]],
-        "requiresVerification": plan["requiresVerification"],
-        "sourceRuntimeEventHighWater": plan["sourceRuntimeEventHighWater"],
-        "replayRuntimeEventIds": [event["id"] for event in plan["replayRuntimeEvents"]],
-    }
 
 
 def write_case(maka: Maka, name: str, base: str, description: str, steps: list[tuple[Any, ...]]) -> None:
