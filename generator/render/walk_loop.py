@@ -66,8 +66,6 @@ def walk_loop_source(table: ProjectorTable) -> tuple[tuple[str, ...], str] | Non
         f"            {'elif' if kinds else 'if'} cls in LOOP_SKIPPED:",
         "                continue",
         "        walk._next_index = next_index  # anything else: the generic loop, for this event alone",
-        "        if walk.terminal_event_id is None:",
-        "            walk._find_terminal((event,), index)",
         "        walk_one(walk, event, index)",
         "        next_index = walk._next_index",
         "        terminal_index = walk.terminal_index",

@@ -160,8 +160,17 @@ def mainline_v1_json(value: Any) -> str:
     text its tool dispatch hashes: each object's keys sorted (UTF-16 code units), a `__proto__` key dropped, and
     rebuilt as a JavaScript object lists them, array-index keys ("0", "10") first by value; an array held under a
     key named `required` or `enum` sorted by its items' texts in `localeCompare` order (stably); numbers and
-    strings as JSON.stringify writes them."""
+    strings as JSON.stringify writes them. Where no key is an array index, `__proto__`, `required` or `enum` (as a
+    dispatch's arguments mostly are), that is the canonical text, written by `canonical_json`'s short way in C."""
+    text = canonical_json(value)
+    if _MAINLINE_KEYS.search(text) is None:  # (a match inside a string value only takes the long way)
+        return text
     return _mainline_v1(value, None)
+
+
+# A key the two texts may write otherwise: an array index (listed first by value), `__proto__` (dropped), `required`
+# or `enum` (its array sorted). Keys follow `{` or `,` in a compact JSON text, and end at `":`.
+_MAINLINE_KEYS = re.compile(r'[{,]"(?:0|[1-9][0-9]*|__proto__|required|enum)":')
 
 
 def stable_json(value: Any) -> str:

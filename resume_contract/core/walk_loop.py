@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from .walk_actions import walk_row
+from .walk_reads import TRUE
 from .wire import holds_any
 
 if TYPE_CHECKING:
@@ -54,10 +55,15 @@ def _by_state(step: Mapping[tuple[str, str, bool], tuple[str, str | None]], stat
 
 def walk_one(walk: Any, event: Any, index: int) -> None:
     """`walk._walk((event,), index)` (`walk`: a walk.Walk, which imports the generated loop's module), for an event
-    the generated loop hands over: a committed row without content that the hidden test cannot hold for (an action
+    the generated loop hands over, once its terminal event is noted if it is the first (`Walk._find_terminal` of one
+    event, read here at once): a committed row without content that the hidden test cannot hold for (an action
     event, a marker) is `walk_row`'s alone, without the generic loop's set-up (its columns, its tested and hidden
     rows); any other row is the generic loop's."""
     table = walk.table
+    if walk.terminal_event_id is None and not getattr(event, table.partial_attribute):
+        flags = getattr(event, table.terminal_flag[0])
+        if event.status in table.terminal_statuses or (flags and flags.get(table.terminal_flag[1]) == TRUE):
+            walk.terminal_event_id, walk.terminal_index = event.id, index
     hidden = table.hidden
     if (
         event.content is UNSET and not getattr(event, table.partial_attribute) and not (walk.flagged and index in walk.flagged)
