@@ -10,6 +10,8 @@ import copy
 import json
 from typing import Any
 
+from resume_contract.core.letters import TELLING_ARGS
+
 from ..expr import Environment
 from ..expr import nodes as n
 from ..expr.compile import compile_node
@@ -24,8 +26,8 @@ from .projector_expressions import CALL, ROW_PARAMETERS
 # the call an action probe's operation holds. tests/test_probes.py holds the two equal.
 EXPLORED_CALL = {"id": CALL_ID, "name": "write", "args": {}}
 # Its second call, where a contract checks actions against their call (resume_contract.core.letters.TELLING_ARGS):
-# arguments every canonical encoding writes otherwise. tests/test_probes.py holds them equal too.
-TELLING_CALL = {**EXPLORED_CALL, "args": {"b": 1, "10": 2, "9": 3, "required": ["b", "a"], "enum": [2, 1], "__proto__": {"x": 1}}}
+# arguments every canonical encoding writes otherwise.
+TELLING_CALL = {**EXPLORED_CALL, "args": TELLING_ARGS}
 
 
 def well_formed_probes(projector: Projector) -> list[tuple[str, dict[str, Any], bool]]:

@@ -255,8 +255,12 @@ def sha256(value: Any) -> str:
 
     if value.__class__ is not str:
         raise ExpressionFailed(f"sha256 of {_kind(value)}")
-    data = value.encode("utf-8", "surrogatepass") if value.isascii() else value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + hashlib.sha256(node_utf8(value)).hexdigest()
+
+
+def node_utf8(text: str) -> bytes:
+    """A string's bytes as node's `Buffer.from(s, 'utf8')` gives them: a lone surrogate as U+FFFD."""
+    return text.encode("utf-8", "surrogatepass") if text.isascii() else text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
 
 
 def json_mainline_v1(value: Any) -> str:
@@ -299,7 +303,7 @@ def sha256_frames(value: Any) -> str:
                 raise ExpressionFailed("sha256_frames of lists nested more than 64 deep")
             pending.append(iter(item))
         elif item.__class__ is str:
-            data = item.encode("utf-8", "surrogatepass") if item.isascii() else item.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+            data = node_utf8(item)
             digest.update(len(data).to_bytes(8, "big") + data)
         elif item.__class__ in (int, float) and item == int(item) and 0 <= item <= MAX_SAFE_INTEGER:
             digest.update(int(item).to_bytes(8, "big"))
