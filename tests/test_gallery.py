@@ -33,7 +33,7 @@ def _gallery() -> Any:
 def test_every_written_step_is_a_patch_of_spec_only_with_its_reference_cases() -> None:
     gallery = _gallery()
     steps = gallery.written()
-    assert [step["step"] for step in steps] == ["01-tool-boundary", "02-head-gate", "03-catalog-scope", "04-cwd-diagnostic", "05-permission-closers", "06-recovery-facts", "07-hidden-events", "08-terminal-last"]
+    assert [step["step"] for step in steps] == ["01-tool-boundary", "02-head-gate", "03-catalog-scope", "04-cwd-diagnostic", "05-permission-closers", "06-recovery-facts", "07-hidden-events", "08-terminal-last", "10-composite-order"]
     for step in steps:
         files = gallery.patch_files(GALLERY / step["patch"])
         assert files and all(name.startswith("spec/") for name in files), (step["step"], files)

@@ -26,6 +26,7 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "ledger_facts": py(dict(table.ledger_facts), 0, TOP_LEVEL_LEAD),
         "expected_high_water": py(table.expected_high_water, 0, TOP_LEVEL_LEAD),
         "proceeds_on": py(table.proceeds_on),
+        "phase0_after": py(table.phase0_after) if table.phase0_after is not None else None,
         "checks": [py_call("Check", _fields(check, number), indent=4) for number, check in enumerate(table.checks)],
         "check_functions": _functions(_continuation(spec)),
         "fact_functions": [(py(fact.name), f"_fact_{fact.name}") for fact in _continuation(spec).ledger_facts if fact.expression is not None],
@@ -120,6 +121,7 @@ def contract_context(spec: Spec) -> dict[str, Any] | None:
         "proceed": md_code(continuation.proceed),
         "stop": md_code(continuation.stop),
         "proceeds_on": md_code(continuation.proceeds_on),
+        "phase0_place": "first" if continuation.phase0_after is None else f"after the check {md_code(continuation.phase0_after)}'s",
         "expected_high_water": ", then ".join(md_code(path) for path in continuation.expected_high_water) or "none",
         "input_rows": [
             [md_code(decl.name + ("." + field.name if field else "")), md_code((field or decl).type), "yes" if (field or decl).optional else "no", md_cell((field or decl).description)]

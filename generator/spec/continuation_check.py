@@ -34,6 +34,7 @@ from .continuation_model import (
 )
 from .continuation_planner_check import check_planner
 from .continuation_situations import situation_events
+from .continuation_vocabulary import check_vocabulary
 from .loader import LoadedFile, SpecPath
 from .model import Projector, WireFormat
 
@@ -49,12 +50,17 @@ class ContinuationBuilder:
         self.wire = wire
         self.projector = projector
         self.errors: list[SpecError] = []
+        self.warnings: list[SpecError] = []
 
     def scope(self) -> Scope:
         return Scope(tuple(self.inputs.values()), tuple(self.facts.values()), self.wire, self.semantics)
 
     def error(self, path: SpecPath, message: str, *, key: bool = False) -> None:
         self.errors.append(SpecError(self.file.key_mark(path) if key else self.file.mark(path), message))
+
+    def warn(self, path: SpecPath, message: str) -> None:
+        """Said by generate and check; never a reason to refuse the spec."""
+        self.warnings.append(SpecError(self.file.key_mark(path), message))
 
     def build(self) -> ContinuationSpec:
         data = self.file.data
@@ -81,12 +87,17 @@ class ContinuationBuilder:
         dispositions = data["dispositions"]
         if dispositions["proceed"] == dispositions["stop"]:
             self.error(("dispositions",), "`proceed` and `stop` must be two dispositions")
-        checks = self._checks(data["checks"])
+        after = phase0.get("after")
+        names = [item["name"] for item in data["checks"]]
+        if after is not None and after not in names:
+            self.error(("phase0", "after"), f"'{after}' names no check; Phase 0's reasons stand after one of [{', '.join(names)}]")
+        checks = self._checks(data["checks"], phase0_after=after if after in names else None)
         planner = data.get("planner")
         self.planner_diagnostics: list[str] = []  # raised by the planner outside its gates (`candidate.none`)
         self.gates = self._checks(planner["gates"], ("planner", "gates"), gates=True) if planner is not None else ()
         planner_situations = check_planner(self, planner) if planner is not None else ()
-        self._reasons(data, diagnostics, checks)
+        raised = {check.diagnostic for check in checks + self.gates} | set(self.planner_diagnostics)
+        check_vocabulary(self, data["reasons"], diagnostics, raised, {name for name, _ in self.projector.reasons})
         self._payload(("continuation",), data["continuation"])
         return ContinuationSpec(
             summary=data["summary"],
@@ -107,6 +118,8 @@ class ContinuationBuilder:
             base_event_json=canonical(data["situations"]["base"]["event"]),
             invariants=self._invariants(data.get("invariants", {})),
             semantics=data.get("semantics", "strict"),
+            phase0_after=after,
+            warnings=tuple(self.warnings),
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------
@@ -220,11 +233,15 @@ class ContinuationBuilder:
                 self._wire_field(path, steps[1])
 
     # -- checks ----------------------------------------------------------------------------------------------
-    def _checks(self, items: list[dict[str, Any]], where: SpecPath = ("checks",), gates: bool = False) -> tuple[CheckDecl, ...]:
-        """Checks (or, with `gates`, the planner's gates: they may read `planner.NAME`)."""
+    def _checks(
+        self, items: list[dict[str, Any]], where: SpecPath = ("checks",), gates: bool = False, phase0_after: str | None = None
+    ) -> tuple[CheckDecl, ...]:
+        """Checks (or, with `gates`, the planner's gates: they may read `planner.NAME`). Phase 0's reasons can be
+        `raised` from the first check on, or, with `phase0_after`, from the check after that one."""
         checks: list[CheckDecl] = []
         seen: set[str] = set()
-        raisable = {name for name, _ in self.projector.reasons}
+        phase0_reasons = {name for name, _ in self.projector.reasons}
+        raisable = set() if phase0_after is not None else set(phase0_reasons)
         for index, item in enumerate(items):
             path: SpecPath = where + (index,)
             if item["name"] in seen:
@@ -252,6 +269,8 @@ class ContinuationBuilder:
                     self.error(path + place, f"'{value}' is no path: a check written with a list of tests names values by path (input.NAME, fact.NAME.FIELD, item.key, ...)")
                 elif parts is None:
                     self._path(path + place, value, binds=binds)
+            if item["name"] == phase0_after:
+                raisable |= phase0_reasons
             checks.append(
                 CheckDecl(
                     name=item["name"],
@@ -290,22 +309,6 @@ class ContinuationBuilder:
             self._path(path + (name, *steps), value, wanted="boolean" if name == "is_false" else None, binds=binds)
 
     # -- reasons, payload, situations --------------------------------------------------------------------------
-    def _reasons(self, data: dict[str, Any], diagnostics: tuple[ContinuationDiagnostic, ...], checks: tuple[CheckDecl, ...]) -> None:
-        reasons = data["reasons"]
-        raised = {check.diagnostic for check in checks + self.gates} | set(self.planner_diagnostics)
-        for diagnostic in diagnostics:
-            if diagnostic.reason is not None and diagnostic.reason not in reasons:
-                self.error(("diagnostics", diagnostic.code, "reason"), f"undeclared reason '{diagnostic.reason}'; declared are [{', '.join(reasons)}]")
-            if diagnostic.code not in raised:
-                self.error(("diagnostics", diagnostic.code), f"diagnostic '{diagnostic.code}' is defined but no check raises it", key=True)
-        parked = {diagnostic.reason for diagnostic in diagnostics if diagnostic.code in raised}
-        for reason in reasons:
-            if reason not in parked:
-                self.error(("reasons", reason), f"reason '{reason}' is defined but no check raises it", key=True)
-        phase0 = {name for name, _ in self.projector.reasons}
-        for reason in sorted(set(reasons) & phase0):
-            self.error(("reasons", reason), f"reason '{reason}' is a Phase 0 reason; a continuation reason needs a name of its own", key=True)
-
     def _invariants(self, declared: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         for name in sorted(set(declared) - set(KNOWN_INVARIANTS)):
             self.error(("invariants", name), f"unknown invariant '{name}'; the invariants are [{', '.join(KNOWN_INVARIANTS)}]", key=True)

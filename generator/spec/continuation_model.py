@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Mark
+from ..errors import Mark, SpecError
 
 
 def canonical(value: Any) -> str:
@@ -159,6 +159,10 @@ class ContinuationSpec:
     base_event_json: str = "{}"  # what the situations' events are written over (their identity)
     invariants: tuple[tuple[str, str], ...] = ()  # (invariant, description): what verify proves of every decision
     semantics: str = "strict"  # whose rules its expressions' values follow (docs/expressions.md)
+    phase0_after: str | None = None  # the check after which Phase 0's reasons stand (None: before every check)
+    # Declared and not raised (a diagnostic no check raises, a reason no raised diagnostic parks with): said by
+    # generate and check as warnings, never refused (a contract may declare a vocabulary before its checks).
+    warnings: tuple[SpecError, ...] = ()
 
     @property
     def planner(self) -> dict[str, Any] | None:

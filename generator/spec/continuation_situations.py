@@ -60,6 +60,7 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         ledger_facts={fact.name: {fact.kind: fact.definition} for fact in continuation.ledger_facts},
         expected_high_water=continuation.expected_high_water,
         proceeds_on=continuation.proceeds_on,
+        phase0_after=continuation.phase0_after,
         checks=tuple(_check(check) for check in continuation.checks),
         diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in continuation.diagnostics},
         remedies=dict(continuation.reasons),

@@ -45,6 +45,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     prepared = _unsafe_tree_is_usage(lambda: prepare_generate(root))
     for line in prepared.recovered:
         print(escape(line), file=out)
+    _print_spec_warnings(prepared.spec, args.format, out, err)
     # Not a reason to refuse: the generated code is what the hook is written against. `check` fails on it.
     for finding in prepared.hooks:
         if args.format == "github":
@@ -87,6 +88,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     checked = _unsafe_tree_is_usage(lambda: check(root, run_oracle=args.run_oracle))
     _oracle_note(args, err, checked.spec.oracle)
+    _print_spec_warnings(checked.spec, "text" if args.format == "json" else args.format, out, err)
     if checked.leftovers:
         print(escape(f"an interrupted generate left {', '.join(checked.leftovers)}: run `resume-contract generate`, which finishes or rolls it back"), file=out)
         return EXIT_FAIL
@@ -109,6 +111,17 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         _print_check(drift, hooks, files, fix, show_diff=args.diff, out=out)
     return EXIT_FAIL
+
+
+def _print_spec_warnings(spec: Any, format: str, out: TextIO, err: TextIO) -> None:
+    """What the spec declares and nothing uses yet (a diagnostic no check raises): on stderr, never a failure."""
+    from resume_contract_generator.annotations import annotation
+
+    continuation = getattr(spec, "continuation", None)
+    for warning in () if continuation is None else continuation.warnings:
+        if format == "github":
+            print(annotation("warning", escape(warning.message), file=warning.mark.file, line=warning.mark.line, title="resume-contract"), file=out)
+        print(escape(f"warning: {warning}"), file=err)
 
 
 def _oracle_note(args: argparse.Namespace, err: TextIO, oracle: str | None) -> None:

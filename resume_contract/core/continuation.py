@@ -56,14 +56,20 @@ def decide_continuation(
     context = DecisionContext(events, facts, table)
     phase0 = project(events, projector, expected_high_water(facts, table), rows=rows)
     context.phase0 = phase0
-    reasons = list(phase0.rejection_reasons)
-    diagnostics = list(phase0.diagnostics)
+    reasons: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    said = table.phase0_after is None  # Phase 0's findings are said before every check, or after the one named
+
+    def say_phase0() -> None:
+        reasons.extend(reason for reason in phase0.rejection_reasons if reason not in reasons)
+        diagnostics.extend(phase0.diagnostics)
+
+    if said:
+        say_phase0()
     parked_by_checks = False
     for check in table.checks:
         try:
-            if context.skipped(check, reasons):
-                continue
-            fired = context.bindings(check, reasons)
+            fired = [] if context.skipped(check, reasons) else context.bindings(check, reasons)
             diagnostics += [context.diagnostic(check, binding, reasons) for binding in fired]
         except ExpressionFailed as failed:  # no decision: say which check could not be judged
             raise ExpressionFailed(f"check '{check.name}': {failed}") from None
@@ -72,8 +78,13 @@ def decide_continuation(
             parked_by_checks = True
             if reason not in reasons:
                 reasons.append(reason)
+        if not said and check.name == table.phase0_after:
+            said = True
+            say_phase0()
         if fired and check.stops:
             break
+    if not said:  # a check that stops came first: what Phase 0 found is said all the same, last
+        say_phase0()
     if phase0.disposition != table.proceeds_on or parked_by_checks:
         return ContinuationPlan(disposition=table.stop, rejection_reasons=tuple(reasons), diagnostics=tuple(diagnostics))
     payload = context.payload(table.continuation)

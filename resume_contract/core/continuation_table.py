@@ -90,3 +90,6 @@ class ContinuationTable:
     # An `expression` ledger fact -> the function the generator compiled it to (input, source, events, replay,
     # the facts before it, phase0)
     fact_functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    # The check after which Phase 0's reasons and diagnostics stand (None: before every check). Phase 0 is
+    # planned first either way: only where its findings are said, and what `raised` holds before it, move.
+    phase0_after: str | None = None
