@@ -56,3 +56,8 @@ def test_the_copied_cases_are_the_shared_ones() -> None:
 @pytest.mark.slow
 def test_every_written_step_decides_its_cases_as_the_reference_and_is_classed_as_its_history_says() -> None:
     assert _gallery().check() == []
+
+
+@pytest.mark.slow
+def test_a_step_written_in_part_still_applies_and_holds_what_it_did() -> None:
+    assert _gallery().check_drafts() == []

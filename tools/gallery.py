@@ -199,6 +199,31 @@ def check(only: str | None = None) -> list[str]:
     return problems
 
 
+def check_drafts() -> list[str]:
+    """Each step written in part (the manifest's `draft`: a patch onto the last written step, not yet a step): it
+    applies, `generate` accepts it, and it decides at least `draft_agrees` of its reference cases as the reference
+    did (what it held when it was written: a change of the tool that loses one says so)."""
+    problems: list[str] = []
+    for step in manifest()["steps"]:
+        if not step.get("draft"):
+            continue
+        with tempfile.TemporaryDirectory() as scratch:
+            directory = materialise(Path(scratch, "draft"))
+            applied = run(["git", "apply", "--verbose", str(GALLERY / step["draft"])], directory, GIT_CEILING_DIRECTORIES=str(directory.parent))
+            if applied.returncode != 0 or "Skipped patch" in applied.stderr:
+                problems.append(f"{step['step']}: its draft does not apply onto the last written step: {applied.stderr.strip()}")
+                continue
+            generated = run([*CLI, "--root", str(directory), "generate"], directory)
+            if generated.returncode != 0:
+                problems.append(f"{step['step']}: generate refuses its draft: {generated.stdout}{generated.stderr}")
+                continue
+            cases = [json.loads(line) for line in (GALLERY / step["cases"] / "cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+            agree = sum(evolution_cases.decide(case, directory, False) == evolution_cases.expected(case["expect"], False) for case in cases)
+            if agree < step["draft_agrees"]:
+                problems.append(f"{step['step']}: its draft decides {agree} of {len(cases)} cases as the reference, fewer than the {step['draft_agrees']} it did")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     commands = parser.add_subparsers(dest="command", required=True)

@@ -10,6 +10,7 @@ from resume_contract.core.continuation_table import Check
 
 from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_cell, md_code, md_text, py, py_call, py_expression
 from ..spec.continuation_expressions import FACT_PARAMETERS, check_functions
+from ..spec.continuation_lineage import EDGE_PARAMETERS
 from ..spec.continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from ..spec.continuation_situations import continuation_table_of, expected_summary
 from ..spec.model import Spec
@@ -36,6 +37,23 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "gates": [py_call("Check", _fields(gate, number, "gate"), indent=4) for number, gate in enumerate(table.gates)],
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
         "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
+        **_lineage(_continuation(spec), table),
+    }
+
+
+def _lineage(continuation: ContinuationSpec, table: Any) -> dict[str, Any]:
+    """The planner's lineage: its table entry, and each edge check's compiled function (none: no lineage)."""
+    if continuation.lineage is None:
+        return {"lineage": None}
+    return {
+        "lineage": py(dict(table.lineage), 0, TOP_LEVEL_LEAD),
+        "lineage_functions": [
+            (_signature(f"_edge_{number}_when", EDGE_PARAMETERS), py_expression(source, 4)) for number, (_, _, _, source) in enumerate(continuation.lineage.checks)
+        ],
+        "lineage_checks": [
+            py_call("EdgeCheck", [("name", name), ("diagnostic", diagnostic), ("when_function", Code(f"_edge_{number}_when"))], indent=4)
+            for number, (name, diagnostic, _, _) in enumerate(continuation.lineage.checks)
+        ],
     }
 
 
@@ -90,6 +108,7 @@ def tests_context(spec: Spec) -> dict[str, Any]:
                 py(planned.value("header"), 8),
                 py(tuple(planned.events_json), 8),
                 py(planned.value("other_runs"), 8),
+                py({run: tuple(rows) for run, rows in planned.value("other_events").items()}, 8),
                 py(planned.value("host"), 8),
                 py(planned.value("ids"), 8),
                 py(planned.latest),

@@ -99,7 +99,8 @@ def _planner_decider(spec: Spec) -> Any:
             events = [model.decode_row(row.encode("utf-8")) for row in run["rows"]]
             if run["latest"] and "candidate" not in table.planner:
                 return None  # this side cannot pick a run
-            plan = decide_planner_situation(run["latest"], run["run"], run["header"], events, run["others"], run["host"], run["ids"], projector, table)
+            other_events = {other: [model.decode_row(row.encode("utf-8")) for row in rows] for other, rows in run.get("other_rows", {}).items()}
+            plan = decide_planner_situation(run["latest"], run["run"], run["header"], events, run["others"], run["host"], run["ids"], projector, table, other_events)
             return continuation_summary(plan)
         except FactsRefused:
             return None
@@ -120,17 +121,17 @@ def explored_planner_situations(*specs: Spec) -> list[tuple[str, tuple[int, int]
         assert continuation is not None
         for situation in continuation.planner_situations:
             name = f"planner: {situation.name}"
-            run = {key: situation.value(key) for key in ("header", "other_runs", "host", "ids")}
+            run = {key: situation.value(key) for key in ("header", "other_runs", "other_events", "host", "ids")}
             base = {
                 "header": run["header"], "rows": situation.events_json, "others": run["other_runs"], "host": run["host"], "ids": run["ids"],
-                "latest": situation.latest, "run": source_run(continuation),
+                "latest": situation.latest, "run": source_run(continuation), **({"other_rows": run["other_events"]} if run["other_events"] else {}),
             }
             variations: list[tuple[str, int, dict[str, Any]]] = [(name, 0, base)]
             for field in sorted(base["header"] or {}):
                 header = {key: value for key, value in base["header"].items() if key != field}
                 variations.append((f"{name} without header.{field}", 1, {**base, "header": header}))
             if base["others"]:
-                variations.append((f"{name} without the other runs", 1, {**base, "others": {}}))
+                variations.append((f"{name} without the other runs", 1, {key: value for key, value in {**base, "others": {}}.items() if key != "other_rows"}))
             variations += [(f"{label.replace(situation.name, name, 1)}", 1, {**base, "host": host}) for label, _, host in _variations(situation.name, base["host"], continuation)]
             variations += [(f"{name} {said}", 1, {**base, "rows": rows}) for said, rows in appended(situation.events_json)]
             for label, changed, run in variations:

@@ -22,6 +22,7 @@ from resume_contract.core.plan import Disposition
 from ..errors import Mark, SpecError
 from .compiled import compiled
 from .continuation_expressions import Scope, expression_parts
+from .continuation_lineage import check_lineage
 from .continuation_model import (
     CheckDecl,
     ContinuationDiagnostic,
@@ -81,9 +82,8 @@ class ContinuationBuilder:
             if not path.startswith("input."):  # read before step 0: nothing else is known yet
                 self.error(("phase0", "expected_high_water", index), f"'{path}': the expected high-water is an input (input.NAME)")
             self._path(("phase0", "expected_high_water", index), path, wanted="integer")
-        if phase0["proceeds_on"] not in typing.get_args(Disposition):
-            allowed = ", ".join(typing.get_args(Disposition))
-            self.error(("phase0", "proceeds_on"), f"unknown Phase 0 disposition {phase0['proceeds_on']!r}; the dispositions are [{allowed}]")
+        if phase0["proceeds_on"] not in (allowed := typing.get_args(Disposition)):
+            self.error(("phase0", "proceeds_on"), f"unknown Phase 0 disposition {phase0['proceeds_on']!r}; the dispositions are [{', '.join(allowed)}]")
         dispositions = data["dispositions"]
         if dispositions["proceed"] == dispositions["stop"]:
             self.error(("dispositions",), "`proceed` and `stop` must be two dispositions")
@@ -96,7 +96,8 @@ class ContinuationBuilder:
         self.planner_diagnostics: list[str] = []  # raised by the planner outside its gates (`candidate.none`)
         self.gates = self._checks(planner["gates"], ("planner", "gates"), gates=True) if planner is not None else ()
         planner_situations = check_planner(self, planner) if planner is not None else ()
-        raised = {check.diagnostic for check in checks + self.gates} | set(self.planner_diagnostics)
+        lineage = check_lineage(self, planner) if planner is not None else None
+        raised = {check.diagnostic for check in checks + self.gates} | set(self.planner_diagnostics) | set(lineage.raised if lineage else ())
         check_vocabulary(self, data["reasons"], diagnostics, raised, {name for name, _ in self.projector.reasons})
         self._payload(("continuation",), data["continuation"])
         return ContinuationSpec(
@@ -120,6 +121,7 @@ class ContinuationBuilder:
             semantics=data.get("semantics", "strict"),
             phase0_after=after,
             warnings=tuple(self.warnings),
+            lineage=lineage,
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------

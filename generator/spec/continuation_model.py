@@ -127,6 +127,7 @@ class PlannerSituation:
     mark: Mark
     expect_mark: Mark
     latest: bool = False  # decided as `--latest`: the run is picked among the header (as the run) and the others
+    other_events_json: str = "{}"  # other runs' committed events as rows (run id -> rows): what the lineage walk reads
 
     def value(self, field: str) -> Any:
         return json.loads(getattr(self, f"{field}_json"))
@@ -134,6 +135,25 @@ class PlannerSituation:
     @property
     def expect(self) -> dict[str, Any]:
         return dict(json.loads(self.expect_json))
+
+
+# What the lineage walk parks with besides its checks (planner.lineage's keys naming a diagnostic).
+LINEAGE_FAILURES = ("cycle", "too_deep", "missing")
+
+
+@dataclass(frozen=True)
+class LineageDecl:
+    """The lineage as the table holds it (its JSON, checks without their expressions) and each check's compiled
+    (name, diagnostic, text, source)."""
+
+    json: str
+    checks: tuple[tuple[str, str, str, str], ...]
+
+    @property
+    def raised(self) -> tuple[str, ...]:
+        """The diagnostics the walk can raise."""
+        definition = json.loads(self.json)
+        return tuple(definition[name] for name in LINEAGE_FAILURES) + tuple(diagnostic for _, diagnostic, _, _ in self.checks)
 
 
 @dataclass(frozen=True)
@@ -163,6 +183,7 @@ class ContinuationSpec:
     # Declared and not raised (a diagnostic no check raises, a reason no raised diagnostic parks with): said by
     # generate and check as warnings, never refused (a contract may declare a vocabulary before its checks).
     warnings: tuple[SpecError, ...] = ()
+    lineage: LineageDecl | None = None  # the planner's walk over the runs the source continued (None: none)
 
     @property
     def planner(self) -> dict[str, Any] | None:

@@ -59,6 +59,7 @@ def _situations(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation
                 header_json=canonical(None if header is None else {**base["header"], **header}),
                 events_json=tuple(events),
                 other_runs_json=canonical(item.get("other_runs", {})),
+                other_events_json=canonical(_other_events(builder, path, item)),
                 host_json=canonical({**base["host"], **item.get("host", {})}),
                 ids_json=canonical({**base["ids"], **item.get("ids", {})}),
                 expect_json=canonical(item["expect"]),
@@ -68,6 +69,23 @@ def _situations(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation
             )
         )
     return tuple(situations)
+
+
+def _other_events(builder: Any, path: tuple[str | int, ...], item: dict[str, Any]) -> dict[str, list[str]]:
+    """A situation's other runs' events as rows, each in its run's identity (its runId, and the invocationId and
+    turnId its header in `other_runs` gives); each run must be one of `other_runs`."""
+    base = builder.file.data["situations"]["base"]["event"]
+    rows: dict[str, list[str]] = {}
+    for run, events in item.get("other_events", {}).items():
+        header = item.get("other_runs", {}).get(run)
+        if not isinstance(header, dict):
+            builder.error(path + ("other_events", run), f"run '{run}' has events but no header in `other_runs`", key=True)
+            continue
+        identity = {**base, "runId": run, **{key: header[key] for key in ("invocationId", "turnId") if isinstance(header.get(key), str)}}
+        rows[run], problems = situation_events(identity, events, builder.wire, ids=f"{run}-event")
+        for index, problem in problems:
+            builder.error(path + ("other_events", run, index), f"run '{run}': {problem}")
+    return rows
 
 
 def _check_candidate(builder: Any, candidate: dict[str, Any]) -> None:

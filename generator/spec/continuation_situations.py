@@ -9,21 +9,23 @@ from typing import Any
 
 from resume_contract.core.continuation import ContinuationPlan, continuation_summary, decide_continuation
 from resume_contract.core.continuation_planner import decide_from_run, decide_latest
-from resume_contract.core.continuation_table import Check, ContinuationTable
+from resume_contract.core.continuation_table import Check, ContinuationTable, EdgeCheck
 from resume_contract.core.table import ProjectorTable
 from resume_contract.errors import ExpressionFailed, FactsRefused, RowRefused
 
 from ..errors import SpecError
 from .compiled import function_of
 from .continuation_expressions import FACT_PARAMETERS, check_functions
+from .continuation_lineage import EDGE_PARAMETERS
 from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
 
 
-def situation_events(base: dict[str, Any], events: list[Any], wire: WireFormat) -> tuple[list[str], list[tuple[int, str]]]:
+def situation_events(base: dict[str, Any], events: list[Any], wire: WireFormat, ids: str = "event") -> tuple[list[str], list[tuple[int, str]]]:
     """Each event of a situation as its ledger row (JSON text, the wire format's field order): `base` fills what
-    the event does not say, ids are event-1, event-2, ... and `ts` the position. Problems are (index, message)."""
+    the event does not say, ids are event-1, event-2, ... (`ids`-1, ...) and `ts` the position. Problems are
+    (index, message)."""
     rows: list[str] = []
     problems: list[tuple[int, str]] = []
     order = [field.name for field in wire.fields]
@@ -31,7 +33,7 @@ def situation_events(base: dict[str, Any], events: list[Any], wire: WireFormat) 
         if not isinstance(event, dict):
             problems.append((index, "an event is a mapping of RuntimeEvent fields"))
             continue
-        merged = {"id": f"event-{index + 1}", "ts": index + 1, **base, **event}
+        merged = {"id": f"{ids}-{index + 1}", "ts": index + 1, **base, **event}
         unknown = [key for key in merged if key not in order]
         if unknown:
             problems.append((index, f"unknown RuntimeEvent field '{unknown[0]}'; the fields are [{', '.join(order)}]"))
@@ -61,6 +63,10 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         expected_high_water=continuation.expected_high_water,
         proceeds_on=continuation.proceeds_on,
         phase0_after=continuation.phase0_after,
+        lineage=None if continuation.lineage is None else json.loads(continuation.lineage.json),
+        lineage_checks=tuple(
+            EdgeCheck(name, diagnostic, function_of(source, EDGE_PARAMETERS)) for name, diagnostic, _, source in continuation.lineage.checks
+        ) if continuation.lineage is not None else (),
         checks=tuple(_check(check) for check in continuation.checks),
         diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in continuation.diagnostics},
         remedies=dict(continuation.reasons),
@@ -113,14 +119,23 @@ def source_run(continuation: ContinuationSpec) -> str:
 
 def decide_planner_situation(
     latest: bool, run: str, header: Any, events: list[Any], others: dict[str, Any], host: Any, ids: dict[str, str],
-    projector: ProjectorTable, table: ContinuationTable,
+    projector: ProjectorTable, table: ContinuationTable, other_events: dict[str, list[Any]] | None = None,
 ) -> ContinuationPlan:
     """A planner situation's decision: of run `run` (its header and events), or as `--latest` picks among it and
-    the other runs (only `run` has a ledger)."""
+    the other runs (only `run` has a ledger to pick; `other_events` are the other runs' events the lineage reads)."""
+    def read_run(other: str) -> tuple[Any, Any] | None:
+        found = others.get(other)
+        return (found, (other_events or {})[other]) if isinstance(found, dict) and other in (other_events or {}) else None
+
     if not latest:
-        return decide_from_run(header, events, others, host, ids, projector, table)
+        return decide_from_run(header, events, others, host, ids, projector, table, read_run=read_run)
     headers = {run: header, **others}
-    return decide_latest(headers, lambda picked: (events, None) if picked == run else (None, None), host, ids, projector, table)[1]
+    return decide_latest(headers, lambda picked: (events, None) if picked == run else (None, None), host, ids, projector, table, read_run)[1]
+
+
+def other_events_of(planned: PlannerSituation, model: Any) -> dict[str, list[Any]]:
+    """A planner situation's other runs' events, decoded."""
+    return {run: [model.decode_row(row.encode("utf-8")) for row in rows] for run, rows in planned.value("other_events").items()}
 
 
 def situation_errors(spec: Spec) -> list[SpecError]:
@@ -161,7 +176,9 @@ def situation_errors(spec: Spec) -> list[SpecError]:
         events = [model.decode_row(row.encode("utf-8")) for row in planned.events_json]
         header, others, host, ids = (planned.value(field) for field in ("header", "other_runs", "host", "ids"))
         try:
-            plan = decide_planner_situation(planned.latest, source_run(continuation), header, events, others, host, ids, projector, table)
+            plan = decide_planner_situation(
+                planned.latest, source_run(continuation), header, events, others, host, ids, projector, table, other_events_of(planned, model)
+            )
         except FactsRefused as refused:
             errors += [SpecError(planned.mark, f"planner situation '{planned.name}': {problem}") for problem in refused.problems]
             continue

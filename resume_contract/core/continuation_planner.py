@@ -12,6 +12,7 @@ import msgspec
 
 from ..errors import ExpressionFailed, FactsRefused
 from .continuation import ABSENT, ContinuationPlan, DecisionContext, decide_continuation
+from .continuation_lineage import ReadRun, walk_lineage
 from .continuation_table import ContinuationTable
 from .plan import Diagnostic
 from .table import ProjectorTable
@@ -27,9 +28,12 @@ def decide_from_run(
     projector: ProjectorTable,
     table: ContinuationTable,
     rows: Sequence[msgspec.Raw] | None = None,
+    read_run: ReadRun | None = None,
 ) -> ContinuationPlan:
     """Decide a run: `header` None when its run.json is not a readable JSON object, `events` None when its ledger
-    cannot be read. `host` must hold exactly the spec's host inputs (FactsRefused otherwise)."""
+    cannot be read. `host` must hold exactly the spec's host inputs (FactsRefused otherwise). `read_run(run_id)`
+    reads another run of the session for the lineage walk, when the spec has one (`continuation_lineage.py`);
+    without it, every run the source continued is missing."""
     planner = table.planner
     assert planner is not None, "the contract has no planner form"
     _check_host(host, planner["host"])
@@ -56,8 +60,12 @@ def decide_from_run(
             diagnostic = context.diagnostic(gate, fired[0]) if fired else None
         except ExpressionFailed as failed:  # no decision: say which gate could not be judged
             raise ExpressionFailed(f"gate '{gate.name}': {failed}") from None
+        if diagnostic is None and table.lineage is not None and gate.name == table.lineage["after"]:
+            assert header is not None and events is not None, "the gates before the lineage park an unreadable header or ledger"
+            code = walk_lineage(header, events, read_run or (lambda run: None), table.lineage, table.lineage_checks)
+            diagnostic = None if code is None else Diagnostic(code=code, message=table.diagnostics[code][1])
         if diagnostic is not None:
-            reason = table.diagnostics[gate.diagnostic][0]
+            reason = table.diagnostics[diagnostic.code][0]
             return ContinuationPlan(disposition=table.stop, rejection_reasons=(reason,) if reason else (), diagnostics=(diagnostic,))
     assert header is not None and events is not None, "the spec's gates refuse an unreadable header and ledger"
     return decide_continuation(events, facts, projector, table, rows=rows)
@@ -70,9 +78,11 @@ def decide_latest(
     ids: Mapping[str, str],
     projector: ProjectorTable,
     table: ContinuationTable,
+    read_run: ReadRun | None = None,
 ) -> tuple[str | None, ContinuationPlan]:
     """`--latest`: (the run picked among the session's `headers`, or None; the decision). `read_events(run)` gives
-    the picked run's committed events and rows, (None, None) when its ledger cannot be read."""
+    the picked run's committed events and rows, (None, None) when its ledger cannot be read; `read_run` as for
+    `decide_from_run`."""
     assert table.planner is not None, "the contract has no planner form"
     _check_host(host, table.planner["host"])
     picked = pick_candidate(headers, table)
@@ -80,7 +90,7 @@ def decide_latest(
         return None, no_candidate(table)
     events, rows = read_events(picked)
     others = {run_id: header for run_id, header in headers.items() if run_id != picked and header is not None}
-    return picked, decide_from_run(headers[picked], events, others, host, ids, projector, table, rows=rows)
+    return picked, decide_from_run(headers[picked], events, others, host, ids, projector, table, rows=rows, read_run=read_run)
 
 
 def pick_candidate(headers: Mapping[str, Any], table: ContinuationTable) -> str | None:

@@ -57,6 +57,15 @@ class Check(NamedTuple):
     detail_functions: Mapping[str, Callable[..., Any]] | None = None
 
 
+class EdgeCheck(NamedTuple):
+    """A check of each edge of the lineage (`planner.lineage.each_edge`): fires when `when_function(edge, child,
+    ancestor)` holds, parking with `diagnostic` alone."""
+
+    name: str
+    diagnostic: str
+    when_function: Callable[[Any, Any, Any], bool]
+
+
 @dataclass(frozen=True)
 class ContinuationTable:
     """Everything the continuation decision needs from the spec."""
@@ -93,3 +102,7 @@ class ContinuationTable:
     # The check after which Phase 0's reasons and diagnostics stand (None: before every check). Phase 0 is
     # planned first either way: only where its findings are said, and what `raised` holds before it, move.
     phase0_after: str | None = None
+    # The planner's walk over the runs the source continued (`continuation_lineage.py`): {edge, run, high_water,
+    # depth, after, cycle, too_deep, missing}, and its checks of each edge (None, (): the spec has no lineage).
+    lineage: Mapping[str, Any] | None = None
+    lineage_checks: tuple[EdgeCheck, ...] = ()

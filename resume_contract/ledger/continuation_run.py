@@ -17,6 +17,7 @@ from typing import Any
 from ..contract import Contract, active
 from ..core.continuation import ContinuationPlan
 from ..core.continuation_lifecycle import names_another_run
+from ..core.continuation_lineage import ReadRun
 from ..core.continuation_planner import decide_from_run, decide_latest
 from ..errors import (
     EscapesWorkspace,
@@ -64,7 +65,8 @@ def plan_continuation(
         header = _own(read_header(run_dir / HEADER_NAME), session_id, run_id)  # not its own: as unreadable (parks)
         others = _headers(run_dir.parent, session_id, source=run_id)
     events, rows = _committed(workspace, session_id, run_id, contract)
-    return decide_from_run(header, events, others, host, ids, contract.table, table, rows=rows)
+    read = _run_reader(workspace, session_id, contract, others if holds_store(workspace) else None)
+    return decide_from_run(header, events, others, host, ids, contract.table, table, rows=rows, read_run=read)
 
 
 def plan_latest_continuation(
@@ -87,7 +89,8 @@ def plan_latest_continuation(
     ids = _checked_ids(ids)
     if holds_store(workspace):
         headers = _readable(_stored_headers(workspace, session_id, contract), session_id)
-        return decide_latest(headers, _claims_checked(workspace, session_id, headers, contract), host, ids, contract.table, table)
+        read = _run_reader(workspace, session_id, contract, headers)
+        return decide_latest(headers, _claims_checked(workspace, session_id, headers, contract), host, ids, contract.table, table, read)
     workspace = Path(workspace)
     session_dir = workspace / "sessions" / session_id
     if not workspace.is_dir():
@@ -96,7 +99,8 @@ def plan_latest_continuation(
         raise LedgerMissing(f"{workspace}: no session {session_id!r} (no directory sessions/{session_id})")
     check_contained(workspace, session_dir / "runs")
     headers = _headers(session_dir / "runs", session_id)
-    return decide_latest(headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids, contract.table, table)
+    read = _run_reader(workspace, session_id, contract, None)
+    return decide_latest(headers, lambda run_id: _committed(workspace, session_id, run_id, contract), host, ids, contract.table, table, read)
 
 
 def _committed(workspace: StrPath, session_id: str, run_id: str, contract: Contract) -> tuple[Any, Any]:
@@ -106,6 +110,28 @@ def _committed(workspace: StrPath, session_id: str, run_id: str, contract: Contr
     except (LedgerMissing, NotALedger, PermissionError):
         return None, None
     return ledger.events, ledger.rows
+
+
+def _run_reader(workspace: StrPath, session_id: str, contract: Contract, stored: Mapping[str, Any] | None) -> ReadRun:
+    """The lineage walk's reading of another run of the session: (its header, its committed events), or None when
+    either cannot be read (a run that is not there, a name that is no run id, a header that names another run).
+    `stored`: the store's headers (a runtime.sqlite workspace), else each run's run.json."""
+
+    def read(run_id: str) -> tuple[Any, Any] | None:
+        if not is_ledger_id(run_id):
+            return None
+        if stored is not None:
+            found = stored.get(run_id)
+            header = _own(found, session_id, run_id) if isinstance(found, dict) else None
+        else:
+            try:
+                header = _own(read_header(run_directory(workspace, session_id, run_id) / HEADER_NAME), session_id, run_id)
+            except LedgerMissing:
+                return None
+        events = _committed(workspace, session_id, run_id, contract)[0] if header is not None else None
+        return None if header is None or events is None else (header, events)
+
+    return read
 
 
 def _headers(runs: Path, session_id: str, source: str | None = None) -> dict[str, dict[str, Any]]:
