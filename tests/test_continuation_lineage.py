@@ -38,6 +38,10 @@ LINEAGE = """  lineage:
     cycle: runtime_lineage_cycle
     too_deep: runtime_lineage_depth_exceeded
     missing: runtime_lineage_missing
+    each_run:
+      - name: start
+        when: size(run.events) > 0 && run.events[0].role == "system" && (edge == null || run.runId == "r5")
+        diagnostic: runtime_lineage_start_mismatch
     each_edge:
       - name: identity
         when: >-
@@ -48,6 +52,7 @@ LINEAGE = """  lineage:
 DIAGNOSTICS = """  runtime_lineage_cycle: {reason: runtime_lineage_cycle, message: the runs this one continued continue one another}
   runtime_lineage_depth_exceeded: {reason: runtime_lineage_depth_exceeded, message: the runs this one continued go too deep}
   runtime_lineage_missing: {reason: runtime_lineage_missing, message: a run this one continued cannot be read}
+  runtime_lineage_start_mismatch: {reason: runtime_lineage_missing, message: a run begun by a start continues by no edge}
 """
 REASONS = """  runtime_lineage_cycle: Repair the runs' continuation sources, or start a new run.
   runtime_lineage_depth_exceeded: Start a new run.
@@ -161,6 +166,20 @@ def test_each_edge_check_reads_the_edge_and_both_runs_and_the_first_failure_deci
     assert _decide(spec, {"r1": (header, rows), "r2": _run("r2")})["rejection_reasons"] == ["runtime_identity_mismatch"]
     # the nearer edge fails first: its run is missing, so the cycle above it is never reached
     assert _decide(spec, {"r1": _run("r1", "r2", high_water=5, events=2), "r2": _run("r2", "r1")})["rejection_reasons"] == ["runtime_lineage_missing"]
+
+
+def test_each_run_check_reads_each_run_and_its_edge_before_the_edge_is_followed(spec: Any) -> None:
+    begun = [_event("r1", 1, role="system", author="system", content=None, actions={"note": 1}), _terminal("r1", 2)]
+    assert _decide(spec, {"r1": (_header("r1"), begun)})["diagnostics"] == [
+        {"code": "runtime_lineage_start_mismatch"}
+    ]  # at the source, a root (its edge null)
+    ancestor = [_event("r2", 1, role="system", author="system", content=None, actions={"note": 1})]
+    summary = _decide(spec, {"r1": _run("r1", "r2", events=2), "r2": (_header("r2"), ancestor)})
+    assert [d["code"] for d in summary["diagnostics"]] == ["runtime_lineage_start_mismatch"]  # at an ancestor
+    # before its edge is followed: r5's edge names a run that is not there, and the run check decides
+    begun = [_event("r5", 1, role="system", author="system", content=None, actions={"note": 1}), _terminal("r5", 2)]
+    summary = _decide(spec, {"r5": (_header("r5", "r6"), begun)}, source="r5")
+    assert [d["code"] for d in summary["diagnostics"]] == ["runtime_lineage_start_mismatch"]
 
 
 def test_the_walk_stands_after_its_gate(spec: Any) -> None:

@@ -10,7 +10,7 @@ from resume_contract.core.continuation_table import Check
 
 from ..literals import LINE_WIDTH, TOP_LEVEL_LEAD, Code, md_cell, md_code, md_text, py, py_call, py_expression
 from ..spec.continuation_expressions import FACT_PARAMETERS, check_functions
-from ..spec.continuation_lineage import EDGE_PARAMETERS
+from ..spec.continuation_lineage import EDGE_PARAMETERS, RUN_PARAMETERS
 from ..spec.continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from ..spec.continuation_situations import continuation_table_of, expected_summary
 from ..spec.model import Spec
@@ -43,17 +43,24 @@ def table_context(spec: Spec) -> dict[str, Any]:
 
 def _lineage(continuation: ContinuationSpec, table: Any) -> dict[str, Any]:
     """The planner's lineage: its table entry, and each edge check's compiled function (none: no lineage)."""
-    if continuation.lineage is None:
+    lineage = continuation.lineage
+    if lineage is None:
         return {"lineage": None}
+    kinds = (("run", lineage.run_checks, RUN_PARAMETERS), ("edge", lineage.checks, EDGE_PARAMETERS))
     return {
         "lineage": py(dict(table.lineage), 0, TOP_LEVEL_LEAD),
         "lineage_functions": [
-            (_signature(f"_edge_{number}_when", EDGE_PARAMETERS), py_expression(source, 4)) for number, (_, _, _, source) in enumerate(continuation.lineage.checks)
+            (_signature(f"_{kind}_{number}_when", parameters), py_expression(source, 4))
+            for kind, checks, parameters in kinds
+            for number, (_, _, _, source) in enumerate(checks)
         ],
-        "lineage_checks": [
-            py_call("EdgeCheck", [("name", name), ("diagnostic", diagnostic), ("when_function", Code(f"_edge_{number}_when"))], indent=4)
-            for number, (name, diagnostic, _, _) in enumerate(continuation.lineage.checks)
-        ],
+        "lineage_checks": {
+            kind: [
+                py_call("EdgeCheck", [("name", name), ("diagnostic", diagnostic), ("when_function", Code(f"_{kind}_{number}_when"))], indent=4)
+                for number, (name, diagnostic, _, _) in enumerate(checks)
+            ]
+            for kind, checks, _ in kinds
+        },
     }
 
 

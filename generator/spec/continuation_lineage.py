@@ -18,8 +18,9 @@ from .compiled import compiled
 from .continuation_model import LINEAGE_FAILURES as FAILURES
 from .continuation_model import LineageDecl, canonical
 
-# What an `each_edge` check's compiled function takes, in this order.
+# What an `each_edge` check's compiled function takes, in this order; an `each_run` check's.
 EDGE_PARAMETERS = ("edge", "child", "ancestor")
+RUN_PARAMETERS = ("edge", "run")
 
 
 def check_lineage(builder: Any, planner: dict[str, Any]) -> LineageDecl | None:
@@ -37,16 +38,23 @@ def check_lineage(builder: Any, planner: dict[str, Any]) -> LineageDecl | None:
             builder.error(path + (name,), f"undeclared diagnostic '{lineage[name]}'; declared are [{', '.join(declared)}]")
     event = object_type("event", {field.name: (JSON, True) for field in builder.wire.fields})
     run = object_type("run", {"runId": (STRING, False), "header": (JSON, False), "events": (list_of(event), False)})
-    env = Environment({"edge": JSON, "child": run, "ancestor": run}, builder.semantics)
+    edge_checks = _checks(builder, path + ("each_edge",), lineage.get("each_edge", ()), Environment({"edge": JSON, "child": run, "ancestor": run}, builder.semantics))
+    run_checks = _checks(builder, path + ("each_run",), lineage.get("each_run", ()), Environment({"edge": JSON, "run": run}, builder.semantics))
+    definition = {key: value for key, value in lineage.items() if key not in ("each_edge", "each_run")}
+    return LineageDecl(canonical(definition), edge_checks, run_checks)
+
+
+def _checks(builder: Any, path: tuple[str | int, ...], items: Any, env: Environment) -> tuple[tuple[str, str, str, str], ...]:
+    """Each check of a list (`each_edge`, `each_run`): (name, diagnostic, text, compiled source)."""
     checks = []
-    for index, check in enumerate(lineage.get("each_edge", ())):
-        where = path + ("each_edge", index)
-        if check["diagnostic"] not in declared:
-            builder.error(where + ("diagnostic",), f"undeclared diagnostic '{check['diagnostic']}'; declared are [{', '.join(declared)}]")
+    for index, check in enumerate(items):
+        where = path + (index,)
+        if check["diagnostic"] not in builder.diagnostic_codes:
+            builder.error(where + ("diagnostic",), f"undeclared diagnostic '{check['diagnostic']}'; declared are [{', '.join(builder.diagnostic_codes)}]")
         test = compiled(builder.file, where + ("when",), env, builder.errors, condition=True)
         if test is not None:
             checks.append((check["name"], check["diagnostic"], test[0], test[1]))
-    names = [check["name"] for check in lineage.get("each_edge", ())]
+    names = [check["name"] for check in items]
     for name in sorted({name for name in names if names.count(name) > 1}):
-        builder.error(path + ("each_edge",), f"duplicate check name '{name}'")
-    return LineageDecl(canonical({key: value for key, value in lineage.items() if key != "each_edge"}), tuple(checks))
+        builder.error(path, f"duplicate check name '{name}'")
+    return tuple(checks)

@@ -147,13 +147,15 @@ class LineageDecl:
     (name, diagnostic, text, source)."""
 
     json: str
-    checks: tuple[tuple[str, str, str, str], ...]
+    checks: tuple[tuple[str, str, str, str], ...]  # each_edge
+    run_checks: tuple[tuple[str, str, str, str], ...] = ()  # each_run
 
     @property
     def raised(self) -> tuple[str, ...]:
         """The diagnostics the walk can raise."""
         definition = json.loads(self.json)
-        return tuple(definition[name] for name in LINEAGE_FAILURES) + tuple(diagnostic for _, diagnostic, _, _ in self.checks)
+        checked = tuple(diagnostic for _, diagnostic, _, _ in self.run_checks + self.checks)
+        return tuple(definition[name] for name in LINEAGE_FAILURES) + checked
 
 
 @dataclass(frozen=True)

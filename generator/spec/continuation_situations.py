@@ -16,7 +16,7 @@ from resume_contract.errors import ExpressionFailed, FactsRefused, RowRefused
 from ..errors import SpecError
 from .compiled import function_of
 from .continuation_expressions import FACT_PARAMETERS, check_functions
-from .continuation_lineage import EDGE_PARAMETERS
+from .continuation_lineage import EDGE_PARAMETERS, RUN_PARAMETERS
 from .continuation_model import CheckDecl, ContinuationSpec, PlannerSituation, Situation
 from .model import Spec, WireFormat
 from .tables import table_of, wire_model
@@ -66,6 +66,9 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         lineage=None if continuation.lineage is None else json.loads(continuation.lineage.json),
         lineage_checks=tuple(
             EdgeCheck(name, diagnostic, function_of(source, EDGE_PARAMETERS)) for name, diagnostic, _, source in continuation.lineage.checks
+        ) if continuation.lineage is not None else (),
+        lineage_run_checks=tuple(
+            EdgeCheck(name, diagnostic, function_of(source, RUN_PARAMETERS)) for name, diagnostic, _, source in continuation.lineage.run_checks
         ) if continuation.lineage is not None else (),
         checks=tuple(_check(check) for check in continuation.checks),
         diagnostics={diagnostic.code: (diagnostic.reason, diagnostic.message) for diagnostic in continuation.diagnostics},

@@ -22,15 +22,21 @@ from .continuation_table import EdgeCheck
 ReadRun = Callable[[str], "tuple[Mapping[str, Any] | None, Sequence[Any] | None] | None"]
 
 
-def walk_lineage(header: Mapping[str, Any], events: Sequence[Any], read_run: ReadRun, lineage: Mapping[str, Any], checks: Sequence[EdgeCheck]) -> str | None:
-    """The diagnostic the walk parks with, or None when every edge up to a root holds. The source is known by its
-    header's runId (else its first event's)."""
+def walk_lineage(
+    header: Mapping[str, Any], events: Sequence[Any], read_run: ReadRun, lineage: Mapping[str, Any], checks: Sequence[EdgeCheck],
+    run_checks: Sequence[EdgeCheck] = (),
+) -> str | None:
+    """The diagnostic the walk parks with, or None when every run and edge up to a root holds. The source is known
+    by its header's runId (else its first event's)."""
     encoded = event_rows_json(events)
     run_id = header.get("runId") if isinstance(header.get("runId"), str) else (encoded[0].get("runId") if encoded else None)
     child: dict[str, Any] = {"runId": run_id, "header": dict(header), "events": encoded}
     seen = {run_id}
     while True:
         edge = child["header"].get(lineage["edge"])
+        fired = _first(run_checks, (edge, child), child)
+        if fired is not None:
+            return fired
         if edge is None:
             return None
         target = edge.get(lineage["run"]) if isinstance(edge, dict) else None
@@ -47,11 +53,19 @@ def walk_lineage(header: Mapping[str, Any], events: Sequence[Any], read_run: Rea
         if ancestor_header is None or ancestor_events is None or len(ancestor_events) < high_water:
             return str(lineage["missing"])
         ancestor = {"runId": target, "header": dict(ancestor_header), "events": event_rows_json(ancestor_events[:high_water])}
-        for check in checks:
-            try:
-                fired = check.when_function(edge, child, ancestor)
-            except ExpressionFailed as failed:  # no decision: say which check could not be judged
-                raise ExpressionFailed(f"lineage check '{check.name}' (the edge of run {child['runId']!r}): {failed}") from None
-            if fired:
-                return check.diagnostic
+        fired = _first(checks, (edge, child, ancestor), child)
+        if fired is not None:
+            return fired
         child = ancestor
+
+
+def _first(checks: Sequence[EdgeCheck], values: tuple[Any, ...], child: Mapping[str, Any]) -> str | None:
+    """The diagnostic of the first check that fires on `values`, or None."""
+    for check in checks:
+        try:
+            fired = check.when_function(*values)
+        except ExpressionFailed as failed:  # no decision: say which check could not be judged
+            raise ExpressionFailed(f"lineage check '{check.name}' (run {child['runId']!r}): {failed}") from None
+        if fired:
+            return check.diagnostic
+    return None

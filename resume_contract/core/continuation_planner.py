@@ -62,7 +62,7 @@ def decide_from_run(
             raise ExpressionFailed(f"gate '{gate.name}': {failed}") from None
         if diagnostic is None and table.lineage is not None and gate.name == table.lineage["after"]:
             assert header is not None and events is not None, "the gates before the lineage park an unreadable header or ledger"
-            code = walk_lineage(header, events, read_run or (lambda run: None), table.lineage, table.lineage_checks)
+            code = walk_lineage(header, events, read_run or (lambda run: None), table.lineage, table.lineage_checks, table.lineage_run_checks)
             diagnostic = None if code is None else Diagnostic(code=code, message=table.diagnostics[code][1])
         if diagnostic is not None:
             reason = table.diagnostics[diagnostic.code][0]

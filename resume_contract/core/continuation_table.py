@@ -58,12 +58,13 @@ class Check(NamedTuple):
 
 
 class EdgeCheck(NamedTuple):
-    """A check of each edge of the lineage (`planner.lineage.each_edge`): fires when `when_function(edge, child,
-    ancestor)` holds, parking with `diagnostic` alone."""
+    """A check of the lineage, parking with `diagnostic` alone when it fires: of each edge (`each_edge`:
+    `when_function(edge, child, ancestor)`), or of each run before its edge is followed (`each_run`:
+    `when_function(edge, run)`)."""
 
     name: str
     diagnostic: str
-    when_function: Callable[[Any, Any, Any], bool]
+    when_function: Callable[..., bool]
 
 
 @dataclass(frozen=True)
@@ -106,3 +107,4 @@ class ContinuationTable:
     # depth, after, cycle, too_deep, missing}, and its checks of each edge (None, (): the spec has no lineage).
     lineage: Mapping[str, Any] | None = None
     lineage_checks: tuple[EdgeCheck, ...] = ()
+    lineage_run_checks: tuple[EdgeCheck, ...] = ()
