@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import phase1_archive
 import pytest
+from frozen_phase1 import edited
+from frozen_phase1 import project as frozen_project
 from resume_contract_generator.errors import SpecInvalid
 from resume_contract_generator.spec.continuation_situations import continuation_table_of
 from resume_contract_generator.spec.tables import decoder_of, table_of
@@ -27,7 +28,6 @@ from resume_contract_generator.spec.validate import load_spec
 from resume_contract.core.continuation import continuation_summary
 from resume_contract.core.continuation_planner import decide_from_run
 
-FROZEN = Path(__file__).resolve().parent / "frozen_spec"
 ANCHOR = "  existing_continuation: {field: continuationSource, run: sourceRunId, high_water: sourceRuntimeEventHighWater}\n"
 LINEAGE = """  lineage:
     edge: continuationSource
@@ -62,24 +62,13 @@ HOST = {"currentCwd": "/w", "sourceWorkspaceIdentity": "ws", "currentWorkspaceId
 IDS = {"invocationId": "i9", "runId": "r9", "turnId": "t9"}
 
 
-def _text(lineage: str = LINEAGE, *edits: tuple[str, str]) -> str:
-    text = (FROZEN / "phase1" / "continuation.yaml").read_text(encoding="utf-8")
-    for old, new in ((ANCHOR, ANCHOR + lineage), ("\ndiagnostics:\n", "\ndiagnostics:\n" + DIAGNOSTICS), ("\nreasons:\n", "\nreasons:\n" + REASONS), *edits):
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
-
-
-def _project(root: Path, text: str) -> Path:
-    shutil.copytree(FROZEN / "spec", root / "spec")
-    shutil.copyfile(FROZEN / "phase1_order" / "continuation.schema.json", root / "spec" / "schema" / "continuation.schema.json")
-    (root / "spec" / "continuation.yaml").write_text(text, encoding="utf-8")
-    return root
+def _text(lineage: str = LINEAGE) -> str:
+    return edited((ANCHOR, ANCHOR + lineage), ("\ndiagnostics:\n", "\ndiagnostics:\n" + DIAGNOSTICS), ("\nreasons:\n", "\nreasons:\n" + REASONS))
 
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return load_spec(_project(tmp_path_factory.mktemp("lineage"), _text()))
+    return load_spec(frozen_project(tmp_path_factory.mktemp("lineage"), _text()))
 
 
 # -- the walk, on runs held in memory ----------------------------------------------------------------------------
@@ -208,7 +197,7 @@ def test_the_walk_stands_after_its_gate(spec: Any) -> None:
 def test_a_lineage_that_could_not_be_walked_is_refused_at_its_line(old: str, new: str, message: str, tmp_path: Path) -> None:
     text = _text(LINEAGE.replace(old, new))
     with pytest.raises(SpecInvalid) as invalid:
-        load_spec(_project(tmp_path, text))
+        load_spec(frozen_project(tmp_path, text))
     errors = [error for error in invalid.value.errors if message in error.message]
     assert errors, invalid.value
     lines = text.splitlines()
@@ -223,7 +212,7 @@ def test_a_lineage_that_could_not_be_walked_is_refused_at_its_line(old: str, new
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from resume_contract.cli import main
 
-    root = _project(tmp_path_factory.mktemp("project"), _text())
+    root = frozen_project(tmp_path_factory.mktemp("project"), _text())
     assert main(["--root", str(root), "generate"], out=io.StringIO(), err=io.StringIO()) == 0
     return root
 

@@ -9,12 +9,12 @@ high-water the checkpoint does not expect says pending_permission first), never 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from frozen_phase1 import BASE_FACTS
+from frozen_phase1 import BASE_FACTS, edited
+from frozen_phase1 import project as frozen_project
 from frozen_phase1 import row as _row
 from resume_contract_generator.errors import SpecInvalid
 from resume_contract_generator.spec.continuation_situations import continuation_table_of
@@ -23,27 +23,11 @@ from resume_contract_generator.spec.validate import load_spec
 
 from resume_contract.core.continuation import continuation_summary, decide_continuation
 
-FROZEN = Path(__file__).resolve().parent / "frozen_spec"
 PHASE0 = "  proceeds_on: safe_replay\n"
 # A pending permission (e2) in a ledger of two events, planned by a checkpoint taken at three: Phase 0 finds the
 # offset mismatch, the first check the pending permission.
 LEDGER = [_row(1), _row(2, actions={"permissionRequest": {"requestId": "p"}})]
 FACTS = {**BASE_FACTS, "expectedRuntimeEventHighWater": 3}
-
-
-def _text(*edits: tuple[str, str]) -> str:
-    text = (FROZEN / "phase1" / "continuation.yaml").read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
-
-
-def _project(root: Path, text: str) -> Path:
-    shutil.copytree(FROZEN / "spec", root / "spec")
-    shutil.copyfile(FROZEN / "phase1_order" / "continuation.schema.json", root / "spec" / "schema" / "continuation.schema.json")
-    (root / "spec" / "continuation.yaml").write_text(text, encoding="utf-8")
-    return root
 
 
 def _decide(spec: Any, rows: list[bytes] = LEDGER, facts: dict[str, Any] = FACTS) -> dict[str, Any]:
@@ -52,8 +36,8 @@ def _decide(spec: Any, rows: list[bytes] = LEDGER, facts: dict[str, Any] = FACTS
 
 
 def test_phase0_findings_come_first_unless_the_contract_places_them(tmp_path: Path) -> None:
-    first = _decide(load_spec(_project(tmp_path / "first", _text())))
-    placed = _decide(load_spec(_project(tmp_path / "placed", _text((PHASE0, PHASE0 + "  after: pending_permission\n")))))
+    first = _decide(load_spec(frozen_project(tmp_path / "first", edited())))
+    placed = _decide(load_spec(frozen_project(tmp_path / "placed", edited((PHASE0, PHASE0 + "  after: pending_permission\n")))))
 
     assert first["rejection_reasons"] == ["runtime_offset_mismatch", "pending_permission"]
     assert [d["code"] for d in first["diagnostics"]] == ["runtime_offset_mismatch", "pending_permission"]
@@ -63,7 +47,7 @@ def test_phase0_findings_come_first_unless_the_contract_places_them(tmp_path: Pa
 
 
 def test_placed_after_a_later_check_the_findings_follow_it(tmp_path: Path) -> None:
-    spec = load_spec(_project(tmp_path, _text((PHASE0, PHASE0 + "  after: workspace_identity\n"))))
+    spec = load_spec(frozen_project(tmp_path, edited((PHASE0, PHASE0 + "  after: workspace_identity\n"))))
 
     summary = _decide(spec, facts={**FACTS, "currentWorkspaceIdentity": "other"})
 
@@ -71,7 +55,7 @@ def test_placed_after_a_later_check_the_findings_follow_it(tmp_path: Path) -> No
 
 
 def test_a_clean_phase0_placed_anywhere_still_continues(tmp_path: Path) -> None:
-    spec = load_spec(_project(tmp_path, _text((PHASE0, PHASE0 + "  after: pending_permission\n"))))
+    spec = load_spec(frozen_project(tmp_path, edited((PHASE0, PHASE0 + "  after: pending_permission\n"))))
 
     summary = _decide(spec, rows=[_row(1)], facts=BASE_FACTS)
 
@@ -80,11 +64,11 @@ def test_a_clean_phase0_placed_anywhere_still_continues(tmp_path: Path) -> None:
 
 
 def test_a_place_that_names_no_check_is_refused_at_its_line(tmp_path: Path) -> None:
-    text = _text((PHASE0, PHASE0 + "  after: pending_permissions\n"))
+    text = edited((PHASE0, PHASE0 + "  after: pending_permissions\n"))
     line = text.splitlines().index("  after: pending_permissions") + 1
 
     with pytest.raises(SpecInvalid) as invalid:
-        load_spec(_project(tmp_path, text))
+        load_spec(frozen_project(tmp_path, text))
 
     (error,) = invalid.value.errors
     assert (error.mark.file, error.mark.line) == ("spec/continuation.yaml", line)
@@ -96,11 +80,11 @@ def test_a_check_before_the_place_cannot_test_a_phase0_reason_as_raised(tmp_path
     tested = "  - name: ledger_empty\n    skip_if: [{raised: runtime_offset_mismatch}]\n    when: [{no_events: true}]\n"
 
     with pytest.raises(SpecInvalid) as invalid:
-        load_spec(_project(tmp_path / "before", _text((PHASE0, PHASE0 + "  after: identity_mismatch\n"), (skip, tested))))
+        load_spec(frozen_project(tmp_path / "before", edited((PHASE0, PHASE0 + "  after: identity_mismatch\n"), (skip, tested))))
     assert "reason 'runtime_offset_mismatch' is raised by no earlier check nor by Phase 0" in str(invalid.value)
 
     # placed before it, the same test is accepted
-    load_spec(_project(tmp_path / "after", _text((PHASE0, PHASE0 + "  after: pending_permission\n"), (skip, tested))))
+    load_spec(frozen_project(tmp_path / "after", edited((PHASE0, PHASE0 + "  after: pending_permission\n"), (skip, tested))))
 
 
 def test_a_check_may_park_with_one_of_phase0s_reasons(tmp_path: Path) -> None:
@@ -115,7 +99,7 @@ def test_a_check_may_park_with_one_of_phase0s_reasons(tmp_path: Path) -> None:
         "\ndiagnostics:\n",
         "\ndiagnostics:\n  checkpoint_offset: {reason: runtime_offset_mismatch, message: the caller expects a high-water}\n",
     )
-    spec = load_spec(_project(tmp_path, _text(check, diagnostic)))
+    spec = load_spec(frozen_project(tmp_path, edited(check, diagnostic)))
 
     summary = _decide(spec, rows=[_row(1)], facts={**BASE_FACTS, "expectedRuntimeEventHighWater": 1})
     assert summary["rejection_reasons"] == ["runtime_offset_mismatch"]
@@ -134,11 +118,11 @@ REASON = ("\nreasons:\n", "\nreasons:\n  lineage_too_deep: Continue a run nearer
 
 
 def test_a_vocabulary_declared_before_its_checks_is_a_warning_not_a_refusal(tmp_path: Path, run_cli: Any) -> None:
-    text = _text(DECLARED, REASON)
+    text = edited(DECLARED, REASON)
     lines = text.splitlines()
     diagnostic_line = lines.index("  lineage_too_deep: {reason: lineage_too_deep, message: the runs this one continued go deeper than the bound}") + 1
     reason_line = lines.index("  lineage_too_deep: Continue a run nearer its root, or start a new run.") + 1
-    project = _project(tmp_path, text)
+    project = frozen_project(tmp_path, text)
 
     code, out, err = run_cli("--root", str(project), "generate")
 
@@ -152,6 +136,6 @@ def test_a_vocabulary_declared_before_its_checks_is_a_warning_not_a_refusal(tmp_
 
 def test_a_reason_no_diagnostic_parks_with_is_still_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecInvalid) as invalid:
-        load_spec(_project(tmp_path, _text(REASON)))
+        load_spec(frozen_project(tmp_path, edited(REASON)))
 
     assert "reason 'lineage_too_deep' is declared but no diagnostic parks with it" in str(invalid.value)
