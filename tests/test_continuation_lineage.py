@@ -116,6 +116,15 @@ def test_a_root_and_a_chain_whose_edges_hold_continue(spec: Any) -> None:
     assert _decide(spec, chain)["disposition"] == "continue"
 
 
+def test_a_lone_surrogate_in_a_row_is_read_as_json_allows_it(spec: Any) -> None:
+    # `"\ud800"` escapes a lone surrogate: valid JSON (the reader accepts it), no UTF-8; found by an attack on the walk
+    # (an ancestor's prefix holding one was a traceback, and so was the source's)
+    text = {"content": {"kind": "text", "text": "\ud800"}}
+    ancestor = [_event("r2", 1, **text)]
+    assert _decide(spec, {"r1": _run("r1", "r2", events=2), "r2": (_header("r2"), ancestor)})["disposition"] == "continue"
+    assert _decide(spec, {"r1": (_header("r1"), [_event("r1", 1, **text), _terminal("r1", 2)])})["disposition"] == "continue"
+
+
 def test_a_run_met_twice_is_a_cycle(spec: Any) -> None:
     summary = _decide(spec, {"r1": _run("r1", "r2", events=2), "r2": _run("r2", "r1")})
     assert (summary["rejection_reasons"], [d["code"] for d in summary["diagnostics"]]) == (["runtime_lineage_cycle"], ["runtime_lineage_cycle"])

@@ -8,6 +8,7 @@ ledger facts with an event as its JSON and nothing as null, and the Phase 0 plan
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,29 @@ from .plan import ResumePlan
 
 
 def event_rows_json(events: Sequence[Any]) -> list[Any]:
-    """The events as their rows' JSON, in one pass for the whole prefix."""
-    return msgspec.json.decode(msgspec.json.encode(events)) if events else []
+    """The events as their rows' JSON, in one pass for the whole prefix. A string holding a lone surrogate (a row
+    may escape one, `"\\ud800"`, as JSON allows) cannot be UTF-8: such events are converted without JSON text."""
+    if not events:
+        return []
+    try:
+        return msgspec.json.decode(msgspec.json.encode(events))  # type: ignore[no-any-return]
+    except (UnicodeEncodeError, msgspec.DecodeError):
+        return msgspec.to_builtins(list(events), enc_hook=_free_json)  # type: ignore[no-any-return]
+
+
+def event_row(event: Any) -> msgspec.Raw:
+    """An event built in Python as a row (its canonical encoding); one holding a lone surrogate, with it escaped."""
+    try:
+        return msgspec.Raw(msgspec.json.encode(event))
+    except UnicodeEncodeError:
+        return msgspec.Raw(json.dumps(msgspec.to_builtins(event, enc_hook=_free_json), separators=(",", ":")).encode())
+
+
+def _free_json(value: Any) -> Any:
+    """A free-JSON field (msgspec.Raw) as its value; the standard library reads lone surrogate escapes."""
+    if isinstance(value, msgspec.Raw):
+        return json.loads(bytes(value))
+    raise TypeError(f"not an event's field: {type(value).__name__}")
 
 
 def expression_json(events: Sequence[Any], phase0: ResumePlan) -> tuple[Any, Any, Any, Any]:
@@ -37,7 +59,7 @@ def expression_json(events: Sequence[Any], phase0: ResumePlan) -> tuple[Any, Any
 
 def event_json(event: Any) -> Any:
     """An event as its row's JSON (the decoding model writes the wire's names)."""
-    return msgspec.json.decode(msgspec.json.encode(event))
+    return event_rows_json([event])[0]
 
 
 def fact_json(value: Any, absent: Any) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from .continuation_json import event_row
 from .gcpause import gc_paused
 from .plan import ResumePlan
 from .table import ProjectorTable
@@ -34,7 +35,7 @@ def project(
     which spec rules decided a plan.
     """
     if rows is None:
-        rows = tuple(msgspec.Raw(msgspec.json.encode(event)) for event in events)
+        rows = tuple(event_row(event) for event in events)
     elif len(rows) != len(events):
         raise ValueError(f"{len(rows)} rows for {len(events)} events")
     all_rows = tuple(rows)
