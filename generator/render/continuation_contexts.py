@@ -38,6 +38,10 @@ def table_context(spec: Spec) -> dict[str, Any]:
         "planner": "None" if table.planner is None else f"MappingProxyType({py(dict(table.planner), 0, TOP_LEVEL_LEAD)})",
         "invariants": py(table.invariants, 0, TOP_LEVEL_LEAD),
         **_lineage(_continuation(spec), table),
+        "input_functions": [
+            (py(name), f"_input_{number}", _signature(f"_input_{number}", ("header", "events")), py_expression(source, 4))
+            for number, (name, _, source) in enumerate(_continuation(spec).input_expressions)
+        ],
     }
 
 

@@ -84,16 +84,15 @@ class ContinuationBuilder:
             self._path(("phase0", "expected_high_water", index), path, wanted="integer")
         if phase0["proceeds_on"] not in (allowed := typing.get_args(Disposition)):
             self.error(("phase0", "proceeds_on"), f"unknown Phase 0 disposition {phase0['proceeds_on']!r}; the dispositions are [{', '.join(allowed)}]")
-        dispositions = data["dispositions"]
-        if dispositions["proceed"] == dispositions["stop"]:
+        if (dispositions := data["dispositions"])["proceed"] == dispositions["stop"]:
             self.error(("dispositions",), "`proceed` and `stop` must be two dispositions")
         after = phase0.get("after")
         names = [item["name"] for item in data["checks"]]
         if after is not None and after not in names:
             self.error(("phase0", "after"), f"'{after}' names no check; Phase 0's reasons stand after one of [{', '.join(names)}]")
-        checks = self._checks(data["checks"], phase0_after=after if after in names else None)
-        planner = data.get("planner")
+        checks, planner = self._checks(data["checks"], phase0_after=after if after in names else None), data.get("planner")
         self.planner_diagnostics: list[str] = []  # raised by the planner outside its gates (`candidate.none`)
+        self.input_expressions: list[tuple[str, str, str]] = []  # the planner's inputs filled by an expression
         self.gates = self._checks(planner["gates"], ("planner", "gates"), gates=True) if planner is not None else ()
         planner_situations = check_planner(self, planner) if planner is not None else ()
         lineage = check_lineage(self, planner) if planner is not None else None
@@ -122,6 +121,7 @@ class ContinuationBuilder:
             phase0_after=after,
             warnings=tuple(self.warnings),
             lineage=lineage,
+            input_expressions=tuple(self.input_expressions),
         )
 
     # -- inputs and ledger facts -----------------------------------------------------------------------------

@@ -186,6 +186,8 @@ class ContinuationSpec:
     # generate and check as warnings, never refused (a contract may declare a vocabulary before its checks).
     warnings: tuple[SpecError, ...] = ()
     lineage: LineageDecl | None = None  # the planner's walk over the runs the source continued (None: none)
+    # The planner's inputs filled by an expression over header and events: (input, text, compiled source).
+    input_expressions: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def planner(self) -> dict[str, Any] | None:

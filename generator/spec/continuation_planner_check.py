@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..expr import Environment
+from ..expr.types import JSON, list_of, object_type
+from .compiled import compiled
 from .continuation_model import PlannerSituation, canonical
 from .continuation_situations import situation_events
 
@@ -27,6 +30,8 @@ def check_planner(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituati
             builder._path(path, source, binds=frozenset({"header"}))
         elif "fresh_ids" in source and (declared[name].type != "object" or any(f.type != "string" for f in declared[name].fields)):
             builder.error(path, f"`fresh_ids` fills an object input of string ids; '{name}' is a {declared[name].type}", key=True)
+        elif "expression" in source:
+            builder.input_expressions.append(_input_expression(builder, path, name, declared[name]))
     for name, decl in declared.items():
         if name not in host and name not in inputs and not decl.optional:
             builder.error(("planner", "inputs"), f"the planner fills no value for the required input '{name}': take it from HOST.json or say how")
@@ -69,6 +74,26 @@ def _situations(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation
             )
         )
     return tuple(situations)
+
+
+_TYPES = {"boolean": "bool", "string": "string", "integer": "int"}
+
+
+def _input_expression(builder: Any, path: tuple[str | int, ...], name: str, decl: Any) -> tuple[str, str, str]:
+    """(input, text, compiled source) of an input the planner fills by an expression over `header` (JSON) and
+    `events` (the source's committed events); its type must be the input's (a scalar input: boolean, string, integer)."""
+    event = object_type("event", {field.name: (JSON, True) for field in builder.wire.fields})
+    env = Environment({"header": JSON, "events": list_of(event)}, builder.semantics)
+    wanted = _TYPES.get(decl.type)
+    if wanted is None:
+        builder.error(path, f"an expression fills a boolean, string or integer input; '{name}' is a {decl.type}", key=True)
+        return (name, "", "None")
+    value = compiled(builder.file, path + ("expression",), env, builder.errors, condition=wanted == "bool")
+    if value is None:
+        return (name, "", "None")
+    if value[2].kind not in (wanted, "json"):
+        builder.error(path + ("expression",), f"input '{name}' is a {decl.type}, and this expression gives {value[2]}")
+    return (name, value[0], value[1])
 
 
 def _other_events(builder: Any, path: tuple[str | int, ...], item: dict[str, Any]) -> dict[str, list[str]]:

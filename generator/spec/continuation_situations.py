@@ -67,6 +67,7 @@ def continuation_table_of(spec: Spec) -> ContinuationTable:
         lineage_checks=tuple(
             EdgeCheck(name, diagnostic, function_of(source, EDGE_PARAMETERS)) for name, diagnostic, _, source in continuation.lineage.checks
         ) if continuation.lineage is not None else (),
+        input_functions={name: function_of(source, ("header", "events")) for name, _, source in continuation.input_expressions},
         lineage_run_checks=tuple(
             EdgeCheck(name, diagnostic, function_of(source, RUN_PARAMETERS)) for name, diagnostic, _, source in continuation.lineage.run_checks
         ) if continuation.lineage is not None else (),

@@ -23,9 +23,9 @@ def event_rows_json(events: Sequence[Any]) -> list[Any]:
     if not events:
         return []
     try:
-        return msgspec.json.decode(msgspec.json.encode(events))  # type: ignore[no-any-return]
+        return msgspec.json.decode(msgspec.json.encode(events))
     except (UnicodeEncodeError, msgspec.DecodeError):
-        return msgspec.to_builtins(list(events), enc_hook=_free_json)  # type: ignore[no-any-return]
+        return msgspec.to_builtins(list(events), enc_hook=_free_json)
 
 
 def event_row(event: Any) -> msgspec.Raw:

@@ -12,6 +12,7 @@ import msgspec
 
 from ..errors import ExpressionFailed, FactsRefused
 from .continuation import ABSENT, ContinuationPlan, DecisionContext, decide_continuation
+from .continuation_json import event_rows_json
 from .continuation_lineage import ReadRun, walk_lineage
 from .continuation_table import ContinuationTable
 from .plan import Diagnostic
@@ -44,7 +45,8 @@ def decide_from_run(
     facts = {name: host[name] for name in planner["host"] if name in host}
     if header is not None and events is not None:
         for name, source in planner["inputs"].items():
-            value = _input(source, header, events, ids, projector)
+            expressed = isinstance(source, Mapping) and "expression" in source
+            value = _expressed(table, name, header, events) if expressed else _input(source, header, events, ids, projector)
             if value is not ABSENT:
                 facts[name] = value
     context = DecisionContext(events or (), facts, table)
@@ -149,6 +151,15 @@ def _input(source: Any, header: Mapping[str, Any], events: Sequence[Any], ids: M
     if "fresh_ids" in source:
         return dict(ids)
     return terminal_repair_succeeded(header, events, projector, source["terminal_repair"])
+
+
+def _expressed(table: ContinuationTable, name: str, header: Mapping[str, Any], events: Sequence[Any]) -> Any:
+    """An input the spec fills by an expression over the header and the committed events (read as JSON)."""
+    try:
+        value = table.input_functions[name](dict(header), event_rows_json(events))
+    except ExpressionFailed as failed:  # no decision: say which input could not be made
+        raise ExpressionFailed(f"planner input '{name}': {failed}") from None
+    return ABSENT if value is None else value
 
 
 def terminal_repair_succeeded(header: Mapping[str, Any], events: Sequence[Any], projector: ProjectorTable, rule: Mapping[str, Any]) -> bool:

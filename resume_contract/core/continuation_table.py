@@ -108,3 +108,6 @@ class ContinuationTable:
     lineage: Mapping[str, Any] | None = None
     lineage_checks: tuple[EdgeCheck, ...] = ()
     lineage_run_checks: tuple[EdgeCheck, ...] = ()
+    # The planner's inputs filled by an expression (`{expression: ...}`): input -> function(header, events), each
+    # read as JSON.
+    input_functions: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
