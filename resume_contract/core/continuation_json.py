@@ -8,7 +8,6 @@ ledger facts with an event as its JSON and nothing as null, and the Phase 0 plan
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,12 +32,16 @@ def event_row(event: Any) -> msgspec.Raw:
     try:
         return msgspec.Raw(msgspec.json.encode(event))
     except UnicodeEncodeError:
+        import json  # (only here: a plan of a small ledger loads no json module, tests/test_import_costs.py)
+
         return msgspec.Raw(json.dumps(msgspec.to_builtins(event, enc_hook=_free_json), separators=(",", ":")).encode())
 
 
 def _free_json(value: Any) -> Any:
     """A free-JSON field (msgspec.Raw) as its value; the standard library reads lone surrogate escapes."""
     if isinstance(value, msgspec.Raw):
+        import json
+
         return json.loads(bytes(value))
     raise TypeError(f"not an event's field: {type(value).__name__}")
 
