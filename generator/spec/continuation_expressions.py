@@ -32,9 +32,14 @@ ITEM_PARAMETERS = PARAMETERS + ("item",)
 _INPUT_TYPES = {"boolean": BOOL, "string": STRING, "integer": INT, "string_list": list_of(STRING)}
 
 
-def _input_type(decl: InputDecl) -> Type:
+def event_type(wire: WireFormat) -> Type:
+    """An event as expressions read it: each wire field, JSON, possibly absent."""
+    return object_type("event", {field.name: (JSON, True) for field in wire.fields})
+
+
+def input_type(decl: InputDecl) -> Type:
     if decl.type == "object":
-        return object_type(f"input.{decl.name}", {field.name: (_input_type(field), field.optional) for field in decl.fields})
+        return object_type(f"input.{decl.name}", {field.name: (input_type(field), field.optional) for field in decl.fields})
     return _INPUT_TYPES[decl.type]
 
 
@@ -60,13 +65,13 @@ class Scope:
     def environment(self, *, fact: bool = False, item: Type | None = None, gate: bool = False) -> Environment:
         """The names an expression reads (a fact's, with `fact`; a `for_each` check's, with `item`; a planner
         gate's, with `gate`: it runs before step 0, so it reads `input`, `source` and `events` alone)."""
-        event = object_type("event", {field.name: (JSON, True) for field in self.wire.fields})
+        event = event_type(self.wire)
         phase0 = object_type(
             "phase0",
             {"disposition": (STRING, False), "rejectionReasons": (list_of(STRING), False), "requiresVerification": (BOOL, False), "sourceRuntimeEventHighWater": (INT, False)},
         )
         names = {
-            "input": object_type("input", {decl.name: (_input_type(decl), decl.optional) for decl in self.inputs}),
+            "input": object_type("input", {decl.name: (input_type(decl), decl.optional) for decl in self.inputs}),
             "source": event.or_null(),
             "events": list_of(event),
             "replay": list_of(event),

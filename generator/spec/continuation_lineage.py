@@ -15,6 +15,7 @@ from typing import Any
 from ..expr import Environment
 from ..expr.types import JSON, STRING, list_of, object_type
 from .compiled import compiled
+from .continuation_expressions import event_type
 from .continuation_model import LINEAGE_FAILURES as FAILURES
 from .continuation_model import LineageDecl, canonical
 
@@ -36,8 +37,7 @@ def check_lineage(builder: Any, planner: dict[str, Any]) -> LineageDecl | None:
     for name in FAILURES:
         if lineage[name] not in declared:
             builder.error(path + (name,), f"undeclared diagnostic '{lineage[name]}'; declared are [{', '.join(declared)}]")
-    event = object_type("event", {field.name: (JSON, True) for field in builder.wire.fields})
-    run = object_type("run", {"runId": (STRING, False), "header": (JSON, False), "events": (list_of(event), False)})
+    run = object_type("run", {"runId": (STRING, False), "header": (JSON, False), "events": (list_of(event_type(builder.wire)), False)})
     edge_checks = _checks(builder, path + ("each_edge",), lineage.get("each_edge", ()), Environment({"edge": JSON, "child": run, "ancestor": run}, builder.semantics))
     run_checks = _checks(builder, path + ("each_run",), lineage.get("each_run", ()), Environment({"edge": JSON, "run": run}, builder.semantics))
     definition = {key: value for key, value in lineage.items() if key not in ("each_edge", "each_run")}

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..expr import Environment
-from ..expr.types import JSON, list_of, object_type
+from ..expr.types import JSON, list_of
 from .compiled import compiled
+from .continuation_expressions import event_type, input_type
 from .continuation_model import PlannerSituation, canonical
 from .continuation_situations import situation_events
 
@@ -76,18 +77,14 @@ def _situations(builder: Any, planner: dict[str, Any]) -> tuple[PlannerSituation
     return tuple(situations)
 
 
-_TYPES = {"boolean": "bool", "string": "string", "integer": "int"}
-
-
 def _input_expression(builder: Any, path: tuple[str | int, ...], name: str, decl: Any) -> tuple[str, str, str]:
     """(input, text, compiled source) of an input the planner fills by an expression over `header` (JSON) and
     `events` (the source's committed events); its type must be the input's (a scalar input: boolean, string, integer)."""
-    event = object_type("event", {field.name: (JSON, True) for field in builder.wire.fields})
-    env = Environment({"header": JSON, "events": list_of(event)}, builder.semantics)
-    wanted = _TYPES.get(decl.type)
-    if wanted is None:
+    env = Environment({"header": JSON, "events": list_of(event_type(builder.wire))}, builder.semantics)
+    if decl.type not in ("boolean", "string", "integer"):
         builder.error(path, f"an expression fills a boolean, string or integer input; '{name}' is a {decl.type}", key=True)
         return (name, "", "None")
+    wanted = input_type(decl).kind
     value = compiled(builder.file, path + ("expression",), env, builder.errors, condition=wanted == "bool")
     if value is None:
         return (name, "", "None")

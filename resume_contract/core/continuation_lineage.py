@@ -23,12 +23,11 @@ ReadRun = Callable[[str], "tuple[Mapping[str, Any] | None, Sequence[Any] | None]
 
 
 def walk_lineage(
-    header: Mapping[str, Any], events: Sequence[Any], read_run: ReadRun, lineage: Mapping[str, Any], checks: Sequence[EdgeCheck],
+    header: Mapping[str, Any], encoded: list[Any], read_run: ReadRun, lineage: Mapping[str, Any], checks: Sequence[EdgeCheck],
     run_checks: Sequence[EdgeCheck] = (),
 ) -> str | None:
-    """The diagnostic the walk parks with, or None when every run and edge up to a root holds. The source is known
-    by its header's runId (else its first event's)."""
-    encoded = event_rows_json(events)
+    """The diagnostic the walk parks with, or None when every run and edge up to a root holds; `encoded` is the
+    source's events as JSON. The source is known by its header's runId (else its first event's)."""
     run_id = header.get("runId") if isinstance(header.get("runId"), str) else (encoded[0].get("runId") if encoded else None)
     child: dict[str, Any] = {"runId": run_id, "header": dict(header), "events": encoded}
     seen = {run_id}

@@ -43,10 +43,12 @@ def decide_from_run(
     # The inputs, as far as they can be had: a gate may read them (one that cannot be read is absent to it, and a
     # gate before it parks a run whose header or ledger cannot be read).
     facts = {name: host[name] for name in planner["host"] if name in host}
+    # The source's events as JSON, made once for what reads them so (inputs by expression, the lineage walk).
+    encoded = event_rows_json(events) if events is not None and (table.input_functions or table.lineage is not None) else []
     if header is not None and events is not None:
         for name, source in planner["inputs"].items():
             expressed = isinstance(source, Mapping) and "expression" in source
-            value = _expressed(table, name, header, events) if expressed else _input(source, header, events, ids, projector)
+            value = _expressed(table, name, header, encoded) if expressed else _input(source, header, events, ids, projector)
             if value is not ABSENT:
                 facts[name] = value
     context = DecisionContext(events or (), facts, table)
@@ -64,7 +66,7 @@ def decide_from_run(
             raise ExpressionFailed(f"gate '{gate.name}': {failed}") from None
         if diagnostic is None and table.lineage is not None and gate.name == table.lineage["after"]:
             assert header is not None and events is not None, "the gates before the lineage park an unreadable header or ledger"
-            code = walk_lineage(header, events, read_run or (lambda run: None), table.lineage, table.lineage_checks, table.lineage_run_checks)
+            code = walk_lineage(header, encoded, read_run or (lambda run: None), table.lineage, table.lineage_checks, table.lineage_run_checks)
             diagnostic = None if code is None else Diagnostic(code=code, message=table.diagnostics[code][1])
         if diagnostic is not None:
             reason = table.diagnostics[diagnostic.code][0]
@@ -153,10 +155,10 @@ def _input(source: Any, header: Mapping[str, Any], events: Sequence[Any], ids: M
     return terminal_repair_succeeded(header, events, projector, source["terminal_repair"])
 
 
-def _expressed(table: ContinuationTable, name: str, header: Mapping[str, Any], events: Sequence[Any]) -> Any:
-    """An input the spec fills by an expression over the header and the committed events (read as JSON)."""
+def _expressed(table: ContinuationTable, name: str, header: Mapping[str, Any], events_json: list[Any]) -> Any:
+    """An input the spec fills by an expression over the header and the committed events (as JSON)."""
     try:
-        value = table.input_functions[name](dict(header), event_rows_json(events))
+        value = table.input_functions[name](dict(header), events_json)
     except ExpressionFailed as failed:  # no decision: say which input could not be made
         raise ExpressionFailed(f"planner input '{name}': {failed}") from None
     return ABSENT if value is None else value
